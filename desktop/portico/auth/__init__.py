@@ -1,0 +1,1 @@
+"""OAuth sign-in (loopback, paste-back, device code) and secret storage."""

@@ -1,0 +1,1 @@
+"""The terminal face: ``portico ...`` commands and the terminal Prompter."""

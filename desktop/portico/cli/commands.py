@@ -1,0 +1,28 @@
+"""The list of command modules. Each exposes ``register(groups: Groups) -> None``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Groups:
+    top: argparse._SubParsersAction
+    config: argparse._SubParsersAction
+    mcp: argparse._SubParsersAction
+
+
+# Modules are imported lazily by name so that a command's heavy imports (mcp, httpx2)
+# only load when that command runs: each module imports them inside its handlers.
+MODULES = (
+    "portico.cli.config_cmds",
+)
+
+
+def registrars() -> Iterator[Callable[[Groups], None]]:
+    for name in MODULES:
+        module = importlib.import_module(name)
+        yield module.register

@@ -1,0 +1,1 @@
+"""Config files: schema, the TOML and YAML dialects, scopes, round-trip edits."""

@@ -1,0 +1,272 @@
+"""The one typed model both config dialects map onto.
+
+Everything here is frozen. Times are stored in seconds (float) whatever the dialect wrote
+(TOML writes milliseconds for ``timeout``, YAML writes seconds). Secret-bearing strings
+(env values, header values, ``client_secret``, the cert password) are kept exactly as
+written: a ``${env:VAR}`` / ``${keyring:NAME}`` reference stays a reference until connect
+time (see ``portico.config.secrets``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, Literal
+
+
+class Scope(StrEnum):
+    GLOBAL = "global"
+    PROJECT = "project"
+
+
+class Dialect(StrEnum):
+    TOML = "toml"
+    YAML = "yaml"
+
+
+class Transport(StrEnum):
+    STDIO = "stdio"
+    HTTP = "http"  # Streamable HTTP
+    SSE = "sse"  # the legacy HTTP+SSE transport
+
+
+class Protocol(StrEnum):
+    AUTO = "auto"
+    LEGACY = "legacy"
+
+
+class TrustLevel(StrEnum):
+    DEFAULT = "default"  # ask for tools without readOnlyHint
+    FULL = "full"
+    UNTRUSTED = "untrusted"
+
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a server (or a key of it) was defined."""
+
+    path: Path
+    line: int  # 1-based
+    scope: Scope
+    dialect: Dialect
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One error or warning about a config file, printed as ``file:line: server.key: msg``."""
+
+    severity: Severity
+    message: str
+    path: Path | None = None
+    line: int | None = None
+    server: str | None = None
+    key: str | None = None
+    column: int | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.severity == "error"
+
+    def location(self) -> str:
+        where = str(self.path) if self.path else "<config>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        return where
+
+    def subject(self) -> str:
+        if self.server and self.key:
+            return f"{self.server}.{self.key}"
+        return self.server or self.key or ""
+
+    def __str__(self) -> str:
+        subject = self.subject()
+        prefix = f"{self.location()}: "
+        if subject:
+            prefix += f"{subject}: "
+        tag = "" if self.is_error else "warning: "
+        return f"{prefix}{tag}{self.message}"
+
+
+@dataclass(frozen=True)
+class OAuthSpec:
+    """OAuth settings of an HTTP server. Present (possibly all-default) means OAuth is on."""
+
+    client_id: str | None = None
+    client_secret: str | None = None  # may be a ${...} reference
+    client_name: str | None = None
+    scope: str | None = None
+    callback_port: int | None = None  # TOML callback_port / YAML redirect_port
+    callback_path: str | None = None  # default /mcp/oauth/callback, applied by portico.auth
+    callback_host: str | None = None  # TOML callback_hostname / YAML redirect_host
+    redirect_uri: str | None = None
+    flow: Literal["browser", "device"] = "browser"
+    timeout: float = 300.0  # seconds the person has to finish signing in
+
+
+@dataclass(frozen=True)
+class ClientCert:
+    cert: str
+    key: str | None = None
+    password: str | None = None  # may be a ${...} reference
+
+
+@dataclass(frozen=True)
+class IdentityHeader:
+    name: str
+    value_from: Literal["static", "profile"] = "static"
+    value: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolFilter:
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    resources: bool = True  # offer list_resources / read_resource when the server has them
+    prompts: bool = True  # offer list_prompts / get_prompt when the server has them
+
+
+@dataclass(frozen=True)
+class SamplingSpec:
+    enabled: bool = True
+    model: str | None = None
+    max_tokens_cap: int = 4096
+    timeout: float = 30.0
+    max_rpm: int = 10
+    max_tool_rounds: int = 5
+    allowed_models: tuple[str, ...] = ()
+    log_level: Literal["debug", "info", "warning"] = "info"
+
+
+@dataclass(frozen=True)
+class ElicitationSpec:
+    enabled: bool = True
+    timeout: float = 300.0
+    allow_url: bool = False  # URL-mode elicitation: shown to the person, never opened
+
+
+@dataclass(frozen=True)
+class ToolCost:
+    low: float
+    high: float
+    note: str | None = None
+
+    @property
+    def is_range(self) -> bool:
+        return self.low != self.high
+
+
+DEFAULT_TOOL_TIMEOUT = 30.0
+DEFAULT_CONNECT_TIMEOUT = 60.0
+DEFAULT_DEFER_TOOLS = 10
+DEFAULT_DISCOVERY_CONCURRENCY = 4
+DEFAULT_COST_UNIT = "credits"
+DEFAULT_OAUTH_CALLBACK_PATH = "/mcp/oauth/callback"
+
+
+@dataclass(frozen=True)
+class ServerSpec:
+    name: str
+    source: Source
+    transport: Transport
+    enabled: bool = True
+    # stdio
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    cwd: str | None = None
+    # HTTP / SSE
+    url: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+    oauth: OAuthSpec | None = None
+    client_cert: ClientCert | None = None
+    identity_header: IdentityHeader | None = None
+    # behaviour
+    protocol: Protocol = Protocol.AUTO
+    timeout: float = DEFAULT_TOOL_TIMEOUT
+    connect_timeout: float = DEFAULT_CONNECT_TIMEOUT
+    lazy: bool = False
+    idle_timeout_seconds: float = 0.0
+    max_lifetime_seconds: float = 0.0
+    always_load: bool = False
+    supports_parallel_tool_calls: bool = False
+    events: bool = False
+    tools: ToolFilter = field(default_factory=ToolFilter)
+    sampling: SamplingSpec = field(default_factory=SamplingSpec)
+    elicitation: ElicitationSpec = field(default_factory=ElicitationSpec)
+    tool_costs: tuple[tuple[str, ToolCost], ...] = ()
+    spend_limit: float | None = None
+    cost_unit: str = DEFAULT_COST_UNIT
+    trust: TrustLevel = TrustLevel.DEFAULT
+
+    @property
+    def env_dict(self) -> dict[str, str]:
+        return dict(self.env)
+
+    @property
+    def headers_dict(self) -> dict[str, str]:
+        return dict(self.headers)
+
+    @property
+    def tool_costs_dict(self) -> dict[str, ToolCost]:
+        return dict(self.tool_costs)
+
+    @property
+    def is_remote(self) -> bool:
+        return self.transport is not Transport.STDIO
+
+    def canonical(self) -> dict[str, Any]:
+        """Everything that defines what this server *is*, without where it was written."""
+        data = asdict(self)
+        data.pop("source")
+        data.pop("name")
+        return data
+
+    def digest(self) -> str:
+        """SHA-256 over the canonical config: any change means a restart."""
+        blob = json.dumps(self.canonical(), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class RuntimeSettings:
+    defer_tools: int = DEFAULT_DEFER_TOOLS
+    discovery_concurrency: int = DEFAULT_DISCOVERY_CONCURRENCY
+    file_fallback_for_secrets: bool = False  # secrets.file_fallback
+    approvals_mode: Literal["on", "off"] = "on"  # approvals.mode
+    profile: str = "default"
+
+
+@dataclass(frozen=True)
+class Config:
+    """The effective configuration after both scopes were read and merged."""
+
+    servers: tuple[ServerSpec, ...] = ()
+    settings: RuntimeSettings = field(default_factory=RuntimeSettings)
+    diagnostics: tuple[Diagnostic, ...] = ()
+    files: tuple[Path, ...] = ()  # every file that was read (existing ones)
+    project: Path | None = None
+
+    def server(self, name: str) -> ServerSpec | None:
+        for spec in self.servers:
+            if spec.name == name:
+                return spec
+        return None
+
+    @property
+    def errors(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if d.is_error)
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        return tuple(d for d in self.diagnostics if not d.is_error)

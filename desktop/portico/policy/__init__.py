@@ -1,0 +1,1 @@
+"""The person's guard: trust review, approvals, spend, sampling and elicitation rules."""

@@ -1,0 +1,206 @@
+"""The Prompter port: every question the core asks a person goes through here.
+
+The core awaits one method per question. A face answers it: ``ui/`` with a non-modal
+dialog, ``cli/`` with a terminal prompt, ``NonInteractivePrompter`` (in
+``portico.policy.prompters``) by refusing with an actionable message.
+
+Aborting a question (server gone, timeout, chat stopped) is done by cancelling the task
+that awaits it; an implementation must then close whatever it showed. The policy layer
+(see ``portico.policy.ask``) turns an aborted or timed-out question into a decline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Literal, Protocol, runtime_checkable
+
+
+class Refused(Exception):
+    """Raised by a Prompter that cannot ask anybody. The message says what to do instead."""
+
+
+# --- trust review -------------------------------------------------------------------
+
+
+class TrustChoice(StrEnum):
+    ONCE = "once"  # connect for this process only   (key o)
+    TRUST = "trust"  # persist trust for this exact config (key p)
+    REJECT = "reject"  # persist rejection, write enabled = false (key r)
+    DECLINE = "decline"  # closed / aborted: nothing decided, the server keeps waiting
+
+
+@dataclass(frozen=True)
+class TrustRequest:
+    server: str
+    source: str  # "file:line"
+    project: str
+    transport: str
+    target: str  # "command arg arg" or the URL
+    env_names: tuple[str, ...] = ()
+    header_names: tuple[str, ...] = ()
+    reasons: tuple[str, ...] = ()
+    can_persist: bool = True  # False while DNS fails: only ONCE/REJECT make sense
+
+
+# --- tool approval and spend ----------------------------------------------------------
+
+
+class ApprovalChoice(StrEnum):
+    ONCE = "once"
+    SESSION = "session"
+    ALWAYS = "always"
+    DENY = "deny"
+
+
+@dataclass(frozen=True)
+class ApprovalAnswer:
+    choice: ApprovalChoice
+    any_arguments: bool = False  # widen a SESSION/ALWAYS approval to every argument set
+
+
+@dataclass(frozen=True)
+class ToolApprovalRequest:
+    server: str
+    tool: str  # the server's own tool name
+    qualified_name: str  # <server>__<tool>
+    description: str
+    arguments: Mapping[str, Any]
+    arguments_json: str  # the complete validated arguments, pretty-printed
+    annotations: Mapping[str, Any] = field(default_factory=dict)
+    cost_line: str | None = None  # "Costs about 20 credits."
+    spend_line: str | None = None  # "This chat has used about 40 credits on 'x' (limit 100)."
+    reason: str = ""  # why we ask ("not marked read-only", "server is untrusted")
+    choices: tuple[ApprovalChoice, ...] = (
+        ApprovalChoice.ONCE,
+        ApprovalChoice.SESSION,
+        ApprovalChoice.ALWAYS,
+        ApprovalChoice.DENY,
+    )
+    offers_any_arguments: bool = True
+
+
+@dataclass(frozen=True)
+class SpendApprovalRequest:
+    """A costed call that would take the chat past its spend limit: Allow Once or Deny."""
+
+    server: str
+    tool: str
+    qualified_name: str
+    arguments_json: str
+    cost_line: str
+    spend_line: str
+    limit_line: str  # "This call would take the chat past the limit of 100 credits on 'x'."
+    choices: tuple[ApprovalChoice, ...] = (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+
+
+# --- OAuth hand-off ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AuthorizeRequest:
+    """Browser sign-in. The loopback listener runs at the same time; whichever wins."""
+
+    server: str
+    authorize_url: str
+    redirect_uri: str
+    timeout: float  # seconds until the login gives up
+    browser_opened: bool
+    # Returns None when a pasted text is a usable redirect, else what is wrong with it
+    # ("no code= in the pasted text", "state does not match this login").
+    check_paste: Callable[[str], str | None] = field(default=lambda _text: None)
+    reauth: bool = False  # a grant died: "X needs you to sign in again"
+
+
+@dataclass(frozen=True)
+class DeviceCodeRequest:
+    server: str
+    verification_uri: str
+    user_code: str
+    verification_uri_complete: str | None
+    expires_in: float
+    interval: float
+
+
+# --- elicitation and sampling --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ElicitationRequest:
+    server: str
+    message: str
+    mode: Literal["form", "url"] = "form"
+    schema: Mapping[str, Any] = field(default_factory=dict)  # requestedSchema (form mode)
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+    url: str | None = None  # url mode: shown, never opened automatically
+    error: str | None = None  # set when re-asking after an answer failed validation
+
+
+@dataclass(frozen=True)
+class ElicitationAnswer:
+    action: Literal["accept", "decline", "cancel"]
+    content: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class SamplingMessage:
+    role: Literal["user", "assistant"]
+    text: str
+
+
+@dataclass(frozen=True)
+class SamplingRequest:
+    server: str
+    messages: tuple[SamplingMessage, ...]
+    system_prompt: str | None
+    requested_model: str | None  # from the server's model preferences, if any
+    model: str  # what we would use
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class SamplingAnswer:
+    action: Literal["approve", "deny"]
+    # Set when the person edited the request before approving it.
+    messages: tuple[SamplingMessage, ...] | None = None
+    system_prompt: str | None = None
+    max_tokens: int | None = None
+
+
+# --- notices -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Notice:
+    level: Literal["info", "warning", "error"]
+    text: str
+    server: str | None = None
+
+
+@runtime_checkable
+class Prompter(Protocol):
+    """What the core may ask a person. Every method may raise ``Refused``."""
+
+    async def review_trust(self, request: TrustRequest) -> TrustChoice: ...
+
+    async def approve_tool(self, request: ToolApprovalRequest) -> ApprovalAnswer: ...
+
+    async def approve_spend(self, request: SpendApprovalRequest) -> ApprovalChoice: ...
+
+    async def authorize(self, request: AuthorizeRequest) -> str | None:
+        """Show the hand-off; return a pasted redirect (URL or query), or None if cancelled.
+
+        The core cancels this call when the loopback listener got the redirect first.
+        """
+        ...
+
+    async def device_code(self, request: DeviceCodeRequest) -> None:
+        """Show the code and wait; return only when the person cancels (cancelled on success)."""
+        ...
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer: ...
+
+    async def review_sampling(self, request: SamplingRequest) -> SamplingAnswer: ...
+
+    async def notify(self, notice: Notice) -> None: ...

@@ -1,0 +1,92 @@
+"""What the hub publishes. Faces subscribe; nothing polls.
+
+Subscribers are called synchronously on the runtime loop, in subscription order. A face on
+another thread must hop threads itself (``ui/bridge.py`` does it with queued signals).
+A subscriber that raises is logged and kept; it never breaks the publisher.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+
+log = logging.getLogger(__name__)
+
+
+class Status(StrEnum):
+    DISABLED = "Disabled"
+    AWAITING_TRUST = "AwaitingTrust"
+    CONNECTING = "Connecting"
+    RUNNING = "Running"
+    LAZY = "Lazy"
+    NEEDS_AUTH = "NeedsAuth"
+    FAILED = "Failed"
+    COOLDOWN = "Cooldown"
+    STOPPED = "Stopped"  # removed from config / hub shut down
+
+
+@dataclass(frozen=True)
+class ServerState:
+    name: str
+    status: Status
+    error: str | None = None
+    retry_at: float | None = None  # time.time() of the next try (Cooldown)
+    tool_count: int = 0
+
+
+@dataclass(frozen=True)
+class StatusChanged:
+    state: ServerState
+
+
+@dataclass(frozen=True)
+class ToolsChanged:
+    server: str
+    tool_count: int
+
+
+@dataclass(frozen=True)
+class LogLine:
+    server: str
+    text: str
+    stream: str = "stderr"  # "stderr" (the server's own) or "portico" (our lines about it)
+
+
+@dataclass(frozen=True)
+class DiscoveryFinished:
+    summary: str
+
+
+@dataclass(frozen=True)
+class AuthRequired:
+    """A server parked in NeedsAuth; a face may offer to sign in again."""
+
+    server: str
+    reason: str
+
+
+Event = StatusChanged | ToolsChanged | LogLine | DiscoveryFinished | AuthRequired
+Subscriber = Callable[[Event], None]
+
+
+class EventBus:
+    def __init__(self) -> None:
+        self._subscribers: list[Subscriber] = []
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:
+                log.exception("event subscriber %r failed on %r", callback, event)

@@ -1,0 +1,1 @@
+"""The Qt face: qasync bootstrap, windows, dialogs, tray, item models, the Qt Prompter."""

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Install everything the tests need (a venv with the test extra, the npm test peers)
+# and run the whole check: ruff, the import-linter contracts, pytest.
+# Extra arguments go to pytest, e.g. `scripts/test.sh tests/config -x`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+# npm peers: the MCP reference servers, the conformance suite, a real OAuth server, Node 22.
+if command -v npm >/dev/null 2>&1; then
+  (cd tests/peers && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+else
+  echo "npm not found: tests marked 'npm' will be skipped" >&2
+fi
+
+export QT_QPA_PLATFORM=offscreen
+.venv/bin/ruff check desktop tests
+.venv/bin/lint-imports
+.venv/bin/python -m pytest "$@"

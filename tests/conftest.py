@@ -1,0 +1,29 @@
+"""Shared fixtures: every test gets its own PORTICO_HOME and a project folder."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+REPO = Path(__file__).resolve().parent.parent
+PEERS = REPO / "tests" / "peers" / "node_modules"
+
+
+@pytest.fixture(autouse=True)
+def portico_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    home = tmp_path / "portico-home"
+    home.mkdir()
+    monkeypatch.setenv("PORTICO_HOME", str(home))
+    yield home
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".portico").mkdir(parents=True)
+    return root

@@ -1,0 +1,47 @@
+"""The package skeleton: version, paths, the CLI entry point."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from portico import __version__
+from portico.cli.main import main
+from portico.paths import paths, project_toml, project_yaml
+
+
+def test_portico_home_puts_every_dir_under_it(portico_home: Path) -> None:
+    p = paths()
+    for d in (p.config_dir, p.state_dir, p.cache_dir, p.log_dir):
+        assert d.is_relative_to(portico_home.resolve())
+    assert len({p.config_dir, p.state_dir, p.cache_dir, p.log_dir}) == 4
+    assert p.global_toml.name == "mcp.toml"
+    assert p.global_yaml.name == "config.yaml"
+
+
+def test_without_portico_home_platformdirs_decide(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PORTICO_HOME")
+    monkeypatch.setenv("XDG_CONFIG_HOME", "/tmp/xdg-config")
+    assert paths().config_dir == Path("/tmp/xdg-config/portico")
+
+
+def test_project_files(tmp_path: Path) -> None:
+    assert project_toml(tmp_path) == tmp_path / ".portico" / "mcp.toml"
+    assert project_yaml(tmp_path) == tmp_path / ".portico" / "config.yaml"
+
+
+def test_version_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"portico {__version__}"
+
+
+def test_console_script_is_installed() -> None:
+    exe = Path(sys.executable).parent / "portico"
+    result = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert __version__ in result.stdout
