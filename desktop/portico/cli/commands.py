@@ -19,6 +19,11 @@ class Groups:
 # only load when that command runs: each module imports them inside its handlers.
 MODULES = (
     "portico.cli.config_cmds",
+    "portico.cli.edit_cmds",
+    "portico.cli.add_cmds",
+    "portico.cli.runtime_cmds",
+    "portico.cli.trust_cmds",
+    "portico.cli.auth_cmds",
 )
 
 

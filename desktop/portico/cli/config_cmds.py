@@ -1,4 +1,4 @@
-"""``portico config ...``: placeholder until the config layer lands."""
+"""``portico config check|show|example``."""
 
 from __future__ import annotations
 
@@ -6,4 +6,4 @@ from portico.cli.commands import Groups
 
 
 def register(groups: Groups) -> None:
-    pass
+    """Not built yet."""

@@ -1,0 +1,9 @@
+"""``portico mcp trust|review``."""
+
+from __future__ import annotations
+
+from portico.cli.commands import Groups
+
+
+def register(groups: Groups) -> None:
+    """Not built yet."""
