@@ -1,9 +1,298 @@
-"""``portico config set|unset, portico mcp remove|enable|disable|rename``."""
+"""``portico config set|unset`` and ``portico mcp remove|enable|disable|rename``.
+
+Every command edits the file in place through ``ConfigDocument`` (comments and layout
+survive), writes it atomically, and when the file changed on disk meanwhile, reads it
+again and retries the edit once before giving up. ``set``/``unset`` check the result
+with the loader first and refuse to write a change that makes the server invalid.
+"""
 
 from __future__ import annotations
 
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from portico.cli.commands import Groups
+
+if TYPE_CHECKING:
+    from portico.config.document import ConfigDocument
+    from portico.config.model import Diagnostic, Scope
+
+Edit = Callable[["ConfigDocument"], str]  # applies the edit, returns what to print
+
+
+class CommandError(Exception):
+    """A command that cannot be carried out; the message says what to do instead."""
 
 
 def register(groups: Groups) -> None:
-    """Not built yet."""
+    set_ = groups.config.add_parser(
+        "set",
+        help="set a key of a server (SERVER.KEY VALUE), keeping the file's comments",
+        description="Set a key of a server in the file that defines it. VALUE is read as a "
+        "scalar or inline collection of that file's dialect (TOML: 5000, true, "
+        '["a", "b"], { A = "b" }; YAML: 5, true, [a, b], {A: b}); anything else is a '
+        "string. Nested keys work: oauth.client_id, tools.include, sampling.max_rpm.",
+    )
+    set_.add_argument("key", metavar="SERVER.KEY", help="e.g. github.timeout, github.env.TOKEN")
+    set_.add_argument("value", metavar="VALUE")
+    _target_options(set_)
+    set_.set_defaults(handler=run_set)
+
+    unset = groups.config.add_parser(
+        "unset", help="remove keys of a server (SERVER.KEY ...), keeping the file's comments"
+    )
+    unset.add_argument("keys", nargs="+", metavar="SERVER.KEY")
+    _target_options(unset)
+    unset.set_defaults(handler=run_unset)
+
+    remove = groups.mcp.add_parser("remove", help="remove a server from the file defining it")
+    remove.add_argument("name")
+    _target_options(remove)
+    remove.set_defaults(handler=run_remove)
+
+    for verb, enabled in (("enable", True), ("disable", False)):
+        toggle = groups.mcp.add_parser(
+            verb, help=f"{verb} a server (written to the file that defines it)"
+        )
+        toggle.add_argument("name")
+        _target_options(toggle)
+        toggle.set_defaults(handler=run_toggle, enabled=enabled)
+
+    rename = groups.mcp.add_parser("rename", help="rename a server in the file defining it")
+    rename.add_argument("old")
+    rename.add_argument("new")
+    _target_options(rename)
+    rename.set_defaults(handler=run_rename)
+
+
+def _target_options(parser: argparse.ArgumentParser) -> None:
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--file", type=Path, default=None, help="edit this mcp.toml or config.yaml")
+    where.add_argument(
+        "--scope",
+        choices=["global", "project"],
+        default=None,
+        help="edit the server of this scope (default: the file whose definition is in effect)",
+    )
+    parser.add_argument(
+        "--project", type=Path, default=None, help="project folder (default: the current directory)"
+    )
+
+
+# -- handlers ------------------------------------------------------------------------------
+
+
+def run_set(args: argparse.Namespace) -> int:
+    server, key = _split(args.key)
+    text = args.value
+
+    def edit(doc: ConfigDocument) -> str:
+        value = doc.parse_value(text)
+        doc.set(server, key, value)
+        return f"{server}.{'.'.join(key)} set"
+
+    return _run(args, server, edit, validate=server)
+
+
+def run_unset(args: argparse.Namespace) -> int:
+    pairs = [_split(k) for k in args.keys]
+    servers = {server for server, _ in pairs}
+    if len(servers) > 1:
+        print("config unset: give keys of one server at a time", file=sys.stderr)
+        return 2
+    server = pairs[0][0]
+
+    def edit(doc: ConfigDocument) -> str:
+        done: list[str] = []
+        missing: list[str] = []
+        for _, key in pairs:
+            (done if doc.unset(server, key) else missing).append(".".join(key))
+        message = f"{server}: unset {', '.join(done)}" if done else f"{server}: nothing to unset"
+        if missing:
+            message += f" ({', '.join(missing)} {'was' if len(missing) == 1 else 'were'} not set)"
+        return message
+
+    return _run(args, server, edit, validate=server)
+
+
+def run_remove(args: argparse.Namespace) -> int:
+    name = args.name
+
+    def edit(doc: ConfigDocument) -> str:
+        doc.remove_server(name)
+        return f"removed server {name}"
+
+    return _run(args, name, edit, validate=None)
+
+
+def run_toggle(args: argparse.Namespace) -> int:
+    name, enabled = args.name, args.enabled
+
+    def edit(doc: ConfigDocument) -> str:
+        doc.set_enabled(name, enabled)
+        return f"{'enabled' if enabled else 'disabled'} {name}"
+
+    return _run(args, name, edit, validate=None)
+
+
+def run_rename(args: argparse.Namespace) -> int:
+    old, new = args.old, args.new
+
+    def edit(doc: ConfigDocument) -> str:
+        doc.rename_server(old, new)
+        return f"renamed {old} to {new}"
+
+    return _run(args, old, edit, validate=new)
+
+
+# -- the shared edit path ------------------------------------------------------------------
+
+
+def _split(text: str) -> tuple[str, tuple[str, ...]]:
+    server, _, key = text.partition(".")
+    if not server or not key or any(not part for part in key.split(".")):
+        raise SystemExit(
+            f"portico: {text!r} is not SERVER.KEY (e.g. github.timeout or github.env.TOKEN)"
+        )
+    return server, tuple(key.split("."))
+
+
+def _run(args: argparse.Namespace, server: str, edit: Edit, *, validate: str | None) -> int:
+    from portico.config.atomic import ConflictError
+    from portico.config.document import EditError
+
+    project = (args.project or Path.cwd()).resolve()
+    try:
+        path, scope = resolve_target(server, project, file=args.file, scope=args.scope)
+        message = run_edit(path, scope, edit, validate=validate)
+    except (CommandError, EditError, ConflictError) as exc:
+        print(f"portico: {exc}", file=sys.stderr)
+        return 1
+    print(f"{path}: {message}")
+    _note_shadowing(server, path, project)
+    return 0
+
+
+def resolve_target(
+    server: str, project: Path | None, *, file: Path | None, scope: str | None
+) -> tuple[Path, Scope]:
+    """The file to edit for ``server`` and its scope."""
+    from portico.config import targets
+    from portico.config.model import Scope
+
+    if file is not None:
+        path = file.resolve()
+        return path, _scope_of(path, project)
+    if scope is not None:
+        wanted = Scope(scope)
+        candidates = [
+            p for p in targets.defining_files(server, project) if _scope_of(p, project) is wanted
+        ]
+        if not candidates:
+            raise CommandError(
+                f"no server named {server!r} in the {wanted.value} scope "
+                f"({', '.join(str(p) for p in targets.scope_files(wanted, project))}); "
+                "add it with `portico mcp add`"
+            )
+    else:
+        effective = targets.defining_file(server, project)
+        candidates = [effective] if effective is not None else []
+        if effective is not None:
+            same_scope = [
+                p
+                for p in targets.defining_files(server, project)
+                if _scope_of(p, project) is _scope_of(effective, project)
+            ]
+            candidates = same_scope or candidates
+        if not candidates:
+            raise CommandError(
+                f"no server named {server!r} in any config file; "
+                "`portico config show` lists the servers, `portico mcp add` adds one"
+            )
+    if len(candidates) > 1:
+        both = " and ".join(str(p) for p in candidates)
+        raise CommandError(
+            f"{server!r} is defined in both {both}; pass --file to say which one to edit"
+        )
+    return candidates[0], _scope_of(candidates[0], project)
+
+
+def _scope_of(path: Path, project: Path | None) -> Scope:
+    from portico.config.model import Scope
+    from portico.paths import project_config_dir
+
+    if project is not None and path.resolve().parent == project_config_dir(project).resolve():
+        return Scope.PROJECT
+    if path.parent.name == ".portico":
+        return Scope.PROJECT
+    return Scope.GLOBAL
+
+
+def run_edit(
+    path: Path,
+    scope: Scope,
+    edit: Edit,
+    *,
+    validate: str | None,
+    before_save: Callable[[ConfigDocument], None] | None = None,
+) -> str:
+    """Load ``path``, apply ``edit``, check it, save; on a conflict reload and retry once.
+
+    ``validate``: a server name whose entry must not get new errors from the edit.
+    ``before_save`` runs right before each save (tests use it to change the file).
+    Raises ConflictError if the file changed again during the retry.
+    """
+    from portico.config.atomic import ConflictError
+    from portico.config.document import ConfigDocument
+
+    for attempt in (1, 2):
+        doc = ConfigDocument.load(path)
+        message = edit(doc)
+        if validate is not None:
+            _check(doc, scope, validate)
+        if not doc.changed:
+            return f"{message} (already so; file unchanged)"
+        if before_save is not None:
+            before_save(doc)
+        try:
+            doc.save()
+        except ConflictError:
+            if attempt == 2:
+                raise
+            print(
+                f"{path}: changed on disk while editing; reloaded it and retrying", file=sys.stderr
+            )
+            continue
+        return message
+    raise AssertionError("unreachable")
+
+
+def _errors_for(text: str, path: Path, scope: Scope, server: str) -> list[Diagnostic]:
+    from portico.config.load import parse_text
+
+    config = parse_text(text, path, scope)
+    return [d for d in config.errors if d.server == server]
+
+
+def _check(doc: ConfigDocument, scope: Scope, server: str) -> None:
+    before = {(d.key, d.message) for d in _errors_for(doc.original_text, doc.path, scope, server)}
+    after = _errors_for(doc.text(), doc.path, scope, server)
+    new = [d for d in after if (d.key, d.message) not in before]
+    if new:
+        lines = "\n".join(f"  {d}" for d in new)
+        raise CommandError(
+            f"not written: the change would make server {server!r} invalid:\n{lines}\n"
+            f"{doc.path} is unchanged"
+        )
+
+
+def _note_shadowing(server: str, edited: Path, project: Path | None) -> None:
+    """Say so when the edited definition is not the one in effect (or another remains)."""
+    from portico.config import targets
+
+    others = [p for p in targets.defining_files(server, project) if p != edited]
+    for other in others:
+        print(f"note: {server!r} is also defined in {other}", file=sys.stderr)

@@ -256,6 +256,9 @@ class Config:
     diagnostics: tuple[Diagnostic, ...] = ()
     files: tuple[Path, ...] = ()  # every file that was read (existing ones)
     project: Path | None = None
+    # files that did not parse (or could not be read): their servers are missing here;
+    # portico.config.load.keep_previous() carries the last good ones over
+    unparsed: tuple[Path, ...] = ()
 
     def server(self, name: str) -> ServerSpec | None:
         for spec in self.servers:

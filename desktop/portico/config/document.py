@@ -1,0 +1,305 @@
+"""Round-trip editing of one config file (``mcp.toml`` or ``config.yaml``).
+
+``ConfigDocument`` edits the tomlkit / ruamel.yaml tree of the file in place, so every
+comment, blank line, key order, quoting style and inline table of what was not edited
+survives byte for byte. ``save()`` writes atomically and refuses (``ConflictError``) when
+the file changed on disk since it was read.
+
+Key paths are written in the file's own dialect (``("environment", "TOKEN")`` in TOML,
+``("env", "TOKEN")`` in YAML); a spelling of the other dialect that means the same key
+is mapped onto the one the entry already uses. ``add_server`` takes NEUTRAL fields
+(YAML spelling and units, see ``portico.config.translate``).
+
+Comment ownership (what goes when something is removed):
+- removing a key removes its line(s) and the comment on those lines; standalone comment
+  lines around it stay;
+- removing a server removes its header/key, its body, and the comment block directly
+  above it (no blank line between). A comment block directly above the *next* entry stays
+  with that entry, and the comment block at the top of the file is never removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from portico.config import schema
+from portico.config.atomic import ConflictError, Snapshot, read_bytes, write_atomic
+from portico.config.model import Dialect
+
+__all__ = [
+    "ConfigDocument",
+    "ConflictError",
+    "DocumentParseError",
+    "EditError",
+    "KeyPath",
+    "dialect_of",
+    "valid_server_name",
+]
+
+KeyPath = Sequence[str] | str
+
+NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+
+TOML_HEADER = (
+    "# Portico MCP servers (mcp.toml): one [mcp.NAME] table per server.\n"
+    "# `portico config example mcp` lists every key with its default.\n"
+)
+YAML_HEADER = (
+    "# Portico configuration: MCP servers live under mcp_servers.\n"
+    "# `portico config example mcp --format yaml` lists every key with its default.\n"
+)
+
+
+class EditError(ValueError):
+    """An edit that cannot be made (unknown server, name taken, key is not a table...)."""
+
+
+class DocumentParseError(EditError):
+    """The file does not parse, so it cannot be edited without losing what it holds."""
+
+    def __init__(self, path: Path, message: str, line: int | None = None) -> None:
+        self.path = path
+        self.line = line
+        where = f"{path}:{line}" if line else str(path)
+        super().__init__(f"{where}: {message}; fix the file by hand, then retry the edit.")
+
+
+def dialect_of(path: Path) -> Dialect:
+    suffix = path.suffix.lower()
+    if suffix == ".toml":
+        return Dialect.TOML
+    if suffix in (".yaml", ".yml"):
+        return Dialect.YAML
+    raise EditError(f"{path}: not a config file (expected a .toml, .yaml or .yml name)")
+
+
+def valid_server_name(name: str) -> str | None:
+    """None when ``name`` is a valid server name, else what is wrong with it."""
+    if not NAME_RE.match(name):
+        return (
+            f"server name {name!r} may only hold ASCII letters, digits, '-' and '_' "
+            "(no dots or spaces)"
+        )
+    if "__" in name:
+        return f"server name {name!r} must not contain '__' (it separates server and tool)"
+    return None
+
+
+def split_key(key_path: KeyPath) -> tuple[str, ...]:
+    parts = tuple(key_path.split(".")) if isinstance(key_path, str) else tuple(key_path)
+    if not parts or any(not p for p in parts):
+        raise EditError(f"empty key in {'.'.join(parts)!r}")
+    return parts
+
+
+class Tree(Protocol):
+    """What a dialect's editable tree offers; see toml_edit.TomlTree / yaml_edit.YamlTree."""
+
+    def dumps(self) -> str: ...
+    def server_names(self) -> list[str]: ...
+    def get(self, server: str, path: tuple[str, ...]) -> Any: ...
+    def set(self, server: str, path: tuple[str, ...], value: Any) -> None: ...
+    def unset(self, server: str, path: tuple[str, ...]) -> bool: ...
+    def add_server(self, name: str, fields: Mapping[str, Any]) -> None: ...
+    def remove_server(self, name: str) -> None: ...
+    def rename_server(self, old: str, new: str) -> None: ...
+    def get_root(self, path: tuple[str, ...]) -> Any: ...
+    def set_root(self, path: tuple[str, ...], value: Any) -> None: ...
+    def unset_root(self, path: tuple[str, ...]) -> bool: ...
+    def parse_value(self, text: str) -> Any: ...
+
+
+def _make_tree(dialect: Dialect, text: str, path: Path) -> Tree:
+    if dialect is Dialect.TOML:
+        from portico.config.toml_edit import TomlTree
+
+        return TomlTree(text, path)
+    from portico.config.yaml_edit import YamlTree
+
+    return YamlTree(text, path)
+
+
+class ConfigDocument:
+    """One config file, editable in place. Not thread-safe; one editor per instance."""
+
+    def __init__(self, path: Path, dialect: Dialect, text: str, snapshot: Snapshot | None) -> None:
+        self.path = path
+        self.dialect = dialect
+        self._original = text
+        self._snapshot = snapshot
+        self._tree: Tree = _make_tree(dialect, text, path)
+
+    # -- opening ---------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: Path) -> ConfigDocument:
+        """Read ``path``; FileNotFoundError if absent, DocumentParseError if it does not parse."""
+        path = Path(path)
+        dialect = dialect_of(path)
+        data, snap = read_bytes(path)
+        if data is None:
+            raise FileNotFoundError(f"{path}: no such file")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DocumentParseError(path, f"not UTF-8 text ({exc.reason})") from None
+        return cls(path, dialect, text, snap)
+
+    @classmethod
+    def new(cls, path: Path) -> ConfigDocument:
+        """An empty document for a file that does not exist yet (with a header comment).
+
+        ``save()`` refuses if the file appeared in the meantime.
+        """
+        path = Path(path)
+        dialect = dialect_of(path)
+        header = TOML_HEADER if dialect is Dialect.TOML else YAML_HEADER
+        doc = cls(path, dialect, header, Snapshot.missing(path))
+        doc._original = ""
+        return doc
+
+    @classmethod
+    def open(cls, path: Path) -> ConfigDocument:
+        """``load`` if the file exists, else ``new``."""
+        try:
+            return cls.load(path)
+        except FileNotFoundError:
+            return cls.new(path)
+
+    @classmethod
+    def from_text(cls, text: str, path: Path) -> ConfigDocument:
+        """A document over ``text`` that was not read from disk (``save`` does not check)."""
+        return cls(Path(path), dialect_of(Path(path)), text, None)
+
+    def reload(self) -> ConfigDocument:
+        """A fresh document of what is on disk now (after a ConflictError)."""
+        return ConfigDocument.open(self.path)
+
+    # -- reading ---------------------------------------------------------------------
+
+    def text(self) -> str:
+        return self._tree.dumps()
+
+    @property
+    def original_text(self) -> str:
+        """The text as read (empty for a new document)."""
+        return self._original
+
+    @property
+    def changed(self) -> bool:
+        return self.text() != self._original
+
+    @property
+    def exists_on_disk(self) -> bool:
+        return self._snapshot is not None and self._snapshot.exists
+
+    def server_names(self) -> list[str]:
+        return self._tree.server_names()
+
+    def has_server(self, name: str) -> bool:
+        return name in self._tree.server_names()
+
+    def get(self, server: str, *key_path: str) -> Any:
+        """The plain value (dict/list/str/int/...) at ``key_path`` of ``server``; None if unset.
+
+        With no key path, the whole server entry as a plain dict.
+        """
+        self._require(server)
+        path = split_key(".".join(key_path)) if key_path else ()
+        return self._tree.get(server, path)
+
+    def get_setting(self, key_path: KeyPath) -> Any:
+        return self._tree.get_root(self._setting_path(key_path))
+
+    # -- editing ---------------------------------------------------------------------
+
+    def parse_value(self, text: str) -> Any:
+        """``text`` read as a scalar or inline collection of this dialect.
+
+        Text that does not parse as a value is taken as a plain string, so
+        ``https://example.com`` or ``npx`` need no quotes on a command line.
+        """
+        return self._tree.parse_value(text)
+
+    def set(self, server: str, key_path: KeyPath, value: Any) -> None:
+        """Set a key of ``server`` (nested tables are created as needed)."""
+        self._require(server)
+        self._tree.set(server, split_key(key_path), value)
+
+    def unset(self, server: str, key_path: KeyPath) -> bool:
+        """Remove a key of ``server``; False if it was not set."""
+        self._require(server)
+        return self._tree.unset(server, split_key(key_path))
+
+    def add_server(self, name: str, fields: Mapping[str, Any], *, replace: bool = False) -> None:
+        """Append a server from NEUTRAL fields (translated to this file's dialect)."""
+        problem = valid_server_name(name)
+        if problem:
+            raise EditError(f"{self.path}: {problem}")
+        if self.has_server(name):
+            if not replace:
+                raise EditError(
+                    f"{self.path}: a server named {name!r} already exists; "
+                    "remove it first or choose another name"
+                )
+            self._tree.remove_server(name)
+        from portico.config.translate import to_dialect
+
+        self._tree.add_server(name, to_dialect(fields, self.dialect))
+
+    def remove_server(self, name: str) -> None:
+        self._require(name)
+        self._tree.remove_server(name)
+
+    def rename_server(self, old: str, new: str) -> None:
+        self._require(old)
+        if old == new:
+            return
+        problem = valid_server_name(new)
+        if problem:
+            raise EditError(f"{self.path}: {problem}")
+        if self.has_server(new):
+            raise EditError(f"{self.path}: a server named {new!r} already exists")
+        self._tree.rename_server(old, new)
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        self.set(name, ("enabled",), bool(enabled))
+
+    def set_setting(self, key_path: KeyPath, value: Any) -> None:
+        """Set a top-level setting by its logical name (``defer_tools``, ``approvals.mode``)."""
+        self._tree.set_root(self._setting_path(key_path), value)
+
+    def unset_setting(self, key_path: KeyPath) -> bool:
+        return self._tree.unset_root(self._setting_path(key_path))
+
+    # -- writing ---------------------------------------------------------------------
+
+    def save(self) -> None:
+        """Write atomically; ConflictError if the file changed on disk since it was read."""
+        text = self.text()
+        self._snapshot = write_atomic(self.path, text, expected=self._snapshot)
+        self._original = text
+
+    # -- helpers ---------------------------------------------------------------------
+
+    def _require(self, server: str) -> None:
+        if server not in self._tree.server_names():
+            names = ", ".join(self._tree.server_names()) or "none"
+            raise EditError(f"{self.path}: no server named {server!r} (servers here: {names})")
+
+    def _setting_path(self, key_path: KeyPath) -> tuple[str, ...]:
+        parts = split_key(key_path)
+        try:
+            spec = schema.setting(".".join(parts))
+        except KeyError:
+            return parts
+        path = spec.toml if self.dialect is Dialect.TOML else spec.yaml
+        if path is None:
+            other = "config.yaml" if self.dialect is Dialect.TOML else "mcp.toml"
+            raise EditError(
+                f"{self.path}: {spec.name} is not a setting of this file; set it in {other}"
+            )
+        return path

@@ -1,0 +1,69 @@
+"""What a dialect reader hands to validation: plain values plus the line of every key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from portico.config.model import Diagnostic, Dialect, Scope
+
+KeyPath = tuple[str | int, ...]
+
+
+@dataclass
+class RawServer:
+    """One server entry as written: plain Python values, spellings untouched."""
+
+    name: str
+    data: Any  # normally a dict; anything else is reported by validation
+    line: int  # the line of the entry's header / name
+    lines: dict[KeyPath, int] = field(default_factory=dict)  # key path inside the entry
+
+    def line_of(self, path: KeyPath) -> int:
+        """The line of ``path``, else of its nearest written parent, else of the entry."""
+        while path:
+            if path in self.lines:
+                return self.lines[path]
+            path = path[:-1]
+        return self.line
+
+
+@dataclass
+class RawSetting:
+    name: str  # SettingSpec.name
+    value: Any
+    line: int
+
+
+@dataclass
+class RawFile:
+    path: Path
+    scope: Scope
+    dialect: Dialect
+    servers: list[RawServer] = field(default_factory=list)
+    settings: list[RawSetting] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    parsed: bool = True  # False: the file did not parse (or could not be read)
+    blocked: bool = False  # True: a newer ``version``; no server of this file starts
+
+    def error(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        server: str | None = None,
+        key: str | None = None,
+        column: int | None = None,
+    ) -> None:
+        self.diagnostics.append(Diagnostic("error", message, self.path, line, server, key, column))
+
+    def warning(
+        self,
+        message: str,
+        *,
+        line: int | None = None,
+        server: str | None = None,
+        key: str | None = None,
+    ) -> None:
+        self.diagnostics.append(Diagnostic("warning", message, self.path, line, server, key))

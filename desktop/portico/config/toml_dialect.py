@@ -1,0 +1,277 @@
+"""Reading ``mcp.toml``: servers under ``[mcp.NAME]``, top-level ``version`` and ``defer_tools``.
+
+tomlkit parses (and reports syntax errors with line and column); it keeps no positions,
+so :func:`key_lines` scans the same text once more to find the line of every key.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import ParseError, TOMLKitError
+
+from portico.config import schema
+from portico.config.model import Dialect, Scope
+from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
+
+_TOP_KEYS = ("version", "defer_tools", "discovery_concurrency", schema.TOML_SERVERS_KEY)
+_LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
+_BARE = re.compile(r"[A-Za-z0-9_-]+")
+_DUPLICATE = re.compile(r'Key "(.+)" already exists')
+_DEFINITION = re.compile(r"^\s*(?:\[+\s*([^\]]+?)\s*\]+|([^=#\[]+?)\s*=)")
+
+
+def _duplicate_at(text: str, key: str, before: int) -> tuple[int, int] | None:
+    """Line and column of the last header or assignment of ``key`` (its last key part) up
+    to line ``before``: the duplicate tomlkit complains about."""
+    found: list[tuple[int, int]] = []
+    for number, line in enumerate(text.splitlines()[:before], start=1):
+        match = _DEFINITION.match(line)
+        if not match:
+            continue
+        written = (match.group(1) or match.group(2)).rsplit(".", 1)[-1].strip().strip("\"'")
+        if written == key:
+            found.append((number, len(line) - len(line.lstrip()) + 1))
+    return found[-1] if len(found) >= 2 else None
+
+
+def parse(text: str, path: Path, scope: Scope) -> RawFile:
+    raw = RawFile(path=path, scope=scope, dialect=Dialect.TOML)
+    try:
+        doc = tomlkit.parse(text)
+    except ParseError as exc:
+        message = _LOCATION_SUFFIX.sub("", str(exc)).rstrip(".")
+        line, column = exc.line, exc.col + 1
+        if message.endswith("character: '\\x00'"):  # tomlkit's end-of-input marker
+            message = "unexpected end of file (an unclosed bracket, brace or quote?)"
+            line = text.count("\n") + 1
+            column = len(text.rsplit("\n", 1)[-1]) + 1
+        elif message.endswith("character: '\\n'"):
+            message = "unexpected end of line"
+        duplicate = _DUPLICATE.match(message)
+        if duplicate:  # tomlkit reports where the duplicate table ends: point at its start
+            line, column = _duplicate_at(text, duplicate.group(1), line) or (line, column)
+        raw.parsed = False
+        raw.error(
+            f"not valid TOML: {message}; fix the file (the servers it defined keep their "
+            "previous settings until it parses)",
+            line=line,
+            column=column,
+        )
+        return raw
+    except TOMLKitError as exc:  # defensive: tomlkit errors without a position
+        raw.parsed = False
+        raw.error(f"not valid TOML: {exc}")
+        return raw
+    data: dict[str, Any] = doc.unwrap()
+    lines = key_lines(text)
+
+    def line(*path: str | int) -> int:
+        return _line_of(lines, path)
+
+    version = data.get("version", schema.SUPPORTED_VERSION)
+    if "version" in data:
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raw.blocked = True
+            raw.error(
+                f"{version!r} is not a valid version: write version = "
+                f"{schema.SUPPORTED_VERSION}; no server in this file starts until it is fixed",
+                line=line("version"),
+                key="version",
+            )
+        elif version > schema.SUPPORTED_VERSION:
+            raw.blocked = True
+            raw.error(
+                f"{version} is newer than this build of Portico reads (version "
+                f"{schema.SUPPORTED_VERSION}): no server in this file starts; update "
+                "Portico or rewrite the file for version 1",
+                line=line("version"),
+                key="version",
+            )
+    for name in ("defer_tools", "discovery_concurrency"):
+        if name in data:
+            raw.settings.append(RawSetting(name, data[name], line(name)))
+
+    for top, value in data.items():
+        if top in _TOP_KEYS:
+            continue
+        from portico.config.validate import suggestion
+
+        hint = suggestion(top, list(_TOP_KEYS))
+        if isinstance(value, dict) and not hint:
+            hint = f"; servers go under [mcp.{top}]"
+        raw.warning(f"unknown top-level key, ignored{hint}", line=line(top), key=top)
+
+    servers = data.get(schema.TOML_SERVERS_KEY, {})
+    if not isinstance(servers, dict):
+        raw.error(
+            "must be a table of servers, e.g. [mcp.github]; no server in this file starts",
+            line=line(schema.TOML_SERVERS_KEY),
+            key=schema.TOML_SERVERS_KEY,
+        )
+        return raw
+    for name, entry in servers.items():
+        prefix = (schema.TOML_SERVERS_KEY, name)
+        if name in _TOP_KEYS and not isinstance(entry, dict):
+            raw.error(
+                f"{name} is a top-level setting: move it above the first [mcp...] table "
+                "(written here it would be a server)",
+                line=line(*prefix),
+                key=f"{schema.TOML_SERVERS_KEY}.{name}",
+            )
+            continue
+        server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
+        raw.servers.append(RawServer(name, entry, line(*prefix), server_lines))
+    return raw
+
+
+def _line_of(lines: dict[KeyPath, int], path: KeyPath) -> int:
+    while path:
+        if path in lines:
+            return lines[path]
+        path = path[:-1]
+    return 1
+
+
+class _Scanner:
+    """Finds the line of every key of a TOML document that tomlkit already accepted."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.newlines = [i for i, ch in enumerate(text) if ch == "\n"]
+        self.lines: dict[KeyPath, int] = {}
+
+    def line(self, pos: int | None = None) -> int:
+        return bisect.bisect_left(self.newlines, self.pos if pos is None else pos) + 1
+
+    def peek(self, n: int = 1) -> str:
+        return self.text[self.pos : self.pos + n]
+
+    def record(self, path: KeyPath, line: int) -> None:
+        for i in range(1, len(path) + 1):
+            self.lines.setdefault(path[:i], line)
+
+    def skip_blank(self, newlines: bool) -> None:
+        while self.pos < len(self.text):
+            ch = self.text[self.pos]
+            if ch in " \t\r" or (newlines and ch == "\n"):
+                self.pos += 1
+            elif ch == "#":
+                end = self.text.find("\n", self.pos)
+                self.pos = len(self.text) if end < 0 else end
+            else:
+                return
+
+    def read_key(self) -> tuple[str, ...]:
+        parts: list[str] = []
+        while True:
+            self.skip_blank(False)
+            ch = self.peek()
+            if ch in ('"', "'"):
+                parts.append(self.read_string())
+            else:
+                match = _BARE.match(self.text, self.pos)
+                if not match:
+                    raise ValueError(f"key expected at {self.pos}")
+                parts.append(match.group(0))
+                self.pos = match.end()
+            self.skip_blank(False)
+            if self.peek() != ".":
+                return tuple(parts)
+            self.pos += 1
+
+    def read_string(self) -> str:
+        quote = self.peek()
+        if self.peek(3) == quote * 3:
+            end = self.text.find(quote * 3, self.pos + 3)
+            while self.text.startswith(quote, end + 3):  # up to two quotes may close it
+                end += 1
+            value = self.text[self.pos + 3 : end]
+            self.pos = end + 3
+            return value
+        start = self.pos
+        i = self.pos + 1
+        while self.text[i] != quote:
+            i += 2 if quote == '"' and self.text[i] == "\\" else 1
+        self.pos = i + 1
+        if quote == "'":
+            return self.text[start + 1 : i]
+        try:  # let tomlkit undo the escapes of a basic string
+            return str(tomlkit.parse(f"k = {self.text[start : self.pos]}")["k"])
+        except TOMLKitError:
+            return self.text[start + 1 : i]
+
+    def read_value(self, path: KeyPath) -> None:
+        self.skip_blank(False)
+        ch = self.peek()
+        if ch == "{":
+            self.pos += 1
+            while True:
+                self.skip_blank(True)
+                if self.peek() == "}":
+                    self.pos += 1
+                    return
+                if self.peek() == ",":
+                    self.pos += 1
+                    continue
+                start = self.pos
+                sub = self.read_key()
+                self.record((*path, *sub), self.line(start))
+                self.skip_blank(False)
+                self.pos += 1  # "="
+                self.read_value((*path, *sub))
+        elif ch == "[":
+            self.pos += 1
+            index = 0
+            while True:
+                self.skip_blank(True)
+                if self.peek() == "]":
+                    self.pos += 1
+                    return
+                if self.peek() == ",":
+                    self.pos += 1
+                    continue
+                self.record((*path, index), self.line())
+                self.read_value((*path, index))
+                index += 1
+        elif ch in ('"', "'"):
+            self.read_string()
+        else:
+            match = re.compile(r"[^,\]}\n#]*").match(self.text, self.pos)
+            assert match is not None
+            self.pos = match.end()
+
+    def scan(self) -> dict[KeyPath, int]:
+        table: KeyPath = ()
+        while True:
+            self.skip_blank(True)
+            if self.pos >= len(self.text):
+                return self.lines
+            start = self.pos
+            if self.peek() == "[":
+                double = self.peek(2) == "[["
+                self.pos += 2 if double else 1
+                table = self.read_key()
+                self.pos += 2 if double else 1
+                self.record(table, self.line(start))
+                continue
+            key = self.read_key()
+            self.record((*table, *key), self.line(start))
+            self.skip_blank(False)
+            self.pos += 1  # "="
+            self.read_value((*table, *key))
+
+
+def key_lines(text: str) -> dict[KeyPath, int]:
+    """``{("mcp", "github", "timeout"): 7, ...}``: the 1-based line where each key path was
+    first written (table headers included; array items get their index as a path part)."""
+    scanner = _Scanner(text)
+    try:
+        return scanner.scan()
+    except (ValueError, IndexError, AssertionError):
+        return scanner.lines  # positions found so far; lines fall back to the parent's

@@ -1,0 +1,483 @@
+"""In-place edits of an ``mcp.toml`` tomlkit tree (used by ``ConfigDocument``).
+
+tomlkit keeps every byte of what it parsed; the work here is to make edits look like a
+person made them: a key set inside an inline table stays inline and keeps the table's
+spacing style, new nested tables are written inline (``oauth = { client_id = "x" }``),
+and a removed server takes the comment block directly above it along (see the ownership
+rules in ``portico.config.document``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.container import Container, OutOfOrderTableProxy
+from tomlkit.exceptions import ParseError, TOMLKitError
+from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, Table, Whitespace
+
+from portico.config import schema
+from portico.config.document import DocumentParseError, EditError
+from portico.config.model import Dialect
+
+SERVERS = schema.TOML_SERVERS_KEY
+_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+_LOCATION = re.compile(r"\s+at line \d+ col \d+$")
+
+TableLike = Table | InlineTable | Container | OutOfOrderTableProxy
+
+
+def literal(value: Any) -> str:
+    """``value`` written as a TOML value (inline tables spaced like ``{ a = 1 }``)."""
+    if isinstance(value, Item):
+        return value.as_string()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        inner = ", ".join(f"{key_text(str(k))} = {literal(v)}" for k, v in value.items())
+        return "{ " + inner + " }"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(literal(v) for v in value) + "]"
+    raise EditError(f"cannot write a {type(value).__name__} value to TOML: {value!r}")
+
+
+def key_text(key: str) -> str:
+    return key if _BARE.match(key) else json.dumps(key, ensure_ascii=False)
+
+
+def to_item(value: Any) -> Item:
+    if isinstance(value, Item):
+        return value
+    return _parse_item(literal(value))
+
+
+def _parse_item(text: str) -> Item:
+    return tomlkit.parse(f"v = {text}\n").item("v")
+
+
+def _plain(value: Any) -> Any:
+    return value.unwrap() if hasattr(value, "unwrap") else value
+
+
+def _is_table(value: Any) -> bool:
+    return isinstance(value, (Table, InlineTable, OutOfOrderTableProxy, Container))
+
+
+class TomlTree:
+    def __init__(self, text: str, path: Path) -> None:
+        self.path = path
+        self._styles: dict[int, Style] = {}  # inline-table styles, taken before each edit
+        try:
+            self.doc = tomlkit.parse(text)
+        except ParseError as exc:
+            message = _LOCATION.sub("", str(exc)).rstrip(".")
+            raise DocumentParseError(path, f"not valid TOML: {message}", exc.line) from None
+        except TOMLKitError as exc:
+            raise DocumentParseError(path, f"not valid TOML: {exc}") from None
+
+    def dumps(self) -> str:
+        return self.doc.as_string()
+
+    def parse_value(self, text: str) -> Any:
+        try:
+            item = _parse_item(text)
+        except (ParseError, TOMLKitError):
+            return text
+        # strings, arrays and tables stay tomlkit items, so their quoting is kept
+        return item.unwrap() if isinstance(item, Bool) else item
+
+    # -- servers -----------------------------------------------------------------------
+
+    def _servers(self) -> Any:
+        servers = self.doc.get(SERVERS)
+        return servers if _is_table(servers) else None
+
+    def server_names(self) -> list[str]:
+        servers = self._servers()
+        if servers is None:
+            return []
+        if isinstance(servers, (Table, InlineTable)):  # file order (a rename keeps its place)
+            names = [k.key for k, v in servers.value.body if k is not None and _is_table(v)]
+            return list(dict.fromkeys(names))
+        return [str(k) for k in servers if _is_table(servers.get(k))]
+
+    def _server(self, name: str) -> Any:
+        servers = self._servers()
+        if servers is None or not _is_table(servers.get(name)):
+            raise EditError(f"{self.path}: no server named {name!r}")
+        return servers[name]
+
+    def get(self, server: str, path: tuple[str, ...]) -> Any:
+        return self._get_in(self._server(server), path)
+
+    def set(self, server: str, path: tuple[str, ...], value: Any) -> None:
+        self._set_in(self._servers(), server, self._server(server), path, value, label=server)
+
+    def unset(self, server: str, path: tuple[str, ...]) -> bool:
+        return self._unset_in(self._servers(), server, self._server(server), path)
+
+    def add_server(self, name: str, fields: Mapping[str, Any]) -> None:
+        servers = self._servers()
+        if servers is None:
+            servers = tomlkit.table(is_super_table=True)
+            self._ensure_trailing_newline()
+            self.doc.append(SERVERS, servers)
+        if isinstance(servers, InlineTable):
+            servers[name] = to_item(dict(fields))
+            self._restyle_inline(self.doc, SERVERS)
+            return
+        table = tomlkit.table()
+        for key, value in fields.items():
+            table.append(key, to_item(value))
+        self._ensure_trailing_newline()
+        servers.append(name, table)
+
+    def remove_server(self, name: str) -> None:
+        servers = self._servers()
+        container = servers.value if isinstance(servers, Table) else None
+        if container is None or isinstance(servers, InlineTable):
+            del servers[name]
+            if isinstance(servers, InlineTable):
+                self._restyle_inline(self.doc, SERVERS)
+            return
+        _remove_with_comments(self.doc, container, name)
+
+    def rename_server(self, old: str, new: str) -> None:
+        servers = self._servers()
+        if isinstance(servers, InlineTable):
+            value = servers[old]
+            items = [(k, v) for k, v in servers.value.body if k is not None]
+            rebuilt = {(new if str(k) == old else str(k)): v for k, v in items}
+            del value
+            self.doc[SERVERS] = to_item(rebuilt)
+            self._restyle_inline(self.doc, SERVERS)
+            return
+        if not isinstance(servers, Table):
+            raise EditError(
+                f"{self.path}: the [{SERVERS}.*] tables are split by other tables; "
+                "rename the server by hand"
+            )
+        item = servers.value.item(old)
+        body_before = len(item.value.body) if isinstance(item, Table) else 0
+        servers.value._replace(old, new, item)
+        if isinstance(item, Table):
+            # tomlkit adds a "cosmetic" blank line to a replaced table; a rename adds none
+            body = item.value.body
+            while len(body) > body_before and isinstance(body[-1][1], Whitespace):
+                body.pop()
+        if hasattr(item, "invalidate_display_name"):
+            item.invalidate_display_name()
+
+    # -- top level -----------------------------------------------------------------------
+
+    def get_root(self, path: tuple[str, ...]) -> Any:
+        return self._get_in(self.doc, path)
+
+    def set_root(self, path: tuple[str, ...], value: Any) -> None:
+        self._set_in(None, "", self.doc, path, value, label="")
+
+    def unset_root(self, path: tuple[str, ...]) -> bool:
+        return self._unset_in(None, "", self.doc, path)
+
+    # -- generic walking -----------------------------------------------------------------
+
+    def _get_in(self, node: Any, path: tuple[str, ...]) -> Any:
+        logical: str | None = None
+        for part in path:
+            if not _is_table(node):
+                return None
+            key, logical = _resolve(node, part, logical)
+            if key not in node:
+                return None
+            node = node[key]
+        return _plain(node)
+
+    def _set_in(
+        self,
+        parent: Any,
+        parent_key: str,
+        node: Any,
+        path: tuple[str, ...],
+        value: Any,
+        *,
+        label: str,
+    ) -> None:
+        self._styles = collect_styles(node)
+        # chain: (container, key) pairs from the server table down to the edited key
+        chain: list[tuple[Any, str]] = [(parent, parent_key)] if parent is not None else []
+        logical: str | None = None
+        for depth, part in enumerate(path[:-1]):
+            key, logical = _resolve(node, part, logical)
+            if key not in node:
+                nested: Any = value
+                for inner in reversed(_spelled(path[depth + 1 :], logical)):
+                    nested = {inner: nested}
+                value = nested
+                path = (*path[:depth], key)
+                break
+            child = node[key]
+            if not _is_table(child):
+                where = ".".join(x for x in (label, *path[: depth + 1]) if x)
+                raise EditError(
+                    f"{self.path}: {where} is a {type(_plain(child)).__name__}, not a table; "
+                    "unset it first"
+                )
+            chain.append((node, key))
+            node = child
+        last, _ = _resolve(node, path[-1], logical)
+        if last in node:
+            node[last] = to_item(value)
+        else:
+            _add_key(node, last, to_item(value))
+        chain.append((node, last))
+        self._restyle_chain(chain)
+
+    def _unset_in(self, parent: Any, parent_key: str, node: Any, path: tuple[str, ...]) -> bool:
+        self._styles = collect_styles(node)
+        chain: list[tuple[Any, str]] = [(parent, parent_key)] if parent is not None else []
+        logical: str | None = None
+        for part in path[:-1]:
+            key, logical = _resolve(node, part, logical)
+            if key not in node or not _is_table(node[key]):
+                return False
+            chain.append((node, key))
+            node = node[key]
+        last, _ = _resolve(node, path[-1], logical)
+        if last not in node:
+            return False
+        del node[last]
+        chain.append((node, last))
+        self._restyle_chain(chain)
+        return True
+
+    def _restyle_chain(self, chain: list[tuple[Any, str]]) -> None:
+        """Re-render the outermost inline table that holds the edit, in its own style."""
+        for container, key in chain:
+            if isinstance(container, InlineTable):
+                return  # handled by the level above
+            child = container.get(key)
+            if isinstance(child, InlineTable):
+                self._restyle_inline(container, key)
+                return
+
+    def _restyle_inline(self, container: Any, key: str) -> None:
+        table = container[key]
+        container[key] = _parse_item(_render_inline(table, self._styles))
+
+    def _ensure_trailing_newline(self) -> None:
+        text = self.doc.as_string()
+        if text and not text.endswith("\n"):
+            self.doc.add(tomlkit.nl())
+
+
+def _add_key(node: Any, key: str, item: Item) -> None:
+    """Add a new key after the last plain value of a table, so trailing comments (which
+    belong to what follows) stay below it and the key never lands under a sub-table."""
+    if isinstance(node, Table):
+        container = node.value
+    elif isinstance(node, Container):
+        container = node
+    else:
+        node[key] = item
+        return
+    body = container.body
+    last_value = None
+    first_table = None
+    for index, (k, v) in enumerate(body):
+        if k is None:
+            continue
+        is_header = isinstance(v, AoT) or (
+            isinstance(v, Table) and not (v.is_super_table() and k.is_dotted())
+        )
+        if is_header:
+            if first_table is None:
+                first_table = index
+        elif first_table is None:
+            last_value = index
+    if last_value is not None:
+        at = last_value + 1
+    elif first_table is not None:
+        at = first_table
+        while at > 0 and isinstance(body[at - 1][1], Comment):
+            at -= 1
+        if at == 0 and isinstance(node, Container) and body and isinstance(body[0][1], Comment):
+            at = first_table  # keep the file's header comment on top
+        if not isinstance(body[at][1], Whitespace):
+            item.trivia.trail = "\n\n"
+    else:
+        node.append(key, item)
+        return
+    if at >= len(body):
+        node.append(key, item)
+    else:
+        container._insert_at(at, key, item)
+        if isinstance(node, Table):
+            dict.__setitem__(node, key, item)  # the table mirrors its container's keys
+
+
+def _spelled(parts: tuple[str, ...], logical: str | None) -> list[str]:
+    """New nested keys in TOML spelling (``redirect_port`` -> ``callback_port``)."""
+    out: list[str] = []
+    for part in parts:
+        spec = schema.lookup(Dialect.TOML, logical, part)
+        out.append(spec.spelling(Dialect.TOML) if spec and spec.type != "command" else part)
+        logical = spec.name if spec else None
+    return out
+
+
+def _resolve(node: Any, part: str, logical_parent: str | None) -> tuple[str, str | None]:
+    """The key to use for ``part``: an existing spelling of the same key, or ``part``."""
+    spec = schema.lookup(Dialect.TOML, logical_parent, part)
+    if part in node:
+        return part, spec.name if spec else None
+    if spec is not None:
+        for spelling in spec.spellings(Dialect.TOML):
+            if spelling in node:
+                return spelling, spec.name
+        if spec.type != "command":
+            return spec.spelling(Dialect.TOML), spec.name
+    return part, spec.name if spec else None
+
+
+Style = tuple[bool, str]  # (spaced braces, the "=" with its spacing)
+
+
+def _style_of(table: InlineTable) -> Style:
+    rendered = table.as_string()
+    sep = ""
+    for k, _ in table.value.body:
+        if k is not None:
+            written = k.as_string()
+            sep = written[len(written.rstrip()) :] + k.sep
+            break
+    return rendered.startswith("{ ") or rendered == "{}", sep or " = "
+
+
+def collect_styles(node: Any, into: dict[int, Style] | None = None) -> dict[int, Style]:
+    """The style of every inline table under ``node``, taken before an edit changes it."""
+    styles = {} if into is None else into
+    if isinstance(node, InlineTable):
+        styles[id(node)] = _style_of(node)
+    if isinstance(node, (Table, InlineTable, Container)):
+        body = node.body if isinstance(node, Container) else node.value.body
+        for _, child in body:
+            collect_styles(child, styles)
+    elif isinstance(node, AoT):
+        for element in node.body:
+            collect_styles(element, styles)
+    return styles
+
+
+def _render_inline(table: InlineTable, styles: dict[int, Style] | None = None) -> str:
+    spaced, sep = (styles or {}).get(id(table)) or _style_of(table)
+    entries: list[str] = []
+    for k, v in table.value.body:
+        if k is None:
+            continue
+        nested = isinstance(v, InlineTable)
+        value = _render_inline(v, styles) if nested else v.as_string().strip()
+        entries.append(f"{k.as_string().strip()}{sep}{value}")
+    if not entries:
+        return "{}"
+    if spaced:
+        return "{ " + ", ".join(entries) + " }"
+    return "{" + ", ".join(entries) + "}"
+
+
+# -- removing a server with the comments it owns ---------------------------------------
+
+
+def _flatten(container: Container, out: list[tuple[Container, int]]) -> None:
+    """Every body entry in the order it is rendered."""
+    for index, (_key, item) in enumerate(container.body):
+        out.append((container, index))
+        if isinstance(item, Table):
+            _flatten(item.value, out)
+        elif isinstance(item, AoT):
+            for element in item.body:
+                _flatten(element.value, out)
+
+
+def _remove_with_comments(doc: Container, servers: Container, name: str) -> None:
+    flat: list[tuple[Container, int]] = []
+    _flatten(doc, flat)
+    index = next(i for i, (k, _) in enumerate(servers.body) if k is not None and k.key == name)
+    pos = next(i for i, (c, at) in enumerate(flat) if c is servers and at == index)
+    item = servers.body[index][1]
+    sub: list[tuple[Container, int]] = []
+    if isinstance(item, Table):
+        _flatten(item.value, sub)
+    end = pos + 1 + len(sub)
+
+    def entry(i: int) -> Item:
+        container, at = flat[i]
+        return container.body[at][1]
+
+    # the comment block directly above the server's first rendered line (none when a
+    # blank line, kept in the header's own indent, separates them)
+    lead: list[int] = []
+    j = pos - 1
+    if item.trivia.indent.lstrip(" \t").startswith("\n"):
+        j = -1
+    while j >= 0:
+        it = entry(j)
+        if isinstance(it, Table) and it.is_super_table():
+            j -= 1
+            continue
+        if isinstance(it, Comment):
+            lead.append(j)
+            j -= 1
+            continue
+        break
+    if lead and min(lead) == 0:
+        lead = []  # the file's own header comment
+    # a comment block at the very end of the server, directly above the next entry
+    rescued: list[Item] = []
+    if pos >= 0 and end < len(flat):
+        k = end - 1
+        while k > pos and isinstance(entry(k), Comment):
+            rescued.insert(0, entry(k))
+            k -= 1
+    following = next(
+        (entry(i) for i in range(end, len(flat)) if not isinstance(entry(i), (Null,))),
+        None,
+    )
+    for i in lead:
+        container, at = flat[i]
+        container.body[at] = (None, Null())
+    del servers[name]
+    if rescued and following is not None and not isinstance(following, (Comment, Whitespace)):
+        text = "".join(c.as_string() for c in rescued)
+        target = following.body[0] if isinstance(following, AoT) and following.body else following
+        target.trivia.indent = text + target.trivia.indent
+    if following is None and pos > 0:
+        _trim_trailing_blank(flat[lead[-1] - 1 if lead else pos - 1])
+
+
+def _trim_trailing_blank(where: tuple[Container, int]) -> None:
+    """After removing the last server, drop the blank line that separated it."""
+    container, at = where
+    for i in range(len(container.body) - 1, at - 1, -1):
+        item = container.body[i][1]
+        if isinstance(item, Null):
+            continue
+        if isinstance(item, Whitespace) and item.s.strip("\n") == "" and item.s:
+            container.body[i] = (None, Null())
+        return

@@ -1,0 +1,519 @@
+"""In-place edits of a ``config.yaml`` (used by ``ConfigDocument``).
+
+The text is the source of truth. Structural edits of block mappings (add or remove a key,
+add, remove or rename a server, replace a nested value) are made on the lines themselves,
+located with ruamel.yaml's line/column records, then the text is parsed again; that keeps
+every other byte, which ruamel's dump alone cannot promise (it moves blank lines and
+comments to the key before them). Scalar replacements and edits inside flow collections
+(``{a: 1}``, ``[x, y]``) go through ruamel's round-trip tree and are replayed onto the
+original text (``portico.config.replay``), so lines ruamel would re-emit differently stay
+as they were. New blocks use the file's own indentation.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from portico.config import schema
+from portico.config.document import DocumentParseError, EditError
+from portico.config.model import Dialect
+from portico.config.replay import replay
+
+SERVERS = "mcp_servers"
+_KEY_LINE = re.compile(r"^(\s*)[^\s#\-][^#]*?:(\s|$)")
+_SEQ_LINE = re.compile(r"^(\s*)- ")
+
+
+def _load(text: str) -> Any:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    return yaml.load(text)
+
+
+def plain(value: Any) -> Any:
+    """ruamel's round-trip types as plain dict / list / str / int / float / bool."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    return value
+
+
+def _to_ruamel(value: Any) -> Any:
+    if isinstance(value, (CommentedMap, CommentedSeq)):
+        return value
+    if isinstance(value, Mapping):
+        out = CommentedMap()
+        for k, v in value.items():
+            out[str(k)] = _to_ruamel(v)
+        return out
+    if isinstance(value, (list, tuple)):
+        seq = CommentedSeq(_to_ruamel(v) for v in value)
+        if all(not isinstance(v, (Mapping, list, tuple)) for v in value):
+            seq.fa.set_flow_style()
+        return seq
+    return value
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _blank(line: str) -> bool:
+    return not line.strip()
+
+
+def _comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def _is_flow(node: Any) -> bool:
+    return isinstance(node, (CommentedMap, CommentedSeq)) and node.fa.flow_style() is True
+
+
+def _detect_indent(text: str) -> tuple[int, int, int]:
+    """(mapping indent, sequence indent, sequence dash offset) the file already uses."""
+    lines = text.splitlines()
+    mapping = 0
+    for line in lines:
+        if _KEY_LINE.match(line) and not _comment(line):
+            ind = _indent(line)
+            if ind and (mapping == 0 or ind < mapping):
+                mapping = ind
+    mapping = mapping or 2
+    offset: int | None = None
+    previous = ""
+    for line in lines:
+        if _blank(line) or _comment(line):
+            continue
+        seq = _SEQ_LINE.match(line)
+        if seq and previous.rstrip().endswith(":") and not _SEQ_LINE.match(previous):
+            offset = max(0, _indent(line) - _indent(previous))
+            break
+        previous = line
+    if offset is None:
+        offset = mapping
+    return mapping, offset + 2, offset
+
+
+class YamlTree:
+    def __init__(self, text: str, path: Path) -> None:
+        self.path = path
+        self.mapping_indent, self.sequence_indent, self.offset = _detect_indent(text)
+        self._set_text(text)
+
+    # -- text and tree ---------------------------------------------------------------
+
+    def _set_text(self, text: str) -> None:
+        try:
+            data = _load(text)
+        except MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            problem = exc.problem or exc.context or "syntax error"
+            line = mark.line + 1 if mark else None
+            raise DocumentParseError(self.path, f"not valid YAML: {problem}", line) from None
+        except YAMLError as exc:
+            raise DocumentParseError(self.path, f"not valid YAML: {exc}") from None
+        if data is None:
+            data = CommentedMap()
+        if not isinstance(data, CommentedMap):
+            raise DocumentParseError(self.path, "the top level is not a mapping of keys")
+        self.text = text
+        self.data = data
+
+    def _lines(self) -> list[str]:
+        return self.text.splitlines(keepends=True)
+
+    def _write_lines(self, lines: list[str]) -> None:
+        self._set_text("".join(lines))
+
+    def _dumper(self) -> YAML:
+        yaml = YAML(typ="rt")
+        yaml.preserve_quotes = True
+        yaml.width = 4096
+        yaml.indent(mapping=self.mapping_indent, sequence=self.sequence_indent, offset=self.offset)
+        return yaml
+
+    def _dump(self) -> str:
+        buf = io.StringIO()
+        self._dumper().dump(self.data, buf)
+        return buf.getvalue()
+
+    def _mutate(self, change: Any) -> None:
+        """Edit through ruamel's tree, keeping unrelated lines exactly as they were."""
+        base = self._dump()
+        change()
+        edited = self._dump()
+        self._set_text(replay(self.text, base, edited))
+
+    def _render(self, mapping: Mapping[str, Any], column: int) -> list[str]:
+        buf = io.StringIO()
+        self._dumper().dump(_to_ruamel(mapping), buf)
+        pad = " " * column
+        return [pad + line if line.strip() else line for line in buf.getvalue().splitlines(True)]
+
+    def dumps(self) -> str:
+        return self.text
+
+    def parse_value(self, text: str) -> Any:
+        try:
+            data = _load(f"v: {text}\n")
+        except YAMLError:
+            return text
+        if not isinstance(data, CommentedMap) or "v" not in data:
+            return text
+        return data["v"]
+
+    # -- spans ---------------------------------------------------------------------------
+
+    def _span(self, node: CommentedMap, key: Any) -> tuple[int, int, int, int]:
+        """(first line, end of content, end of region, column) of ``key`` in a block map.
+
+        The region runs up to the next key; its trailing blank lines and the comments not
+        indented deeper than the key belong to what follows, so content ends before them.
+        """
+        lines = self._lines()
+        start, column = node.lc.key(key)
+        keys = list(node.keys())
+        at = keys.index(key)
+        if at + 1 < len(keys):
+            region = node.lc.key(keys[at + 1])[0]
+        else:
+            region = len(lines)
+            for ln in range(start + 1, len(lines)):
+                line = lines[ln]
+                if _blank(line) or _comment(line):
+                    continue
+                ind = _indent(line)
+                if ind < column or (ind == column and not _SEQ_LINE.match(line)):
+                    region = ln
+                    break
+        end = region
+        while end > start + 1 and (
+            _blank(lines[end - 1])
+            or (_comment(lines[end - 1]) and _indent(lines[end - 1]) <= column)
+        ):
+            end -= 1
+        return start, end, region, column
+
+    # -- walking -------------------------------------------------------------------------
+
+    def _servers(self) -> Any:
+        return self.data.get(SERVERS)
+
+    def server_names(self) -> list[str]:
+        servers = self._servers()
+        if not isinstance(servers, CommentedMap):
+            return []
+        return [str(k) for k, v in servers.items() if v is None or isinstance(v, CommentedMap)]
+
+    def _server_path(self, server: str, path: tuple[str, ...]) -> tuple[str, ...]:
+        return (SERVERS, server, *path)
+
+    def _walk(
+        self, path: tuple[str, ...], logical_from: int
+    ) -> tuple[list[tuple[CommentedMap, str]], int]:
+        """The (map, key) chain along ``path`` as far as it exists, and how far that is."""
+        node: Any = self.data
+        chain: list[tuple[CommentedMap, str]] = []
+        logical: str | None = None
+        for depth, part in enumerate(path):
+            if not isinstance(node, CommentedMap):
+                return chain, depth
+            if depth >= logical_from:
+                key, logical = _resolve(node, part, logical)
+            else:
+                key = part
+            chain.append((node, key))
+            if key not in node:
+                return chain, depth
+            node = node[key]
+        return chain, len(path)
+
+    def get(self, server: str, path: tuple[str, ...]) -> Any:
+        return self._get(self._server_path(server, path), 2)
+
+    def get_root(self, path: tuple[str, ...]) -> Any:
+        return self._get(path, len(path))
+
+    def _get(self, path: tuple[str, ...], logical_from: int) -> Any:
+        chain, reached = self._walk(path, logical_from)
+        if reached < len(path):
+            return None
+        node, key = chain[-1]
+        return plain(node[key])
+
+    # -- set / unset -----------------------------------------------------------------------
+
+    def set(self, server: str, path: tuple[str, ...], value: Any) -> None:
+        self._set(self._server_path(server, path), value, 2)
+
+    def set_root(self, path: tuple[str, ...], value: Any) -> None:
+        self._set(path, value, len(path))
+
+    def _set(self, path: tuple[str, ...], value: Any, logical_from: int) -> None:
+        chain, reached = self._walk(path, logical_from)
+        node, key = chain[-1]
+        # walked into a scalar: only a null may be replaced by a table
+        if reached < len(path) and key in node and node[key] is not None:
+            shown = [k for _, k in chain][1 if logical_from == 2 else 0 :]
+            raise EditError(
+                f"{self.path}: {'.'.join(shown)} is a {type(plain(node[key])).__name__}, "
+                "not a table; unset it first"
+            )
+        nested = value
+        for part in reversed(_spelled(path, logical_from)[len(chain) :]):
+            nested = {part: nested}
+        if reached == len(path) or key in node:
+            self._replace(node, key, nested, chain)
+        else:
+            self._insert(node, key, nested, chain)
+
+    def _insert(
+        self, node: CommentedMap, key: str, value: Any, chain: list[tuple[CommentedMap, str]]
+    ) -> None:
+        if _is_flow(node) or (len(node) == 0 and node is not self.data):
+            self._mutate(lambda: node.__setitem__(key, _to_ruamel(value)))
+            return
+        lines = self._lines()
+        if len(node) == 0:  # an empty document (comments only)
+            if lines and not lines[-1].endswith("\n"):
+                lines[-1] += "\n"
+            if any(not _blank(line) for line in lines):
+                lines.append("\n")
+            lines.extend(self._render({key: value}, 0))
+            self._write_lines(lines)
+            return
+        last = list(node.keys())[-1]
+        _, end, _, column = self._span(node, last)
+        if end > 0 and not lines[end - 1].endswith("\n"):
+            lines[end - 1] += "\n"
+        block = self._render({key: value}, column)
+        if node is self.data and isinstance(value, Mapping):
+            if end > 0 and not _blank(lines[end - 1]):
+                block = ["\n", *block]  # a new top-level section
+        elif node is self._servers() and self._separated(node):
+            block = ["\n", *block]
+        lines[end:end] = block
+        self._write_lines(lines)
+
+    def _separated(self, node: CommentedMap) -> bool:
+        """Whether the entries of ``node`` are separated by blank lines."""
+        lines = self._lines()
+        keys = list(node.keys())
+        for key in keys[1:]:
+            start = node.lc.key(key)[0]
+            if start > 0 and _blank(lines[start - 1]):
+                return True
+        return False
+
+    def _replace(
+        self, node: CommentedMap, key: str, value: Any, chain: list[tuple[CommentedMap, str]]
+    ) -> None:
+        old = node[key]
+        scalar_old = not isinstance(old, (CommentedMap, CommentedSeq)) and old is not None
+        scalar_new = not isinstance(value, (Mapping, list, tuple))
+        if _is_flow(node) or (scalar_old and scalar_new):
+            line_no = node.lc.key(key)[0]
+            before = self._lines()[line_no]
+            self._mutate(lambda: node.__setitem__(key, _to_ruamel(value)))
+            self._keep_comment_gap(line_no, before)
+            return
+        lines = self._lines()
+        start, end, _, column = self._span(node, key)
+        block = self._render({key: value}, column)
+        block[0] = lines[start][:column] + block[0][column:]
+        lines[start:end] = block
+        self._write_lines(lines)
+
+    def _keep_comment_gap(self, line_no: int, before: str) -> None:
+        """ruamel keeps an end-of-line comment's column; keep its distance instead."""
+        lines = self._lines()
+        if line_no >= len(lines):
+            return
+        after = lines[line_no]
+        old_at, new_at = _comment_start(before), _comment_start(after)
+        if old_at is None or new_at is None:
+            return
+        gap = len(before[:old_at]) - len(before[:old_at].rstrip())
+        fixed = after[:new_at].rstrip() + " " * gap + after[new_at:]
+        if fixed != after:
+            lines[line_no] = fixed
+            self._write_lines(lines)
+
+    def unset(self, server: str, path: tuple[str, ...]) -> bool:
+        return self._unset(self._server_path(server, path), 2)
+
+    def unset_root(self, path: tuple[str, ...]) -> bool:
+        return self._unset(path, len(path))
+
+    def _unset(self, path: tuple[str, ...], logical_from: int) -> bool:
+        chain, reached = self._walk(path, logical_from)
+        if reached < len(path):
+            return False
+        node, key = chain[-1]
+        if _is_flow(node):
+            self._mutate(lambda: node.__delitem__(key))
+            return True
+        lines = self._lines()
+        start, end, _, _ = self._span(node, key)
+        if len(node) == 1 and len(chain) >= 2:
+            # the map becomes empty: write it as {} rather than leave a null behind
+            del lines[start:end]
+            self._write_lines(lines)
+            self._make_empty_map([k for _, k in chain[:-1]])
+            return True
+        del lines[start:end]
+        self._write_lines(lines)
+        return True
+
+    def _make_empty_map(self, keys: list[str]) -> None:
+        """``key:`` (left without a value) -> ``key: {}``, keeping a comment on that line."""
+        node: Any = self.data
+        for part in keys[:-1]:
+            node = node[part]
+        if not isinstance(node, CommentedMap) or keys[-1] not in node:
+            return
+        lines = self._lines()
+        line_no = node.lc.key(keys[-1])[0]
+        line = lines[line_no]
+        body, newline = (line[:-1], "\n") if line.endswith("\n") else (line, "")
+        match = re.match(r"^(.*?:)(\s*)(#.*)?$", body)
+        if match is None or node[keys[-1]] is not None:
+            return
+        head, space, comment = match.group(1), match.group(2), match.group(3)
+        lines[line_no] = f"{head} {{}}{(space or ' ') + comment if comment else ''}{newline}"
+        self._write_lines(lines)
+
+    # -- servers ---------------------------------------------------------------------------
+
+    def add_server(self, name: str, fields: Mapping[str, Any]) -> None:
+        servers = self._servers()
+        if SERVERS not in self.data:
+            self._insert(self.data, SERVERS, {name: dict(fields)}, [(self.data, SERVERS)])
+            return
+        if servers is None:
+            lines = self._lines()
+            line_no = self.data.lc.key(SERVERS)[0]
+            block = self._render({name: dict(fields)}, self.mapping_indent)
+            lines[line_no + 1 : line_no + 1] = block
+            self._write_lines(lines)
+            return
+        if not isinstance(servers, CommentedMap):
+            raise EditError(f"{self.path}: {SERVERS} is not a mapping of servers; fix it by hand")
+        if _is_flow(servers) and len(servers) == 0:
+            lines = self._lines()
+            line_no, column = self.data.lc.key(SERVERS)
+            lines[line_no] = re.sub(r":\s*\{\s*\}", ":", lines[line_no], count=1)
+            block = self._render({name: dict(fields)}, column + self.mapping_indent)
+            lines[line_no + 1 : line_no + 1] = block
+            self._write_lines(lines)
+            return
+        self._insert(servers, name, dict(fields), [(self.data, SERVERS), (servers, name)])
+
+    def remove_server(self, name: str) -> None:
+        servers = self._servers()
+        if _is_flow(servers):
+            self._mutate(lambda: servers.__delitem__(name))
+            return
+        lines = self._lines()
+        start, end, region, column = self._span(servers, name)
+        lead = start
+        while lead > 0 and _comment(lines[lead - 1]) and _indent(lines[lead - 1]) <= column:
+            lead -= 1
+        if lead == 0:
+            lead = start  # the file's own header comment stays
+        parent_line = self.data.lc.key(SERVERS)[0]
+        # the blank lines after the server go too when a blank line (or the
+        # mcp_servers: line) already separates what comes before
+        after = end
+        while after < region and _blank(lines[after]):
+            after += 1
+        drop_blanks = lead - 1 == parent_line or lead == 0 or _blank(lines[lead - 1])
+        stop = after if drop_blanks else end
+        if stop >= len(lines) or (after == region and region == len(lines)):
+            stop = region
+            while lead > 0 and _blank(lines[lead - 1]):
+                lead -= 1
+        only = len(servers) == 1
+        del lines[lead:stop]
+        self._write_lines(lines)
+        if only:
+            self._make_empty_map([SERVERS])
+
+    def rename_server(self, old: str, new: str) -> None:
+        servers = self._servers()
+        lines = self._lines()
+        line_no, column = servers.lc.key(old)
+        line = lines[line_no]
+        for quote in ("", '"', "'"):
+            token = f"{quote}{old}{quote}"
+            if line[column : column + len(token)] == token and (
+                quote or line[column + len(token) : column + len(token) + 1] in (":", " ")
+            ):
+                lines[line_no] = (
+                    line[:column] + f"{quote}{new}{quote}" + line[column + len(token) :]
+                )
+                self._write_lines(lines)
+                return
+
+        def rebuild() -> None:
+            position = list(servers.keys()).index(old)
+            value = servers.pop(old)
+            servers.insert(position, new, value)
+
+        self._mutate(rebuild)
+
+
+def _spelled(path: tuple[str, ...], logical_from: int) -> list[str]:
+    """``path`` with the keys after ``logical_from`` in YAML spelling (for new keys)."""
+    out = list(path[:logical_from])
+    logical: str | None = None
+    for part in path[logical_from:]:
+        spec = schema.lookup(Dialect.YAML, logical, part)
+        out.append(spec.spelling(Dialect.YAML) if spec else part)
+        logical = spec.name if spec else None
+    return out
+
+
+def _comment_start(line: str) -> int | None:
+    """Where the end-of-line comment of ``line`` starts (outside quotes), if any."""
+    quote = ""
+    for at, char in enumerate(line):
+        if quote:
+            if char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and at > 0 and line[at - 1] in " \t":
+            return at
+    return None
+
+
+def _resolve(node: CommentedMap, part: str, logical_parent: str | None) -> tuple[str, str | None]:
+    """The key to use for ``part``: an existing spelling of the same key, or the YAML one."""
+    spec = schema.lookup(Dialect.YAML, logical_parent, part)
+    if part in node:
+        return part, spec.name if spec else None
+    if spec is not None:
+        for spelling in spec.spellings(Dialect.YAML):
+            if spelling in node:
+                return spelling, spec.name
+        return spec.spelling(Dialect.YAML), spec.name
+    return part, None

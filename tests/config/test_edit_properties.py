@@ -1,0 +1,303 @@
+"""Property tests: random edit sequences on the commented corpus files.
+
+For every sequence of set / unset / add / remove / rename / toggle:
+- no comment line is lost, except those a removed server owned (its body and the comment
+  block directly above it, computed here from the original text);
+- the text parses (with parsers independent of the editor: tomllib, ruamel's safe
+  loader) to exactly the model the edits describe, applied to plain dicts;
+- the loader (portico.config.load) agrees on every server's ``enabled``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import tomllib
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from portico.config.document import ConfigDocument
+from portico.config.load import parse_text
+from portico.config.translate import to_dialect
+
+CORPUS = Path(__file__).parent / "corpus"
+FILES = sorted(p.name for p in CORPUS.glob("*_*.*") if p.suffix in (".toml", ".yaml"))
+
+
+# -- independent reading ------------------------------------------------------------------
+
+
+def parse_plain(text: str, yaml: bool) -> dict[str, Any]:
+    if yaml:
+        return YAML(typ="safe").load(text) or {}
+    return tomllib.loads(text)
+
+
+def is_comment(line: str) -> bool:
+    return line.lstrip().startswith("#")
+
+
+def standalone_comments(text: str) -> Counter[str]:
+    return Counter(line.strip() for line in text.splitlines() if is_comment(line))
+
+
+_TOML_HEADER = re.compile(r"^\s*\[(?!\[)\s*([^\]]+?)\s*\]")
+
+
+def _toml_server_of(header: str) -> str | None:
+    parts = [p.strip().strip('"').strip("'") for p in header.split(".")]
+    return parts[1] if len(parts) >= 2 and parts[0] == "mcp" else None
+
+
+def owned_comment_lines(text: str, yaml: bool) -> dict[str, list[int]]:
+    """Line numbers of the comment lines each server owns (removed along with it)."""
+    lines = text.splitlines()
+    owned: dict[str, list[int]] = {}
+    if yaml:
+        top = next((i for i, line in enumerate(lines) if line.startswith("mcp_servers:")), None)
+        if top is None:
+            return owned
+        body = [
+            i for i in range(top + 1, len(lines)) if lines[i].strip() and not is_comment(lines[i])
+        ]
+        if not body:
+            return owned
+        column = len(lines[body[0]]) - len(lines[body[0]].lstrip())
+        if column == 0:
+            return owned
+        starts: list[tuple[int, str]] = []
+        end_of_servers = len(lines)
+        for i in body:
+            indent = len(lines[i]) - len(lines[i].lstrip())
+            if indent < column:
+                end_of_servers = i
+                break
+            if indent == column:
+                starts.append((i, lines[i].strip().split(":")[0].strip("\"'")))
+        bounds = [s for s, _ in starts] + [end_of_servers]
+        for (start, name), end in zip(starts, bounds[1:], strict=True):
+            stop = end
+            while stop > start + 1 and (
+                not lines[stop - 1].strip()
+                or (is_comment(lines[stop - 1]) and _indent(lines[stop - 1]) <= column)
+            ):
+                stop -= 1
+            mine = [i for i in range(start, stop) if is_comment(lines[i])]
+            lead = start
+            while lead > 0 and is_comment(lines[lead - 1]) and _indent(lines[lead - 1]) <= column:
+                lead -= 1
+            if lead > 0:
+                mine += list(range(lead, start))
+            owned.setdefault(name, []).extend(mine)
+        return owned
+    headers = [(i, _TOML_HEADER.match(line)) for i, line in enumerate(lines)]
+    header_lines = [(i, m.group(1)) for i, m in headers if m]
+    for n, (start, header) in enumerate(header_lines):
+        name = _toml_server_of(header)
+        if name is None:
+            continue
+        end = header_lines[n + 1][0] if n + 1 < len(header_lines) else len(lines)
+        stop = end
+        next_is_same = n + 1 < len(header_lines) and _toml_server_of(header_lines[n + 1][1]) == name
+        if end < len(lines) and not next_is_same:  # a block right above the next header is its
+            while stop > start + 1 and is_comment(lines[stop - 1]):
+                stop -= 1
+        mine = [i for i in range(start, stop) if is_comment(lines[i])]
+        lead = start
+        while lead > 0 and is_comment(lines[lead - 1]):
+            lead -= 1
+        previous_is_same = n > 0 and _toml_server_of(header_lines[n - 1][1]) == name
+        if lead > 0 and not previous_is_same:
+            mine += list(range(lead, start))
+        owned.setdefault(name, []).extend(mine)
+    return owned
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+# -- the model the edits describe ----------------------------------------------------------
+
+
+class Model:
+    def __init__(self, text: str, yaml: bool) -> None:
+        self.yaml = yaml
+        self.data = parse_plain(text, yaml)
+        self.servers_key = "mcp_servers" if yaml else "mcp"
+        self.removed_original: list[str] = []  # original names of removed servers
+        self.original_name: dict[str, str] = {n: n for n in self.servers()}
+
+    def servers(self) -> dict[str, Any]:
+        found = self.data.get(self.servers_key)
+        return found if isinstance(found, dict) else {}
+
+    def env_key(self, server: str) -> str:
+        entry = self.servers()[server]
+        for spelling in ("environment", "env") if not self.yaml else ("env", "environment"):
+            if spelling in entry:
+                return spelling
+        return "env" if self.yaml else "environment"
+
+    def set(self, server: str, path: tuple[str, ...], value: Any) -> None:
+        node = self.servers()[server]
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = copy.deepcopy(value)
+
+    def unset(self, server: str, path: tuple[str, ...]) -> None:
+        node = self.servers()[server]
+        for part in path[:-1]:
+            node = node.get(part)
+            if not isinstance(node, dict):
+                return
+        node.pop(path[-1], None)
+
+    def add(self, name: str, fields: dict[str, Any]) -> None:
+        self.data.setdefault(self.servers_key, {})[name] = to_dialect(fields, self.dialect)
+        self.original_name[name] = name
+
+    @property
+    def dialect(self) -> Any:
+        from portico.config.model import Dialect
+
+        return Dialect.YAML if self.yaml else Dialect.TOML
+
+    def remove(self, name: str) -> None:
+        del self.servers()[name]
+        original = self.original_name.pop(name)
+        self.removed_original.append(original)
+        if not self.servers():
+            if self.yaml:
+                self.data[self.servers_key] = {}
+            else:
+                del self.data[self.servers_key]
+
+    def rename(self, old: str, new: str) -> None:
+        servers = self.servers()
+        renamed = {(new if key == old else key): value for key, value in servers.items()}
+        servers.clear()
+        servers.update(renamed)
+        self.original_name[new] = self.original_name.pop(old)
+
+
+# -- the property --------------------------------------------------------------------------
+
+SCALAR_KEYS = ("enabled", "always_load", "timeout")
+
+
+def _value_for(key: str, draw: Any, yaml: bool) -> Any:
+    if key in ("enabled", "always_load"):
+        return draw(st.booleans())
+    if key == "timeout":
+        return draw(st.integers(1, 300)) * (1 if yaml else 1000)
+    return draw(st.integers(1, 60))
+
+
+@pytest.mark.parametrize("name", FILES)
+@settings(
+    max_examples=int(os.environ.get("PORTICO_EDIT_EXAMPLES", "40")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_random_edits_keep_comments_and_reach_the_model(name: str, data: st.DataObject) -> None:
+    yaml = name.endswith(".yaml")
+    source = (CORPUS / name).read_text()
+    path = CORPUS / name
+    doc = ConfigDocument.from_text(source, path)
+    model = Model(source, yaml)
+    counter = 0
+    set_keys: dict[str, list[tuple[str, ...]]] = {}
+
+    steps = data.draw(st.integers(1, 6), label="steps")
+    for _ in range(steps):
+        names = doc.server_names()
+        assert names == list(model.servers())
+        kind = data.draw(
+            st.sampled_from(
+                ["set", "set_env", "set_nested", "unset", "add", "remove", "rename", "toggle"]
+                if names
+                else ["add"]
+            ),
+            label="kind",
+        )
+        counter += 1
+        if kind == "add":
+            new = f"added-{counter}"
+            fields: dict[str, Any] = data.draw(
+                st.sampled_from(
+                    [
+                        {"command": "npx", "args": ["-y", "pkg"], "env": {"A": "${env:A}"}},
+                        {"url": "https://mcp.example.com/mcp", "timeout": 12},
+                        {"command": "uvx", "args": ["mcp-server-fetch"], "enabled": False},
+                    ]
+                ),
+                label="fields",
+            )
+            doc.add_server(new, fields)
+            model.add(new, fields)
+            continue
+        server = data.draw(st.sampled_from(names), label="server")
+        if kind == "set":
+            key = data.draw(st.sampled_from(SCALAR_KEYS), label="key")
+            value = _value_for(key, data.draw, yaml)
+            doc.set(server, (key,), value)
+            model.set(server, (key,), value)
+            set_keys.setdefault(server, []).append((key,))
+        elif kind == "set_env":
+            var = f"PROP_VAR_{counter}"
+            env = model.env_key(server)
+            value = data.draw(st.sampled_from(["plain", "${env:X}", "with space", "q'uote\""]))
+            doc.set(server, (env, var), value)
+            model.set(server, (env, var), value)
+            set_keys.setdefault(server, []).append((env, var))
+        elif kind == "set_nested":
+            value = data.draw(st.integers(1, 60), label="max_rpm")
+            doc.set(server, ("sampling", "max_rpm"), value)
+            model.set(server, ("sampling", "max_rpm"), value)
+            set_keys.setdefault(server, []).append(("sampling", "max_rpm"))
+        elif kind == "unset":
+            choices = [*set_keys.get(server, []), *[(k,) for k in SCALAR_KEYS]]
+            key_path = data.draw(st.sampled_from(choices), label="unset key")
+            doc.unset(server, key_path)
+            model.unset(server, key_path)
+        elif kind == "toggle":
+            enabled = data.draw(st.booleans(), label="enabled")
+            doc.set_enabled(server, enabled)
+            model.set(server, ("enabled",), enabled)
+        elif kind == "remove":
+            doc.remove_server(server)
+            model.remove(server)
+            set_keys.pop(server, None)
+        elif kind == "rename":
+            new = f"renamed-{counter}"
+            doc.rename_server(server, new)
+            model.rename(server, new)
+            if server in set_keys:
+                set_keys[new] = set_keys.pop(server)
+
+    text = doc.text()
+    # 1. the model the edits describe, read back by an independent parser
+    assert parse_plain(text, yaml) == model.data
+    # 2. no comment line lost, except those owned by removed servers
+    owned = owned_comment_lines(source, yaml)
+    lines = source.splitlines()
+    gone = Counter(
+        lines[i].strip() for removed in model.removed_original for i in owned.get(removed, [])
+    )
+    expected = standalone_comments(source) - gone
+    survived = standalone_comments(text)
+    lost = expected - survived
+    assert not lost, f"comment lines lost: {sorted(lost)}\n--- text ---\n{text}"
+    # 3. the loader reads the same enabled flags
+    config = parse_text(text, path)
+    for spec in config.servers:
+        assert spec.enabled == model.servers()[spec.name].get("enabled", True)
