@@ -1,9 +1,349 @@
-"""``portico mcp list|test|tools|call``."""
+"""``portico mcp list|test|tools|call``: the runtime seen from a terminal.
+
+Every command loads the config, connects what it needs through a :class:`Hub` (so the
+CLI sees exactly what the app would), prints, and shuts the servers down again.
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from portico.cli.commands import Groups
+
+if TYPE_CHECKING:
+    from portico.config.model import Config, ServerSpec
+    from portico.runtime.hooks import ConnectionHooks
+    from portico.runtime.hub import Hub
+
+LIST_BUDGET = 20.0  # seconds `mcp list` waits for servers before printing what it knows
 
 
 def register(groups: Groups) -> None:
-    """Not built yet."""
+    mcp = groups.mcp
+
+    p = mcp.add_parser("list", help="every server with status, transport, tools, source")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--budget", type=float, default=LIST_BUDGET, help="seconds to wait for servers")
+    _project_arg(p)
+    p.set_defaults(handler=cmd_list)
+
+    p = mcp.add_parser("test", help="connect one server and show what it offers")
+    p.add_argument("name", nargs="?", help="server name from the config")
+    p.add_argument("--url", help="test an HTTP endpoint that is not in the config")
+    p.add_argument(
+        "--header", action="append", default=[], metavar="K=V", help="HTTP header (repeat)"
+    )
+    p.add_argument("--sse", action="store_true", help="with --url: legacy SSE transport")
+    _project_arg(p)
+    p.set_defaults(handler=cmd_test)
+
+    p = mcp.add_parser("tools", help="the tools one server offers, as the model sees them")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _project_arg(p)
+    p.set_defaults(handler=cmd_tools)
+
+    p = mcp.add_parser("call", help="call one tool directly and print the processed result")
+    p.add_argument("name")
+    p.add_argument("tool", help="the tool's name on the server (or its qualified name)")
+    p.add_argument("--args", default="{}", help="arguments as a JSON object")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    _project_arg(p)
+    p.set_defaults(handler=cmd_call)
+
+
+def _project_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="project folder (default: the nearest folder above here with .portico/)",
+    )
+
+
+# --- shared helpers ------------------------------------------------------------------
+
+
+def find_project(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".portico").is_dir():
+            return folder
+    return None
+
+
+def _load(args: argparse.Namespace) -> Config:
+    from portico.config import load
+
+    project = args.project if args.project is not None else find_project()
+    config = load(project)
+    for diag in config.diagnostics:
+        print(str(diag), file=sys.stderr)
+    return config
+
+
+def build_hooks(*, ask_trust: bool = True) -> ConnectionHooks:
+    """Hooks for terminal use: policy (trust gate, sampling, elicitation), secrets, OAuth.
+
+    ``ask_trust=False`` (``mcp list``) only parks untrusted project servers in
+    AwaitingTrust instead of asking about each of them.
+    """
+    from portico.runtime.hooks import ConnectionHooks
+
+    hooks = ConnectionHooks()
+    try:
+        from portico.policy.hooks import cli_policy
+
+        policy = cli_policy()
+        policy.trust.ask = ask_trust
+        hooks = policy.hooks(hooks)
+    except ImportError as exc:  # policy not installed in this build: no gate at all
+        _err(f"warning: the trust policy is unavailable ({exc}); servers start unchecked")
+    try:
+        from portico.auth import secret_store
+        from portico.auth.manager import AuthManager
+        from portico.policy.prompters import NonInteractivePrompter
+
+        hooks.lookup_secret = secret_store.lookup_secret
+        hooks.auth_for = AuthManager(NonInteractivePrompter()).auth_for
+    except ImportError as exc:
+        _err(f"warning: sign-in support is unavailable ({exc})")
+    return hooks
+
+
+def _err(text: str) -> None:
+    print(f"portico: {text}", file=sys.stderr)
+
+
+def _config_with(config: Config, specs: tuple[ServerSpec, ...]) -> Config:
+    return replace(config, servers=specs)
+
+
+def _spec_or_error(config: Config, name: str) -> ServerSpec | None:
+    spec = config.server(name)
+    if spec is None:
+        names = ", ".join(s.name for s in config.servers) or "none"
+        _err(
+            f"no server named {name!r} in the config (configured: {names}); "
+            "run `portico mcp list` to see them"
+        )
+    return spec
+
+
+# --- mcp list ----------------------------------------------------------------------
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    config = _load(args)
+    return asyncio.run(_list(config, args.json, args.budget))
+
+
+async def _list(config: Config, as_json: bool, budget: float) -> int:
+    from portico.runtime.hub import Hub
+
+    hub = Hub(hooks=build_hooks(ask_trust=False), wave_budget=budget, pass_budget=budget)
+    try:
+        summary = await hub.apply(config)
+        rows = [_row(hub, spec) for spec in config.servers]
+    finally:
+        await hub.close()
+    if as_json:
+        print(json.dumps({"servers": rows, "summary": summary}, indent=2))
+        return 0
+    if not rows:
+        print("No MCP servers configured. Add one with `portico mcp add`.")
+        return 0
+    headers = ("NAME", "STATUS", "TRANSPORT", "TOOLS", "SOURCE")
+    table = [(r["name"], r["status"], r["transport"], str(r["tools"]), r["source"]) for r in rows]
+    widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
+    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
+    for r, t in zip(rows, table, strict=True):
+        print("  ".join(c.ljust(w) for c, w in zip(t, widths, strict=True)).rstrip())
+        if r["error"]:
+            first, *rest = str(r["error"]).splitlines()
+            print(f"    error: {first}")
+            for line in rest:
+                print(f"           {line}")
+    print(summary)
+    return 0
+
+
+def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
+    conn = hub.connections.get(spec.name)
+    state = conn.state if conn is not None else None
+    tools = len(hub.registry.server_tools(spec.name))
+    return {
+        "name": spec.name,
+        "status": str(state.status) if state else "Stopped",
+        "transport": str(spec.transport),
+        "tools": tools,
+        "source": f"{spec.source} ({spec.source.scope})",
+        "error": state.error if state else None,
+        "retry_at": state.retry_at if state else None,
+    }
+
+
+# --- mcp test ----------------------------------------------------------------------
+
+
+def cmd_test(args: argparse.Namespace) -> int:
+    if bool(args.name) == bool(args.url):
+        _err("give either a server NAME or --url URL")
+        return 2
+    if args.url:
+        spec = _adhoc_spec(args.url, args.header, args.sse)
+        if spec is None:
+            return 2
+        config = None
+    else:
+        config = _load(args)
+        spec = _spec_or_error(config, args.name)
+        if spec is None:
+            return 2
+    return asyncio.run(_test(replace(spec, lazy=False), config))
+
+
+def _adhoc_spec(url: str, header_args: list[str], sse: bool) -> ServerSpec | None:
+    from portico.config.model import Dialect, Scope, ServerSpec, Source, Transport
+
+    headers: list[tuple[str, str]] = []
+    for item in header_args:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            _err(f"--header {item!r}: write it as NAME=VALUE")
+            return None
+        headers.append((key.strip(), value))
+    return ServerSpec(
+        name="adhoc",
+        source=Source(Path("<command line>"), 0, Scope.GLOBAL, Dialect.TOML),
+        transport=Transport.SSE if sse else Transport.HTTP,
+        url=url,
+        headers=tuple(headers),
+    )
+
+
+async def _test(spec: ServerSpec, config: Config | None) -> int:
+    from portico.runtime.probe import probe, report_lines
+
+    result = await probe(spec, config, build_hooks())
+    for line in report_lines(result):
+        print(line)
+    return result.exit_code
+
+
+# --- mcp tools / call --------------------------------------------------------------
+
+
+async def _one_server(config: Config, spec: ServerSpec) -> tuple[Hub, bool]:
+    from portico.runtime.events import Status
+    from portico.runtime.hub import Hub
+
+    hub = Hub(hooks=build_hooks())
+    await hub.apply(_config_with(config, (spec,)))
+    state = hub.connection(spec.name).state
+    ok = state.status in (Status.RUNNING, Status.LAZY)
+    if not ok:
+        _err(f"server {spec.name!r} is {state.status}: {state.error or 'not running'}")
+    return hub, ok
+
+
+def cmd_tools(args: argparse.Namespace) -> int:
+    config = _load(args)
+    spec = _spec_or_error(config, args.name)
+    if spec is None:
+        return 2
+    return asyncio.run(_tools(config, spec, args.json))
+
+
+async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
+    hub, ok = await _one_server(config, spec)
+    try:
+        if not ok:
+            return 1
+        tools = hub.registry.server_tools(spec.name)
+        hidden = hub.registry.filtered_out(spec.name)
+        if as_json:
+            data = {
+                "server": spec.name,
+                "tools": [
+                    {
+                        "name": t.qualified,
+                        "tool": t.tool,
+                        "description": t.description,
+                        "input_schema": t.input_schema,
+                        "annotations": t.annotations,
+                        "utility": t.utility,
+                        "digest": t.digest,
+                    }
+                    for t in tools
+                ],
+                "filtered_out": [{"tool": d.tool, "reason": d.reason} for d in hidden],
+                "warnings": hub.registry.warnings(spec.name),
+            }
+            print(json.dumps(data, indent=2))
+            return 0
+        for t in tools:
+            first = t.description.strip().splitlines()[0] if t.description.strip() else ""
+            print(f"{t.qualified}  {first}".rstrip())
+        for d in hidden:
+            print(f"(hidden) {d.tool}: {d.reason}")
+        for w in hub.registry.warnings(spec.name):
+            print(f"warning: {w}", file=sys.stderr)
+        return 0
+    finally:
+        await hub.close()
+
+
+def cmd_call(args: argparse.Namespace) -> int:
+    try:
+        arguments = json.loads(args.args)
+    except ValueError as exc:
+        _err(f'--args is not valid JSON ({exc}); write e.g. --args \'{{"text": "hi"}}\'')
+        return 2
+    if not isinstance(arguments, dict):
+        _err('--args must be a JSON object, e.g. --args \'{"text": "hi"}\'')
+        return 2
+    config = _load(args)
+    spec = _spec_or_error(config, args.name)
+    if spec is None:
+        return 2
+    return asyncio.run(_call(config, spec, args.tool, arguments, args.json))
+
+
+async def _call(
+    config: Config, spec: ServerSpec, tool: str, arguments: dict[str, Any], as_json: bool
+) -> int:
+    from portico.runtime.errors import describe
+
+    hub, ok = await _one_server(config, spec)
+    try:
+        if not ok:
+            return 1
+        registry = hub.registry
+        match = [t for t in registry.server_tools(spec.name) if tool in (t.tool, t.qualified)]
+        if not match:
+            hidden = [d for d in registry.filtered_out(spec.name) if d.tool == tool]
+            why = f" ({hidden[0].reason})" if hidden else ""
+            _err(
+                f"server {spec.name!r} offers no tool {tool!r}{why}; "
+                f"run `portico mcp tools {spec.name}` to see its tools"
+            )
+            return 2
+        try:
+            result = await registry.call(match[0].qualified, arguments)
+        except Exception as exc:
+            _err(f"{spec.name}: calling {tool!r} failed: {describe(exc)}")
+            return 1
+        if as_json:
+            print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
+        else:
+            print(result.text())
+        return 1 if result.is_error else 0
+    finally:
+        await hub.close()

@@ -1,0 +1,213 @@
+"""Errors of the runtime and one helper that turns any failure into one clear line.
+
+The SDK and its transports fail in many shapes: ``MCPError`` with a JSON-RPC code,
+``httpx2`` errors, ``OSError`` from a spawn, ``TimeoutError``, and exception groups that
+wrap any of these (an HTTP transport's background task dying). :func:`describe` picks the
+most telling leaf and words it for a person; :class:`HttpErrorRecorder` remembers the last
+HTTP error response so that the SDK's bare "Server returned an error response" can say
+which status, method, URL and body it was.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any
+
+CONNECTION_CLOSED = -32000
+REQUEST_TIMEOUT = -32001
+BODY_PREVIEW = 200
+SSE_LEGACY_LIMIT = 1024 * 1024
+
+
+class RuntimeFailure(Exception):
+    """A failure already worded for a person (server-scoped)."""
+
+
+class NeedsAuth(Exception):
+    """A server needs a sign-in that background work must not start.
+
+    Raised by auth code (``hooks.auth_for(..., interactive=False)``); the connection then
+    parks in ``Status.NEEDS_AUTH`` until someone signs in and retries.
+    """
+
+
+class ServerExited(RuntimeFailure):
+    """A stdio server process ended (by itself, a crash, or a kill)."""
+
+    def __init__(self, server: str, code: int | None, stderr_tail: list[str] | tuple[str, ...]):
+        self.server = server
+        self.code = code
+        self.stderr_tail = tuple(stderr_tail)
+        super().__init__(self._message())
+
+    def _message(self) -> str:
+        if self.code is None:
+            text = "server exited"
+        elif self.code < 0:
+            text = f"server exited (code {self.code}, killed by signal {-self.code})"
+        else:
+            text = f"server exited (code {self.code})"
+        if self.stderr_tail:
+            text += "; last stderr lines:\n" + "\n".join(self.stderr_tail)
+        return text
+
+
+class CommandNotFound(RuntimeFailure):
+    """The stdio command is not on the PATH that was searched."""
+
+
+class ConfigProblem(RuntimeFailure):
+    """A server's config cannot be used as written (missing cert file, bad header...)."""
+
+
+class CallTimeout(RuntimeFailure):
+    """A tool call ran past its deadline (``timeout``, extended by progress)."""
+
+
+@dataclass(frozen=True)
+class HttpErrorResponse:
+    status: int
+    method: str
+    url: str
+    body: str
+
+    def describe(self) -> str:
+        body = self.body.strip().replace("\r", " ").replace("\n", " ")
+        text = f"HTTP {self.status} from {self.method} {self.url}"
+        if body:
+            text += f": {body[:BODY_PREVIEW]}"
+        return text
+
+
+class HttpErrorRecorder:
+    """An httpx2 ``response`` event hook that remembers recent error responses."""
+
+    def __init__(self, keep: int = 4) -> None:
+        self.recent: deque[HttpErrorResponse] = deque(maxlen=keep)
+        self.count = 0  # error responses seen so far (a mark for "since this call began")
+
+    async def __call__(self, response: Any) -> None:
+        if response.status_code < 400:
+            return
+        body = ""
+        try:
+            raw = await response.aread()
+            body = raw[: BODY_PREVIEW * 4].decode("utf-8", "replace")
+        except Exception:  # a body we cannot read still leaves status and URL
+            body = ""
+        request = response.request
+        url = str(request.url.copy_with(query=None)) if request.url.query else str(request.url)
+        self.recent.append(HttpErrorResponse(response.status_code, request.method, url, body))
+        self.count += 1
+
+    @property
+    def last(self) -> HttpErrorResponse | None:
+        return self.recent[-1] if self.recent else None
+
+    def clear(self) -> None:
+        self.recent.clear()
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The non-group exceptions inside ``exc`` (itself if it is not a group)."""
+    if isinstance(exc, BaseExceptionGroup):
+        found: list[BaseException] = []
+        for inner in exc.exceptions:
+            found.extend(leaves(inner))
+        return found
+    return [exc]
+
+
+def _rank(exc: BaseException) -> int:
+    """Which leaf of a group explains the failure best (lower is better)."""
+    import asyncio
+
+    if isinstance(exc, RuntimeFailure | NeedsAuth):
+        return 0
+    if isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        return 9
+    name = type(exc).__name__
+    if name in {"ClosedResourceError", "BrokenResourceError", "EndOfStream"}:
+        return 7
+    return 3
+
+
+def primary(exc: BaseException) -> BaseException:
+    """The most telling leaf of ``exc``."""
+    found = leaves(exc)
+    return min(found, key=_rank) if found else exc
+
+
+def describe(
+    exc: BaseException,
+    *,
+    recorder: HttpErrorRecorder | None = None,
+    transport: str | None = None,
+    since: int = 0,
+) -> str:
+    """One clear message for any SDK / transport exception (groups included).
+
+    ``since``: only HTTP error responses recorded after ``recorder.count`` was ``since``
+    may explain this failure (an OAuth 401 before a successful sign-in must not).
+    """
+    leaf = primary(exc)
+    text = _describe_leaf(leaf, transport=transport)
+    last = recorder.last if recorder is not None and recorder.count > since else None
+    if last is not None and (
+        "Server returned an error response" in text
+        or _is_http_status_error(leaf)
+        or (last.status in (401, 403) and "HTTP" not in text)
+    ):
+        detail = last.describe()
+        if detail not in text:
+            text = f"{text} ({detail})"
+    return text
+
+
+def _is_http_status_error(exc: BaseException) -> bool:
+    return type(exc).__name__ == "HTTPStatusError"
+
+
+def _describe_leaf(exc: BaseException, *, transport: str | None) -> str:
+    import asyncio
+
+    from mcp import MCPError
+
+    if isinstance(exc, RuntimeFailure | NeedsAuth):
+        return str(exc)
+    if isinstance(exc, MCPError):
+        message = exc.error.message if exc.error is not None else str(exc)
+        if exc.error is not None and exc.error.code == REQUEST_TIMEOUT:
+            return f"request timed out ({message})"
+        if "exceeded the" in message and "byte limit" in message and transport == "sse":
+            message += (
+                "; the legacy SSE transport is capped at 1 MiB per event by the MCP SDK:"
+                " switch the server to Streamable HTTP (transport: http) if it offers it"
+            )
+        return message
+    if isinstance(exc, TimeoutError | asyncio.TimeoutError):
+        return str(exc) or "timed out"
+    if isinstance(exc, FileNotFoundError):
+        return f"{exc.strerror or 'not found'}: {exc.filename}"
+    if isinstance(exc, PermissionError):
+        return f"permission denied: {exc.filename}"
+    name = type(exc).__name__
+    if name == "SSEError" and transport == "sse":
+        return (
+            f"SSE stream failed: {exc}; the legacy SSE transport is capped at 1 MiB per event"
+            " by the MCP SDK: switch the server to Streamable HTTP (transport: http)"
+        )
+    if name == "HTTPStatusError":
+        response = getattr(exc, "response", None)
+        if response is not None:
+            request = response.request
+            return f"HTTP {response.status_code} from {request.method} {request.url}"
+    if name in {"ConnectError", "ConnectTimeout"}:
+        request = getattr(exc, "_request", None)
+        where = f" to {request.url}" if request is not None else ""
+        return f"cannot connect{where}: {exc or name}"
+    if name in {"ClosedResourceError", "BrokenResourceError", "EndOfStream"}:
+        return "Connection closed"
+    text = str(exc)
+    return f"{name}: {text}" if text else name

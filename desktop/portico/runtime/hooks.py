@@ -1,0 +1,70 @@
+"""What other parts plug into a connection: policy, auth, secrets, callbacks.
+
+A :class:`ConnectionHooks` is a bag of optional callables. Every field may be ``None``;
+the connection then uses the documented default. Policy (H6) and auth (H7) may ADD
+fields; nobody renames or removes one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx2
+
+    from portico.config.model import ServerSpec
+
+
+@dataclass(frozen=True)
+class TrustVerdict:
+    """The trust gate's answer for one server config.
+
+    ``allowed=False`` parks the connection in ``AwaitingTrust`` with ``reasons`` as the
+    shown error. ``pinned`` maps host -> IP addresses the HTTP client must connect to
+    (DNS pinning; TLS still checks the host name).
+    """
+
+    allowed: bool
+    reasons: tuple[str, ...] = ()
+    pinned: Mapping[str, tuple[str, ...]] | None = None
+
+
+TrustGate = Callable[["ServerSpec"], Awaitable[TrustVerdict]]
+SecretLookup = Callable[[str], Awaitable[str | None]]
+AuthFor = Callable[..., Awaitable["httpx2.Auth | None"]]  # (spec, *, interactive: bool)
+CallbackFactory = Callable[["ServerSpec"], Any]  # returns an SDK callback or None
+PinnedAddresses = Callable[["ServerSpec"], Mapping[str, list[str]] | None]
+
+
+@dataclass
+class ConnectionHooks:
+    """Optional plug-ins of a :class:`portico.runtime.connection.Connection`.
+
+    - ``trust_gate(spec)``: awaited before every start; no gate means allowed.
+    - ``lookup_secret(name)``: resolves ``${keyring:NAME}``; ``None`` = not stored.
+    - ``auth_for(spec, interactive=bool)``: an ``httpx2.Auth`` for HTTP servers (OAuth);
+      may raise :class:`portico.runtime.errors.NeedsAuth` when a sign-in is required
+      and ``interactive`` is False (background connects are never interactive).
+    - ``sampling_callback(spec)`` / ``elicitation_callback(spec)``: return the SDK
+      callback (``Client(sampling_callback=...)``) for that server, or ``None``.
+    - ``list_roots_callback(spec)`` / ``logging_callback(spec)``: same idea.
+    - ``pinned_addresses(spec)``: host -> IPs to connect to (policy's DNS pinning);
+      a trust verdict's ``pinned`` is used when this hook is absent.
+    - ``active_profile()``: the profile name used by ``identity_header`` with
+      ``value_from = "profile"`` (defaults to ``"default"``).
+    - ``environ``: the environment ``${env:NAME}`` references read (default os.environ).
+    """
+
+    trust_gate: TrustGate | None = None
+    lookup_secret: SecretLookup | None = None
+    auth_for: AuthFor | None = None
+    sampling_callback: CallbackFactory | None = None
+    elicitation_callback: CallbackFactory | None = None
+    list_roots_callback: CallbackFactory | None = None
+    logging_callback: CallbackFactory | None = None
+    pinned_addresses: PinnedAddresses | None = None
+    active_profile: Callable[[], str] | None = None
+    environ: Mapping[str, str] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)  # room for experiments, unused by H4

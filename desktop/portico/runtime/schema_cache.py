@@ -1,0 +1,111 @@
+"""On-disk cache of what a server offers, so lazy servers register without starting.
+
+One JSON file per server under ``paths().schema_cache_dir``, keyed by the server name and
+the digest of its config: a changed config never reads a stale entry. Written after
+every live connect (and after a tools list_changed refresh).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from portico.config.model import ServerSpec
+from portico.paths import paths
+
+FORMAT = 1
+_SAFE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+@dataclass
+class CachedSchema:
+    tools: list[Any] = field(default_factory=list)  # mcp_types.Tool
+    prompts: list[Any] = field(default_factory=list)
+    resources: list[Any] = field(default_factory=list)
+    resource_templates: list[Any] = field(default_factory=list)
+    server_info: Any = None  # mcp_types.Implementation | None
+    protocol_version: str | None = None
+    capabilities: Any = None  # mcp_types.ServerCapabilities | None
+    written_at: float = 0.0
+
+
+def cache_file(spec: ServerSpec, root: Path | None = None) -> Path:
+    base = root if root is not None else paths().schema_cache_dir
+    return base / f"{_SAFE.sub('_', spec.name)}-{spec.digest()[:16]}.json"
+
+
+def _dump(items: list[Any]) -> list[dict[str, Any]]:
+    return [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
+
+
+def save(spec: ServerSpec, schema: CachedSchema, root: Path | None = None) -> Path:
+    """Write the entry atomically; old entries of the same server are removed."""
+    target = cache_file(spec, root)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "format": FORMAT,
+        "server": spec.name,
+        "digest": spec.digest(),
+        "written_at": time.time(),
+        "protocol_version": schema.protocol_version,
+        "server_info": schema.server_info.model_dump(mode="json", by_alias=True)
+        if schema.server_info is not None
+        else None,
+        "capabilities": schema.capabilities.model_dump(
+            mode="json", by_alias=True, exclude_none=True
+        )
+        if schema.capabilities is not None
+        else None,
+        "tools": _dump(schema.tools),
+        "prompts": _dump(schema.prompts),
+        "resources": _dump(schema.resources),
+        "resource_templates": _dump(schema.resource_templates),
+    }
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    prefix = f"{_SAFE.sub('_', spec.name)}-"
+    for other in target.parent.glob(f"{prefix}*.json"):
+        if other != target and len(other.stem) == len(target.stem):
+            other.unlink(missing_ok=True)
+    return target
+
+
+def load(spec: ServerSpec, root: Path | None = None) -> CachedSchema | None:
+    """The cached entry for exactly this config, or None (absent, stale or unreadable)."""
+    import mcp_types as types
+
+    path = cache_file(spec, root)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("format") != FORMAT or data.get("digest") != spec.digest():
+            return None
+        return CachedSchema(
+            tools=[types.Tool.model_validate(t) for t in data.get("tools", [])],
+            prompts=[types.Prompt.model_validate(p) for p in data.get("prompts", [])],
+            resources=[types.Resource.model_validate(r) for r in data.get("resources", [])],
+            resource_templates=[
+                types.ResourceTemplate.model_validate(r) for r in data.get("resource_templates", [])
+            ],
+            server_info=types.Implementation.model_validate(data["server_info"])
+            if data.get("server_info")
+            else None,
+            protocol_version=data.get("protocol_version"),
+            capabilities=types.ServerCapabilities.model_validate(data["capabilities"])
+            if data.get("capabilities")
+            else None,
+            written_at=float(data.get("written_at", 0.0)),
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return None

@@ -1,0 +1,96 @@
+"""Per-server stderr: a ring buffer for the UI and a rotating file under the log dir.
+
+The lines never reach Portico's own stderr. The stdio transport reads the child's stderr
+pipe on the event loop (see transports.stdio) and feeds :meth:`ServerLog.add`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from portico.paths import paths
+
+RING_LINES = 500
+FILE_MAX_BYTES = 1024 * 1024
+FILE_BACKUPS = 3
+_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def log_file_for(server: str) -> Path:
+    return paths().log_dir / "servers" / f"{_SAFE.sub('_', server)}.log"
+
+
+class ServerLog:
+    """The recent stderr lines of one server, mirrored to a rotating file."""
+
+    def __init__(
+        self,
+        server: str,
+        *,
+        ring_lines: int = RING_LINES,
+        file: Path | None = None,
+        max_bytes: int = FILE_MAX_BYTES,
+        backups: int = FILE_BACKUPS,
+        on_line: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.server = server
+        self.lines: deque[str] = deque(maxlen=ring_lines)
+        self.file = file if file is not None else log_file_for(server)
+        self.max_bytes = max_bytes
+        self.backups = backups
+        self.on_line = on_line  # (text, stream) -> None; the connection publishes LogLine
+        self._handle = None
+        self._size = 0
+        self.write_error: str | None = None
+
+    def add(self, text: str, stream: str = "stderr") -> None:
+        text = text.rstrip("\r\n")
+        shown = text if stream == "stderr" else f"[portico] {text}"
+        self.lines.append(shown)
+        self._write(shown + "\n")
+        if self.on_line is not None:
+            self.on_line(text, stream)
+
+    def tail(self, n: int = 10) -> list[str]:
+        return list(self.lines)[-n:] if n > 0 else []
+
+    def _write(self, data: str) -> None:
+        if self.write_error is not None:
+            return
+        try:
+            if self._handle is None:
+                self.file.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = open(self.file, "a", encoding="utf-8")  # noqa: SIM115
+                self._size = self._handle.tell()
+            encoded = len(data.encode("utf-8"))
+            if self._size + encoded > self.max_bytes and self._size > 0:
+                self._rotate()
+            self._handle.write(data)
+            self._handle.flush()
+            self._size += encoded
+        except OSError as exc:
+            # Logging must never break the server; the ring buffer still has the lines.
+            self.write_error = f"cannot write {self.file}: {exc}"
+            self.lines.append(f"[portico] {self.write_error}")
+
+    def _rotate(self) -> None:
+        assert self._handle is not None
+        self._handle.close()
+        for i in range(self.backups - 1, 0, -1):
+            older = self.file.with_name(f"{self.file.name}.{i}")
+            if older.exists():
+                older.replace(self.file.with_name(f"{self.file.name}.{i + 1}"))
+        if self.backups > 0:
+            self.file.replace(self.file.with_name(f"{self.file.name}.1"))
+        else:
+            self.file.unlink(missing_ok=True)
+        self._handle = open(self.file, "a", encoding="utf-8")  # noqa: SIM115
+        self._size = 0
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

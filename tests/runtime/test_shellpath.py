@@ -1,0 +1,103 @@
+"""The login shell's PATH: asked once, cached, merged; commands found on it."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from portico.runtime import shellpath
+from portico.runtime.errors import CommandNotFound
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache() -> None:
+    shellpath.clear_cache()
+
+
+def fake_shell(tmp_path: Path, body: str) -> Path:
+    shell = tmp_path / "fakeshell"
+    shell.write_text("#!/bin/sh\n" + body)
+    shell.chmod(shell.stat().st_mode | stat.S_IXUSR)
+    return shell
+
+
+def test_login_path_comes_from_the_shell_and_is_cached(tmp_path: Path) -> None:
+    counter = tmp_path / "calls"
+    tools = tmp_path / "shell-tools"
+    tools.mkdir()
+    shell = fake_shell(
+        tmp_path,
+        f'echo x >> "{counter}"\necho "noise from a profile script"\n'
+        f'PATH="{tools}:/usr/bin" ; eval "$2"\n',
+    )
+    env = {"SHELL": str(shell), "PATH": "/bin"}
+    first = shellpath.login_path(environ=env)
+    second = shellpath.login_path(environ=env)
+    assert first == f"{tools}:/usr/bin:/bin"  # shell's PATH first, ours merged after
+    assert second == first
+    assert counter.read_text().count("x") == 1  # asked once
+
+
+def test_hanging_shell_times_out_and_falls_back(tmp_path: Path) -> None:
+    shell = fake_shell(tmp_path, "sleep 30\n")
+    env = {"SHELL": str(shell), "PATH": "/only/ours"}
+    assert shellpath.login_path(environ=env, timeout=0.5) == "/only/ours"
+
+
+def test_missing_shell_falls_back(tmp_path: Path) -> None:
+    env = {"SHELL": str(tmp_path / "no-such-shell"), "PATH": "/x:/y"}
+    assert shellpath.login_path(environ=env) == "/x:/y"
+
+
+def test_find_command_on_given_path(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "mytool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    assert shellpath.find_command("mytool", f"/nowhere{os.pathsep}{tool.parent}") == str(tool)
+
+
+def test_not_found_names_the_path_searched() -> None:
+    with pytest.raises(CommandNotFound) as caught:
+        shellpath.find_command("npx-missing-xyz", "/a/bin:/b/bin", server="github")
+    message = str(caught.value)
+    assert "github" in message and "npx-missing-xyz" in message and "PATH=/a/bin:/b/bin" in message
+
+
+def test_relative_command_resolves_against_cwd(tmp_path: Path) -> None:
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\n")
+    script.chmod(0o755)
+    assert shellpath.find_command("./run.sh", "/usr/bin", cwd=str(tmp_path)) == str(
+        tmp_path / "./run.sh"
+    )
+    with pytest.raises(CommandNotFound, match="not executable"):
+        shellpath.find_command("./missing.sh", "/usr/bin", cwd=str(tmp_path))
+
+
+async def test_connection_finds_command_on_login_shell_path(tmp_path: Path) -> None:
+    from portico.runtime.connection import Connection
+    from portico.runtime.events import EventBus, Status
+    from portico.runtime.hooks import ConnectionHooks
+
+    from .conftest import make_spec
+
+    shell_bin = tmp_path / "only-in-login-shell"
+    shell_bin.mkdir()
+    server = shell_bin / "my-mcp-server"
+    server.write_text('#!/bin/sh\necho "started with PATH=$PATH" >&2\nexit 5\n')
+    server.chmod(0o755)
+    shell = fake_shell(tmp_path, f'PATH="{shell_bin}:/usr/bin:/bin" ; eval "$2"\n')
+    hooks = ConnectionHooks(environ={"SHELL": str(shell), "PATH": "/usr/bin:/bin"})
+    conn = Connection(make_spec("gui", command="my-mcp-server"), bus=EventBus(), hooks=hooks)
+    await conn.start()
+    try:
+        state = await conn.wait_settled(20)
+        assert state.status is Status.COOLDOWN
+        assert "server exited (code 5)" in (state.error or "")
+        assert f"started with PATH={shell_bin}:" in (state.error or "")
+    finally:
+        await conn.stop()

@@ -1,0 +1,155 @@
+"""asker: an MCP test server that asks the client things (policy tests).
+
+Run: ``python tests/servers/asker.py stdio|http [--port N] [--desc-file PATH]
+[--allow-host NAME]`` (HTTP endpoint ``/mcp`` on 127.0.0.1; ``--allow-host`` accepts that
+Host header too, for DNS-pinning tests that reach 127.0.0.1 under another name).
+Use protocol ``legacy``: server-initiated requests need the legacy back-channel
+(shared/PLATFORM.md).
+
+Tools (text results, structured_output=False):
+  form()                  form elicitation: name (string, default "Ada", required),
+                          age (integer 0..150, required), color (enum red|blue,
+                          default "blue"), subscribe (boolean, default false);
+                          returns JSON {"action": ..., "content": ...}
+  link()                  URL elicitation of https://example.com/connect; returns the action
+  sample(prompt, max_tokens=100, model="", system="")
+                          sampling/createMessage; returns JSON {"model", "text"} or
+                          {"error": message}
+  mutable()               its description is the text of --desc-file at start-up
+                          (so a restart after editing the file changes the contract)
+  status()                annotated readOnlyHint: true; returns "all good"
+  write_note(text, priority)  not read-only; returns "noted <text> <priority>"
+  render(prompt)          returns "rendered <prompt>" (tests give it a cost)
+  animate(frames=1)       returns "animated <frames>" (tests give it a cost range)
+  count()                 returns how many times any tool ran in this process
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp_types import ModelHint, ModelPreferences, SamplingMessage, TextContent, ToolAnnotations
+
+FORM_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Name", "default": "Ada"},
+        "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150},
+        "color": {"type": "string", "title": "Color", "enum": ["red", "blue"], "default": "blue"},
+        "subscribe": {"type": "boolean", "title": "Subscribe", "default": False},
+    },
+    "required": ["name", "age"],
+}
+
+
+def build(desc: str) -> MCPServer:
+    server = MCPServer("asker")
+    runs = {"n": 0}
+
+    def ran() -> None:
+        runs["n"] += 1
+
+    @server.tool(structured_output=False)
+    async def form(ctx: Context) -> str:
+        """Ask the person for a small form."""
+        ran()
+        result = await ctx.request_context.session.elicit_form(
+            "Tell me about you", FORM_SCHEMA, related_request_id=ctx.request_id
+        )
+        return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool(structured_output=False)
+    async def link(ctx: Context) -> str:
+        """Ask the person to open a URL."""
+        ran()
+        result = await ctx.elicit_url(
+            "Please connect your account", "https://example.com/connect", "e1"
+        )
+        return str(result.action)
+
+    @server.tool(structured_output=False)
+    async def sample(
+        prompt: str, ctx: Context, max_tokens: int = 100, model: str = "", system: str = ""
+    ) -> str:
+        """Ask the client's model."""
+        ran()
+        prefs = ModelPreferences(hints=[ModelHint(name=model)]) if model else None
+        try:
+            result = await ctx.request_context.session.create_message(
+                [SamplingMessage(role="user", content=TextContent(type="text", text=prompt))],
+                max_tokens=max_tokens,
+                system_prompt=system or None,
+                model_preferences=prefs,
+                related_request_id=ctx.request_id,
+            )
+        except Exception as exc:
+            return json.dumps({"error": str(exc)})
+        text = getattr(result.content, "text", "")
+        return json.dumps({"model": result.model, "text": text})
+
+    @server.tool(structured_output=False, description=desc)
+    def mutable() -> str:
+        ran()
+        return "mutable ran"
+
+    @server.tool(structured_output=False, annotations=ToolAnnotations(read_only_hint=True))
+    def status() -> str:
+        """Read-only status."""
+        ran()
+        return "all good"
+
+    @server.tool(structured_output=False)
+    def write_note(text: str, priority: int) -> str:
+        """Write a note."""
+        ran()
+        return f"noted {text} {priority}"
+
+    @server.tool(structured_output=False)
+    def render(prompt: str) -> str:
+        """Render an image (costly)."""
+        ran()
+        return f"rendered {prompt}"
+
+    @server.tool(structured_output=False)
+    def animate(frames: int = 1) -> str:
+        """Animate (costly)."""
+        ran()
+        return f"animated {frames}"
+
+    @server.tool(structured_output=False, annotations=ToolAnnotations(read_only_hint=True))
+    def count() -> str:
+        """How many tool runs so far."""
+        return str(runs["n"])
+
+    return server
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("transport", choices=["stdio", "http"])
+    parser.add_argument("--port", type=int, default=8766)
+    parser.add_argument("--desc-file", type=Path)
+    parser.add_argument(
+        "--allow-host", action="append", default=[], help="extra Host header to accept (http)"
+    )
+    args = parser.parse_args(argv)
+    desc = args.desc_file.read_text().strip() if args.desc_file else "A tool that may change."
+    server = build(desc)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        hosts = ["127.0.0.1:*", "localhost:*", *(f"{h}:*" for h in args.allow_host)]
+        security = TransportSecuritySettings(allowed_hosts=hosts, allowed_origins=[])
+        server.run("streamable-http", host="127.0.0.1", port=args.port, transport_security=security)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
