@@ -1,9 +1,205 @@
-"""``portico mcp trust|review``."""
+"""``portico mcp trust NAME [--once|--accept|--reject]`` and ``portico mcp review``.
+
+Project servers wait for a trust review before they start (see ``portico.policy.trust``).
+``trust`` reviews one server: with a flag it decides at once, without one it shows the
+review and asks (on a terminal). ``review`` lists every project server still waiting,
+with the reasons.
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from portico.cli.commands import Groups
+
+if TYPE_CHECKING:
+    from portico.config.model import Config
+    from portico.prompts import Prompter
+
+
+def cli_prompter() -> Prompter:
+    """A TerminalPrompter on a TTY, else the NonInteractivePrompter."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from portico.cli.terminal_prompter import TerminalPrompter
+
+        return TerminalPrompter()
+    from portico.policy.prompters import NonInteractivePrompter
+
+    return NonInteractivePrompter()
 
 
 def register(groups: Groups) -> None:
-    """Not built yet."""
+    from portico.policy.hooks import set_cli_prompter_factory
+
+    set_cli_prompter_factory(cli_prompter)
+    mcp = groups.mcp
+    p = mcp.add_parser("trust", help="review a project server so it may start")
+    p.add_argument("name", help="server name from the project config")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--once", action="store_true", help="connect it once now (nothing is saved)")
+    how.add_argument("--accept", action="store_true", help="trust this exact config (saved)")
+    how.add_argument(
+        "--reject",
+        action="store_true",
+        help="reject it: saved, and 'enabled = false' is written to its file",
+    )
+    _project_arg(p)
+    p.set_defaults(handler=cmd_trust)
+
+    p = mcp.add_parser("review", help="list project servers waiting for a trust review")
+    _project_arg(p)
+    p.set_defaults(handler=cmd_review)
+
+
+def _project_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="project folder (default: the nearest folder above here with .portico/)",
+    )
+
+
+def find_project(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".portico").is_dir():
+            return folder
+    return None
+
+
+def _load(args: argparse.Namespace) -> Config:
+    from portico.config import load
+
+    project = args.project if args.project is not None else find_project()
+    config = load(project)
+    for diag in config.errors:
+        print(str(diag), file=sys.stderr)
+    return config
+
+
+def _err(text: str) -> None:
+    print(f"portico: {text}", file=sys.stderr)
+
+
+def cmd_trust(args: argparse.Namespace) -> int:
+    return asyncio.run(_trust(args))
+
+
+async def _trust(args: argparse.Namespace) -> int:
+    from portico.config.model import Scope
+    from portico.policy.trust import TrustGate
+    from portico.prompts import TrustChoice
+
+    config = _load(args)
+    spec = config.server(args.name)
+    if spec is None:
+        project_names = [s.name for s in config.servers if s.source.scope is Scope.PROJECT]
+        listed = ", ".join(project_names) or "none"
+        _err(
+            f"no server named {args.name!r} in the config (project servers: {listed}); "
+            f"run 'portico mcp review' to see the ones waiting"
+        )
+        return 2
+    if spec.source.scope is not Scope.PROJECT:
+        print(f"'{spec.name}' comes from the global config ({spec.source}): it is trusted.")
+        return 0
+    prompter = cli_prompter()
+    gate = TrustGate(prompter)
+    review = await gate.check(spec)
+    if review is None:
+        print(f"'{spec.name}' is a public HTTPS server: it connects without a review.")
+        return 0
+    if args.accept:
+        choice = TrustChoice.TRUST
+        if not review.request.can_persist:
+            _err(
+                f"cannot save trust for '{spec.name}' while its DNS lookup fails: "
+                + "; ".join(review.request.reasons)
+            )
+            return 1
+    elif args.reject:
+        choice = TrustChoice.REJECT
+    elif args.once:
+        choice = TrustChoice.ONCE
+    else:
+        from portico.policy.ask import ask_outcome
+
+        outcome = await ask_outcome(prompter.review_trust(review.request))
+        if not outcome.answered or outcome.answer in (None, TrustChoice.DECLINE):
+            _err(outcome.message or f"'{spec.name}' is still waiting for its review")
+            return 1
+        assert outcome.answer is not None
+        choice = outcome.answer
+    verdict = await gate.apply(review, choice)
+    if choice is TrustChoice.REJECT:
+        print(f"Rejected '{spec.name}'; it is disabled in {spec.source.path}.")
+        return 0
+    if choice is TrustChoice.TRUST:
+        print(f"Trusted '{spec.name}' for this exact config; it starts from now on.")
+        return 0 if verdict.allowed else 1
+    return await _connect_once(spec, gate)
+
+
+async def _connect_once(spec: object, gate: object) -> int:
+    """--once: connect now through the runtime, show what it offers, stop again."""
+    from portico.runtime.connection import Connection
+    from portico.runtime.events import EventBus, Status
+    from portico.runtime.hooks import ConnectionHooks
+
+    hooks = ConnectionHooks()
+    gate.install(hooks)  # type: ignore[attr-defined]
+    connection = Connection(spec, bus=EventBus(), hooks=hooks)  # type: ignore[arg-type]
+    await connection.start()
+    try:
+        state = await connection.wait_settled(60.0)
+    finally:
+        tools = list(getattr(connection, "tools", []) or [])
+        await connection.stop()
+    if state.status is Status.RUNNING:
+        print(f"Connected to '{state.name}' once: {len(tools)} tools. Nothing was saved.")
+        return 0
+    _err(f"'{state.name}' did not connect: {state.status}: {state.error or ''}")
+    return 1
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    return asyncio.run(_review(args))
+
+
+async def _review(args: argparse.Namespace) -> int:
+    from portico.config.model import Scope
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.policy.trust import TrustGate
+
+    config = _load(args)
+    gate = TrustGate(NonInteractivePrompter(), ask=False)
+    waiting = 0
+    for spec in config.servers:
+        if spec.source.scope is not Scope.PROJECT or not spec.enabled:
+            continue
+        review = await gate.check(spec)
+        if review is None:
+            continue
+        decision = gate.store.decision_for(spec)
+        if decision == "trust" and review.request.can_persist:
+            continue
+        waiting += 1
+        request = review.request
+        state = "rejected" if decision == "reject" else "waiting"
+        print(f"{request.server} ({state}) from {request.source}")
+        print(f"  {'command' if request.transport == 'stdio' else 'url'}: {request.target}")
+        if request.env_names:
+            print(f"  env: {', '.join(request.env_names)}")
+        if request.header_names:
+            print(f"  headers: {', '.join(request.header_names)}")
+        for reason in request.reasons:
+            print(f"  - {reason}")
+        print(f"  review it: portico mcp trust {request.server}")
+    if not waiting:
+        print("No project server is waiting for a trust review.")
+    return 0

@@ -1,0 +1,92 @@
+"""Remembered tool approvals: Session ones in memory, Always ones on disk.
+
+Always approvals live in ``<state dir>/approvals.json``. The file is rewritten atomically;
+a damaged file is reported (a warning in :attr:`ApprovalStore.problems`) and treated as
+empty, so a broken file can never approve anything.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from portico.paths import paths
+from portico.policy.approvals import ApprovalKey
+
+FILE_NAME = "approvals.json"
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ApprovalStore:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths().state_dir / FILE_NAME
+        self._session: set[ApprovalKey] = set()
+        self._always: set[ApprovalKey] | None = None
+        self.problems: list[str] = []
+
+    # --- lookups -------------------------------------------------------------------
+    def allows(self, key: ApprovalKey) -> bool:
+        """True when a Session or Always approval covers this exact key or any arguments."""
+        candidates = {key, key.widened()}
+        return bool(candidates & self._session) or bool(candidates & self._load())
+
+    # --- recording -----------------------------------------------------------------
+    def allow_session(self, key: ApprovalKey) -> None:
+        self._session.add(key)
+
+    def allow_always(self, key: ApprovalKey) -> None:
+        always = self._load()
+        if key in always:
+            return
+        always.add(key)
+        self._save(always)
+
+    def forget_server(self, server: str) -> None:
+        """Drop every remembered approval of ``server`` (both kinds)."""
+        self._session = {k for k in self._session if k.server != server}
+        always = self._load()
+        kept = {k for k in always if k.server != server}
+        if kept != always:
+            self._save(kept)
+
+    def always_keys(self) -> set[ApprovalKey]:
+        return set(self._load())
+
+    # --- file ------------------------------------------------------------------------
+    def _load(self) -> set[ApprovalKey]:
+        if self._always is not None:
+            return self._always
+        keys: set[ApprovalKey] = set()
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            for item in data.get("always", []):
+                keys.add(ApprovalKey.from_dict(item))
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            self.problems.append(
+                f"{self.path}: cannot read remembered approvals ({exc}); every tool asks "
+                f"again. Delete the file to start over."
+            )
+            keys = set()
+        self._always = keys
+        return keys
+
+    def _save(self, keys: set[ApprovalKey]) -> None:
+        ordered = sorted((k.as_dict() for k in keys), key=lambda d: tuple(d.values()))
+        write_json_atomic(self.path, {"version": 1, "always": ordered})
+        self._always = set(keys)

@@ -1,0 +1,140 @@
+"""Elicitation: a server asks the person for input in the middle of a call.
+
+Form mode goes through the Prompter: accept (with data), decline, cancel. Defaults from
+the requested schema are pre-filled, and an accepted answer is validated against the
+schema; an invalid one is asked again with the error shown. Nothing answers on the
+person's behalf (YOLO and ``approvals.mode: off`` do not apply). The per-server timeout
+(``elicitation.timeout``, 300 s by default) covers the whole exchange. URL mode is
+declined as unsupported unless ``elicitation.allow_url``; then the URL is shown for the
+person to open (it is never opened automatically).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from portico.config.model import ServerSpec
+from portico.policy.ask import ask_outcome
+from portico.policy.validation import validation_errors
+from portico.prompts import ElicitationAnswer, ElicitationRequest, Notice, Prompter
+
+if TYPE_CHECKING:
+    from mcp import types
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ElicitationMetrics:
+    requests: int = 0
+    accepted: int = 0
+    declined: int = 0
+    cancelled: int = 0
+    errors: int = 0
+
+
+def schema_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    return {
+        name: prop["default"]
+        for name, prop in properties.items()
+        if isinstance(prop, Mapping) and "default" in prop
+    }
+
+
+class ElicitationPolicy:
+    def __init__(self, prompter: Prompter) -> None:
+        self.prompter = prompter
+        self.metrics: dict[str, ElicitationMetrics] = {}
+
+    def metrics_for(self, server: str) -> ElicitationMetrics:
+        return self.metrics.setdefault(server, ElicitationMetrics())
+
+    def callback(self, spec: ServerSpec) -> Any:
+        """The SDK ``elicitation_callback`` for ``spec``; None when elicitation is off."""
+        if not spec.elicitation.enabled:
+            return None
+
+        async def elicitation_callback(context: Any, params: Any) -> Any:
+            return await self.handle(spec, params)
+
+        return elicitation_callback
+
+    async def handle(self, spec: ServerSpec, params: Any) -> types.ElicitResult:
+        from mcp import types
+
+        metrics = self.metrics_for(spec.name)
+        metrics.requests += 1
+        if getattr(params, "mode", "form") == "url":
+            result = await self._url(spec, params)
+        else:
+            result = await self._form(spec, params)
+        if result.action == "accept":
+            metrics.accepted += 1
+        elif result.action == "decline":
+            metrics.declined += 1
+        else:
+            metrics.cancelled += 1
+        return types.ElicitResult(action=result.action, content=result.content)
+
+    async def _url(self, spec: ServerSpec, params: Any) -> ElicitationAnswer:
+        if not spec.elicitation.allow_url:
+            await self._notice(
+                spec,
+                f"'{spec.name}' asked you to open {params.url}; URL requests are declined "
+                f"unless elicitation.allow_url is set for the server",
+            )
+            return ElicitationAnswer("decline")
+        request = ElicitationRequest(
+            server=spec.name, message=params.message, mode="url", url=params.url
+        )
+        outcome = await ask_outcome(self.prompter.elicit(request), spec.elicitation.timeout)
+        if not outcome.answered or outcome.answer is None:
+            return self._unanswered(spec, outcome.ended_by, outcome.message)
+        return ElicitationAnswer(outcome.answer.action)
+
+    async def _form(self, spec: ServerSpec, params: Any) -> ElicitationAnswer:
+        schema: dict[str, Any] = dict(params.requested_schema or {})
+        defaults = schema_defaults(schema)
+        deadline = time.monotonic() + spec.elicitation.timeout
+        error: str | None = None
+        while True:
+            request = ElicitationRequest(
+                server=spec.name,
+                message=params.message,
+                mode="form",
+                schema=schema,
+                defaults=defaults,
+                error=error,
+            )
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return self._unanswered(spec, "timeout", "no answer in time")
+            outcome = await ask_outcome(self.prompter.elicit(request), left)
+            if not outcome.answered or outcome.answer is None:
+                return self._unanswered(spec, outcome.ended_by, outcome.message)
+            answer = outcome.answer
+            if answer.action != "accept":
+                return ElicitationAnswer(answer.action)
+            content = dict(answer.content or {})
+            problems = validation_errors(content, schema, check_formats=True)
+            if not problems:
+                return ElicitationAnswer("accept", content)
+            self.metrics_for(spec.name).errors += 1
+            error = "; ".join(problems)
+            defaults = {**defaults, **content}
+
+    def _unanswered(self, spec: ServerSpec, ended_by: str, message: str) -> ElicitationAnswer:
+        # Nobody could answer: decline (an answer of "no"); timed out or closed: cancel.
+        log.info("elicitation of %s not answered (%s): %s", spec.name, ended_by, message)
+        return ElicitationAnswer("decline" if ended_by == "refused" else "cancel")
+
+    async def _notice(self, spec: ServerSpec, text: str) -> None:
+        try:
+            await self.prompter.notify(Notice("warning", text, spec.name))
+        except Exception:
+            log.warning("%s", text)

@@ -1,0 +1,99 @@
+"""Prompters that live in the core: the one that can never ask anybody.
+
+``NonInteractivePrompter`` is used by ``portico chat -q``, scripts and CI. Every question
+raises :class:`portico.prompts.Refused` with a message that says exactly what to run or
+where to click instead. Notices are written to a sink (stderr by default).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+from portico.prompts import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    AuthorizeRequest,
+    DeviceCodeRequest,
+    ElicitationAnswer,
+    ElicitationRequest,
+    Notice,
+    Refused,
+    SamplingAnswer,
+    SamplingRequest,
+    SpendApprovalRequest,
+    ToolApprovalRequest,
+    TrustChoice,
+    TrustRequest,
+)
+
+
+def source_file(source: str) -> str:
+    """``/p/.portico/mcp.toml:12`` -> ``/p/.portico/mcp.toml`` (the line is optional)."""
+    head, sep, tail = source.rpartition(":")
+    return head if sep and tail.isdigit() else source
+
+
+def trust_refusal(request: TrustRequest) -> str:
+    return (
+        f"server '{request.server}' in {source_file(request.source)} is waiting for trust "
+        f"review: run 'portico mcp trust {request.server}' or open it in the app"
+    )
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+class NonInteractivePrompter:
+    """Refuses every question with an actionable message."""
+
+    def __init__(self, sink: Callable[[str], None] | None = None) -> None:
+        self._sink = sink or _stderr
+
+    async def review_trust(self, request: TrustRequest) -> TrustChoice:
+        raise Refused(trust_refusal(request))
+
+    async def approve_tool(self, request: ToolApprovalRequest) -> ApprovalAnswer:
+        raise Refused(
+            f"tool '{request.tool}' of server '{request.server}' needs approval "
+            f"({request.reason or 'not marked read-only'}) and nobody can answer here: "
+            f"run it from the app or an interactive 'portico chat', or set trust = \"full\" "
+            f"for '{request.server}' in its config if you trust every call"
+        )
+
+    async def approve_spend(self, request: SpendApprovalRequest) -> ApprovalChoice:
+        raise Refused(
+            f"{request.limit_line} Nobody can approve that here, so the call was refused "
+            f"without running. Do not retry it; ask the person to run it from the app or "
+            f"raise spend_limit for '{request.server}'."
+        )
+
+    async def authorize(self, request: AuthorizeRequest) -> str | None:
+        raise Refused(
+            f"server '{request.server}' needs you to sign in: run "
+            f"'portico mcp login {request.server}' or sign in from the app"
+        )
+
+    async def device_code(self, request: DeviceCodeRequest) -> None:
+        raise Refused(
+            f"server '{request.server}' needs you to sign in: run "
+            f"'portico mcp login {request.server} --flow device' or sign in from the app"
+        )
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        raise Refused(
+            f"server '{request.server}' asked the person a question and nobody can answer "
+            f"here: run this from the app or an interactive 'portico chat'"
+        )
+
+    async def review_sampling(self, request: SamplingRequest) -> SamplingAnswer:
+        raise Refused(
+            f"server '{request.server}' asked to use the model and nobody can review the "
+            f'request here: run this from the app, or set trust = "full" for '
+            f"'{request.server}' to let it sample without review"
+        )
+
+    async def notify(self, notice: Notice) -> None:
+        where = f"{notice.server}: " if notice.server else ""
+        self._sink(f"{notice.level}: {where}{notice.text}")

@@ -1,0 +1,112 @@
+"""Persistent trust decisions for project servers.
+
+Stored in ``<state dir>/trust.json``, keyed by the canonical project path, the server name
+and the SHA-256 digest of the server's canonical configuration (command, arguments,
+environment, URL, headers, OAuth client configuration). Changing any of them means the
+stored decision no longer matches and the server is reviewed again.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Literal
+
+from portico.config.model import ServerSpec
+from portico.paths import paths
+from portico.policy.approval_store import write_json_atomic
+from portico.policy.approvals import canonical_json, sha256
+
+FILE_NAME = "trust.json"
+Decision = Literal["trust", "reject"]
+
+
+def trust_digest(spec: ServerSpec) -> str:
+    oauth: dict[str, Any] | None = None
+    if spec.oauth is not None:
+        oauth = asdict(spec.oauth)
+        oauth.pop("timeout", None)  # how long a login waits is not part of what runs
+    return sha256(
+        canonical_json(
+            {
+                "transport": str(spec.transport),
+                "command": spec.command,
+                "args": list(spec.args),
+                "env": sorted([k, v] for k, v in spec.env),
+                "cwd": spec.cwd,
+                "url": spec.url,
+                "headers": sorted([k, v] for k, v in spec.headers),
+                "oauth": oauth,
+            }
+        )
+    )
+
+
+def project_of(spec: ServerSpec) -> Path:
+    """The canonical project folder of a project-scope server (``<p>/.portico/x`` -> p)."""
+    folder = spec.source.path.parent
+    if folder.name == ".portico":
+        folder = folder.parent
+    return folder.resolve()
+
+
+class TrustStore:
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or paths().state_dir / FILE_NAME
+        self.problems: list[str] = []
+
+    def _read(self) -> list[dict[str, Any]]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            entries = data.get("entries", [])
+            if not isinstance(entries, list):
+                raise ValueError("'entries' is not a list")
+            return [e for e in entries if isinstance(e, dict)]
+        except FileNotFoundError:
+            return []
+        except (OSError, ValueError, AttributeError) as exc:
+            self.problems.append(
+                f"{self.path}: cannot read trust decisions ({exc}); project servers are "
+                f"reviewed again. Delete the file to start over."
+            )
+            return []
+
+    def get(self, project: Path, server: str, digest: str) -> Decision | None:
+        """The stored decision for this exact config (read from disk on every call, so a
+        decision made by ``portico mcp trust`` in another process is seen at once)."""
+        for entry in self._read():
+            if (
+                entry.get("project") == str(project)
+                and entry.get("server") == server
+                and entry.get("digest") == digest
+            ):
+                decision = entry.get("decision")
+                if decision in ("trust", "reject"):
+                    return decision  # type: ignore[return-value]
+        return None
+
+    def decision_for(self, spec: ServerSpec) -> Decision | None:
+        return self.get(project_of(spec), spec.name, trust_digest(spec))
+
+    def set(self, project: Path, server: str, digest: str, decision: Decision) -> None:
+        entries = [
+            e
+            for e in self._read()
+            if not (e.get("project") == str(project) and e.get("server") == server)
+        ]
+        entries.append(
+            {
+                "project": str(project),
+                "server": server,
+                "digest": digest,
+                "decision": decision,
+                "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+        )
+        entries.sort(key=lambda e: (e["project"], e["server"]))
+        write_json_atomic(self.path, {"version": 1, "entries": entries})
+
+    def record(self, spec: ServerSpec, decision: Decision) -> None:
+        self.set(project_of(spec), spec.name, trust_digest(spec), decision)

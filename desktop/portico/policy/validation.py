@@ -1,0 +1,40 @@
+"""Validate tool arguments against the tool's input schema before anybody is asked."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+def validation_errors(
+    arguments: Any, schema: Mapping[str, Any] | None, *, check_formats: bool = False
+) -> list[str]:
+    """Plain-words problems of ``arguments`` against ``schema`` (empty list = valid).
+
+    ``check_formats`` also checks ``format`` (email, uri, date...), used for answers a
+    person typed into an elicitation form.
+
+    A schema that is itself broken is the server's bug, not the model's: it is logged
+    and the arguments are not rejected for it (the call still goes through approval).
+    """
+    import jsonschema
+
+    if not isinstance(arguments, Mapping):
+        return [f"arguments must be a JSON object, got {type(arguments).__name__}"]
+    if not schema:
+        return []
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        log.warning("tool input schema is invalid, arguments not validated: %s", exc.message)
+        return []
+    validator = cls(schema, format_checker=cls.FORMAT_CHECKER if check_formats else None)
+    problems: list[str] = []
+    for error in sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path)):
+        where = "/".join(str(p) for p in error.absolute_path)
+        problems.append(f"{where}: {error.message}" if where else error.message)
+    return problems
