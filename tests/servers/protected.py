@@ -26,6 +26,7 @@ class ProtectedState:
     authorization_server: str
     trusted_issuers: set[str] = field(default_factory=set)
     scopes_supported: list[str] = field(default_factory=lambda: ["mcp"])
+    require_auth: bool = True  # False: serves everyone (like servers that list tools openly)
     accepted: int = 0  # requests that passed the token check
     rejected: int = 0
     subjects: list[str] = field(default_factory=list)
@@ -100,6 +101,9 @@ class ProtectedApp:
         subject = None
         if auth.lower().startswith("bearer "):
             subject = await self.state.check(auth[7:].strip())
+        if subject is None and not self.state.require_auth:
+            await self.inner(scope, receive, send)
+            return
         if subject is None:
             self.state.rejected += 1
             origin = self.state.resource.rsplit("/mcp", 1)[0]

@@ -1,9 +1,216 @@
-"""``portico mcp login|auth|logout, portico secret set|get|delete``."""
+"""``portico mcp login|auth|logout NAME`` and ``portico secret set|get|delete NAME``.
+
+``login`` (alias ``auth``) signs in to an OAuth server now: on a terminal it prints the
+authorize URL and takes a pasted redirect while the loopback listener waits; it exits 0
+only when a token was stored. ``logout`` forgets tokens and the client registration.
+``secret`` manages the keyring entries that ``${keyring:NAME}`` references read.
+"""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
+import getpass
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 from portico.cli.commands import Groups
+
+if TYPE_CHECKING:
+    from portico.config.model import Config, ServerSpec
+    from portico.prompts import AuthorizeRequest, DeviceCodeRequest, Prompter
 
 
 def register(groups: Groups) -> None:
-    """Not built yet."""
+    for name, text in (("login", "sign in to an OAuth MCP server"), ("auth", "same as login")):
+        p = groups.mcp.add_parser(name, help=text)
+        p.add_argument("name", help="server name")
+        p.add_argument(
+            "--flow",
+            choices=("browser", "device"),
+            default=None,
+            help="device: show a code to enter on any device (default: oauth.flow)",
+        )
+        p.add_argument(
+            "--no-browser",
+            action="store_true",
+            help="do not open a browser; print the URL (and take a pasted redirect)",
+        )
+        _project_arg(p)
+        p.set_defaults(handler=cmd_login)
+
+    p = groups.mcp.add_parser("logout", help="forget a server's tokens and client registration")
+    p.add_argument("name", help="server name")
+    _project_arg(p)
+    p.set_defaults(handler=cmd_logout)
+
+    secret = groups.top.add_parser("secret", help="manage secrets in the keyring")
+    actions = secret.add_subparsers(dest="secret_command", metavar="ACTION", required=True)
+    for action, text in (
+        ("set", "store a secret (read without echo)"),
+        ("get", "print a stored secret"),
+        ("delete", "remove a stored secret"),
+    ):
+        p = actions.add_parser(action, help=text)
+        p.add_argument("name", help="the NAME of ${keyring:NAME}")
+        p.set_defaults(handler=cmd_secret, secret_action=action)
+
+
+def _project_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        help="project folder (default: the nearest folder above here with .portico/)",
+    )
+
+
+def _err(text: str) -> None:
+    print(f"portico: {text}", file=sys.stderr)
+
+
+def _load(args: argparse.Namespace) -> Config:
+    from portico.cli.trust_cmds import find_project
+    from portico.config import load
+
+    project = args.project if args.project is not None else find_project()
+    config = load(project)
+    for diag in config.errors:
+        print(str(diag), file=sys.stderr)
+    return config
+
+
+def _find(config: Config, name: str) -> ServerSpec | None:
+    spec = config.server(name)
+    if spec is None:
+        names = ", ".join(s.name for s in config.servers) or "none"
+        _err(f"no server named {name!r} in the config (servers: {names})")
+    return spec
+
+
+class _PlainPrompter:
+    """Without a terminal to read from: print what the person needs and wait."""
+
+    def __init__(self, base: Prompter) -> None:
+        self.base = base
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.base, name)
+
+    async def authorize(self, request: AuthorizeRequest) -> str | None:
+        print(f"Sign in to '{request.server}': open this URL:\n  {request.authorize_url}")
+        print(f"Waiting for the redirect to {request.redirect_uri} …", flush=True)
+        await asyncio.Event().wait()
+        return None
+
+    async def device_code(self, request: DeviceCodeRequest) -> None:
+        url = request.verification_uri_complete or request.verification_uri
+        print(f"Sign in to '{request.server}' on any device: open {url}")
+        print(f"  and enter the code {request.user_code}", flush=True)
+        await asyncio.Event().wait()
+
+
+def _prompter() -> Prompter:
+    from portico.cli.trust_cmds import cli_prompter
+
+    prompter = cli_prompter()
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        return prompter
+    return _PlainPrompter(prompter)  # type: ignore[return-value]
+
+
+def cmd_login(args: argparse.Namespace) -> int:
+    return asyncio.run(_login(args))
+
+
+async def _login(args: argparse.Namespace) -> int:
+    from portico.auth import secret_store
+    from portico.auth.errors import AuthError
+    from portico.auth.manager import AuthManager
+
+    config = _load(args)
+    spec = _find(config, args.name)
+    if spec is None:
+        return 2
+    if not spec.url:
+        _err(f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in")
+        return 2
+    secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
+    manager = AuthManager(_prompter())
+    try:
+        await manager.login(spec, flow=args.flow, browser=not args.no_browser)
+    except AuthError as exc:
+        _err(str(exc))
+        return 1
+    where = secret_store.storage_kind()
+    if where == "memory":
+        _err(
+            f"signed in to '{spec.name}', but there is no secure keyring, so the token lived "
+            "in this command's memory only and is gone now. Sign in from the app instead, or "
+            "add `secrets: {file_fallback: true}` to config.yaml to keep tokens in 0600 files."
+        )
+        return 1
+    note = (
+        "in the keyring"
+        if where == "keyring"
+        else f"in {secret_store.paths().state_dir / 'mcp-tokens'} (mode 0600)"
+    )
+    print(f"Signed in to '{spec.name}'; the token is stored {note}.")
+    return 0
+
+
+def cmd_logout(args: argparse.Namespace) -> int:
+    return asyncio.run(_logout(args))
+
+
+async def _logout(args: argparse.Namespace) -> int:
+    from portico.auth import secret_store
+    from portico.auth.manager import AuthManager
+
+    config = _load(args)
+    spec = _find(config, args.name)
+    if spec is None:
+        return 2
+    secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
+    manager = AuthManager(_prompter())
+    had = await manager.has_token(spec)
+    await manager.logout(spec)
+    print(f"Signed out of '{spec.name}'." if had else f"'{spec.name}' had no stored sign-in.")
+    return 0
+
+
+def cmd_secret(args: argparse.Namespace) -> int:
+    return asyncio.run(_secret(args))
+
+
+async def _secret(args: argparse.Namespace) -> int:
+    from portico.auth import secret_store
+
+    name: str = args.name
+    notice = secret_store.insecure_notice()
+    if notice:
+        print(f"warning: {notice}", file=sys.stderr)
+    if args.secret_action == "set":
+        if sys.stdin.isatty():
+            value = getpass.getpass(f"Value for {name} (not shown): ")
+        else:
+            value = sys.stdin.readline().rstrip("\n")
+        if not value:
+            _err("no value given; nothing stored")
+            return 1
+        await secret_store.set_secret(name, value)
+        print(f"Stored {name}. Use it in config as ${{keyring:{name}}}.")
+        return 0
+    if args.secret_action == "get":
+        value = await secret_store.lookup_secret(name)
+        if value is None:
+            _err(f"no secret named {name!r}; store one with `portico secret set {name}`")
+            return 1
+        print("warning: this prints a secret to your terminal", file=sys.stderr)
+        print(value)
+        return 0
+    existed = await secret_store.lookup_secret(name) is not None
+    await secret_store.delete_secret(name)
+    print(f"Deleted {name}." if existed else f"No secret named {name!r}; nothing to delete.")
+    return 0

@@ -1,0 +1,39 @@
+"""Errors of the sign-in code. ``NeedsAuth`` itself belongs to ``portico.runtime.errors``."""
+
+from __future__ import annotations
+
+
+class AuthError(Exception):
+    """A sign-in failed; the message says what to do next (never contains a secret)."""
+
+
+class NeedsOwnClient(AuthError):
+    """The server refused to register Portico; the person must register a client."""
+
+
+def own_client_message(server: str, detail: str = "") -> str:
+    extra = f" ({detail})" if detail else ""
+    return (
+        f"Server '{server}' did not let Portico register itself as an OAuth client{extra}, so "
+        "no token was stored. Register an OAuth app in the provider's console (redirect URI "
+        "as shown by `portico mcp login`) and set oauth.client_id and oauth.client_secret on "
+        "the server (`oauth = { client_id = ..., client_secret = ... }` in mcp.toml, or "
+        "`oauth: {client_id: ..., client_secret: ...}` in config.yaml; keep the secret in the "
+        "keyring with `portico secret set NAME` and write ${keyring:NAME})."
+    )
+
+
+def needs_auth(server: str, message: str) -> Exception:
+    """A ``portico.runtime.errors.NeedsAuth`` (a stand-in until the runtime defines it)."""
+    try:
+        from portico.runtime.errors import NeedsAuth
+    except ImportError:  # pragma: no cover - the runtime's module has not landed yet
+        return _FallbackNeedsAuth(message)
+    try:
+        return NeedsAuth(message)
+    except TypeError:  # pragma: no cover - a richer constructor
+        return NeedsAuth(server, message)  # type: ignore[call-arg]
+
+
+class _FallbackNeedsAuth(Exception):
+    pass

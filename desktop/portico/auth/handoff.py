@@ -1,0 +1,146 @@
+"""The browser hand-off: show the authorize URL, open a browser, take the redirect.
+
+The loopback listener and a pasted redirect race; the first usable one wins and the
+other is cancelled. ``state`` is always checked; ``iss`` is passed through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import webbrowser
+from collections.abc import Callable
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse, urlunparse
+
+from portico.auth.loopback import LoopbackListener, RedirectPlan
+from portico.auth.pasteback import PasteError, Redirect, check_paste, parse_redirect
+from portico.prompts import AuthorizeRequest, Prompter, Refused
+
+log = logging.getLogger(__name__)
+
+GRACE_SECONDS = 15.0
+
+
+class LoginCancelled(Exception):
+    """The person closed the sign-in."""
+
+
+class LoginTimeout(TimeoutError):
+    pass
+
+
+def login_wait(oauth_timeout: float, connect_timeout: float) -> float:
+    """How long a login (or re-auth) waits: oauth.timeout + 15 s or connect_timeout."""
+    return max(oauth_timeout + GRACE_SECONDS, connect_timeout)
+
+
+def timeout_message(server: str, seconds: float) -> str:
+    return (
+        f"Connecting to MCP server '{server}' timed out after {seconds:g}s while waiting for "
+        "the sign-in. Finish signing in sooner, or raise oauth.timeout (the time you have to "
+        "sign in) or connect_timeout on the server."
+    )
+
+
+def state_of(authorize_url: str) -> str | None:
+    values = parse_qs(urlparse(authorize_url).query).get("state")
+    return values[0] if values else None
+
+
+def replace_param(url: str, name: str, value: str) -> str:
+    parts = urlparse(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != name]
+    query.append((name, value))
+    return urlunparse(parts._replace(query=urlencode(query)))
+
+
+def browser_available() -> bool:
+    """True when Python's webbrowser module has something to open (BROWSER honoured)."""
+    if os.environ.get("BROWSER"):
+        return True
+    try:
+        webbrowser.get()
+    except webbrowser.Error:
+        return False
+    return True
+
+
+async def open_browser(url: str) -> bool:
+    if not browser_available():
+        return False
+    try:
+        return bool(await asyncio.to_thread(webbrowser.open, url, 2))
+    except Exception:
+        log.info("could not open a browser", exc_info=True)
+        return False
+
+
+async def browser_handoff(
+    *,
+    server: str,
+    authorize_url: str,
+    plan: RedirectPlan,
+    port: int,
+    prompter: Prompter,
+    wait_seconds: float,
+    use_browser: bool = True,
+    reauth: bool = False,
+    on_redirect_uri: Callable[[str], None] | None = None,
+) -> Redirect:
+    """Run one hand-off; return the redirect or raise LoginCancelled / LoginTimeout."""
+    state = state_of(authorize_url) or ""
+    listener = LoopbackListener(plan, port, server, state)
+    await listener.start()
+    if listener.port != port:
+        # The listener had to move: tell the server the URI it really listens on.
+        authorize_url = replace_param(authorize_url, "redirect_uri", listener.redirect_uri)
+        if on_redirect_uri is not None:
+            on_redirect_uri(listener.redirect_uri)
+    prompt_task: asyncio.Task[str | None] | None = None
+    try:
+        opened = await open_browser(authorize_url) if use_browser else False
+        request = AuthorizeRequest(
+            server=server,
+            authorize_url=authorize_url,
+            redirect_uri=listener.redirect_uri,
+            timeout=wait_seconds,
+            browser_opened=opened,
+            check_paste=lambda text: check_paste(text, state),
+            reauth=reauth,
+        )
+        prompt_task = asyncio.ensure_future(prompter.authorize(request))
+        try:
+            async with asyncio.timeout(wait_seconds):
+                while True:
+                    done, _ = await asyncio.wait(
+                        {listener.result, prompt_task}, return_when=asyncio.FIRST_COMPLETED
+                    )
+                    if listener.result in done:
+                        return listener.result.result()
+                    try:
+                        pasted = prompt_task.result()
+                    except Refused:
+                        if not opened:
+                            raise
+                        # Nobody can paste, but the browser was opened: the listener may
+                        # still get the redirect.
+                        await listener.result
+                        return listener.result.result()
+                    if pasted is None:
+                        raise LoginCancelled(f"Sign-in to '{server}' was cancelled.")
+                    try:
+                        return parse_redirect(pasted, state)
+                    except PasteError as exc:
+                        # A face should have checked it with check_paste; ask again.
+                        log.warning("server '%s': the pasted redirect is unusable: %s", server, exc)
+                        prompt_task = asyncio.ensure_future(prompter.authorize(request))
+        except TimeoutError as exc:
+            raise LoginTimeout(timeout_message(server, wait_seconds)) from exc
+    finally:
+        if prompt_task is not None and not prompt_task.done():
+            prompt_task.cancel()
+            with contextlib.suppress(BaseException):
+                await prompt_task
+        await listener.close()

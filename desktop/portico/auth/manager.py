@@ -1,0 +1,555 @@
+"""AuthManager: one place that signs Portico in to OAuth-protected MCP servers.
+
+``auth_for`` hands the connection an ``httpx2.Auth`` (the SDK's ``OAuthClientProvider``
+with our storage and hand-off); ``login`` runs a sign-in now (browser or device code) and
+checks that a token landed; ``logout`` forgets tokens and the client registration.
+
+Background work (``interactive=False``) never opens a browser: where the SDK would start a
+sign-in, ``NeedsAuth`` is raised instead, and a grant the server refused is not tried
+again until the stored tokens change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlparse
+
+import httpx2
+from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
+from mcp.client.auth.utils import create_client_registration_request, handle_registration_response
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
+
+from portico.auth import quirks, secret_store
+from portico.auth.device import DEVICE_GRANT, device_login
+from portico.auth.discovery import Discovered, discover, requires_auth
+from portico.auth.errors import AuthError, NeedsOwnClient, needs_auth, own_client_message
+from portico.auth.handoff import (
+    LoginCancelled,
+    LoginTimeout,
+    browser_handoff,
+    login_wait,
+    timeout_message,
+)
+from portico.auth.loopback import RedirectPlan, choose_port
+from portico.auth.provider import PorticoOAuthProvider
+from portico.auth.token_storage import PorticoTokenStorage
+from portico.config.model import OAuthSpec, ServerSpec
+from portico.prompts import Notice, Prompter
+
+if TYPE_CHECKING:
+    from portico.runtime.hooks import ConnectionHooks
+
+log = logging.getLogger(__name__)
+
+# A Client ID Metadata Document URL (HTTPS, non-root path) Portico may present to
+# servers that support CIMD. Unset by default: only a URL you control can serve it.
+CLIENT_METADATA_URL_ENV = "PORTICO_CLIENT_METADATA_URL"
+
+SecretLookup = Callable[[str], Awaitable[str | None]]
+EndpointPolicy = Callable[[ServerSpec, str], Awaitable[object]]
+
+# For developing against a local authorization server (e.g. one on localhost:8080 next
+# to an MCP server on localhost:3000): "1" lets OAuth endpoints on private addresses and
+# other origins through the network policy.
+ALLOW_PRIVATE_ENV = "PORTICO_OAUTH_ALLOW_PRIVATE"
+
+
+def default_endpoint_policy() -> EndpointPolicy | None:
+    if os.environ.get(ALLOW_PRIVATE_ENV) == "1":
+        log.warning(
+            "%s=1: OAuth endpoints on private addresses and plain http are allowed",
+            ALLOW_PRIVATE_ENV,
+        )
+        return None
+    from portico.policy.redirects import check_oauth_endpoint
+
+    return check_oauth_endpoint
+
+
+_REF = re.compile(r"\$\{(env|keyring):([^}]+)\}")
+
+
+async def _resolve_simple(text: str, lookup: SecretLookup, where: str) -> str:
+    """Expand ``${env:X}`` / ``${keyring:X}`` (used until portico.config.secrets exists)."""
+    out: list[str] = []
+    last = 0
+    for match in _REF.finditer(text):
+        out.append(text[last : match.start()])
+        kind, name = match.group(1), match.group(2)
+        value = os.environ.get(name) if kind == "env" else await lookup(name)
+        if value is None:
+            hint = f"run `portico secret set {name}`" if kind == "keyring" else f"set ${name}"
+            raise AuthError(f"{where}: the {kind} secret '{name}' is not set; {hint}.")
+        out.append(value)
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+async def resolve_secret_text(text: str, lookup: SecretLookup, where: str) -> str:
+    try:
+        from portico.config import secrets as config_secrets
+    except ImportError:
+        return await _resolve_simple(text, lookup, where)
+    try:
+        return await config_secrets.resolve(text, lookup_keyring=lookup, where=where)
+    except Exception as exc:
+        raise AuthError(str(exc)) from exc
+
+
+class _Handoff:
+    """The redirect + callback handlers of one provider."""
+
+    def __init__(
+        self,
+        manager: AuthManager,
+        spec: ServerSpec,
+        plan: RedirectPlan,
+        port: int,
+        *,
+        interactive: bool,
+        use_browser: bool,
+        reauth: bool,
+    ) -> None:
+        self.manager = manager
+        self.spec = spec
+        self.plan = plan
+        self.port = port
+        self.interactive = interactive
+        self.use_browser = use_browser
+        self.reauth = reauth
+        self.provider: PorticoOAuthProvider | None = None
+        self._authorize_url: str | None = None
+
+    async def redirect(self, authorize_url: str) -> None:
+        if not self.interactive:
+            raise needs_auth(self.spec.name, _sign_in_text(self.spec.name))
+        issuer = self.provider.current_issuer() if self.provider else None
+        self._authorize_url = quirks.authorize_url_extras(authorize_url, issuer)
+
+    def _moved(self, redirect_uri: str) -> None:
+        # The token request must name the redirect URI the code was sent to.
+        if self.provider is not None:
+            self.provider.context.client_metadata.redirect_uris = [redirect_uri]  # type: ignore[list-item]
+
+    async def callback(self) -> AuthorizationCodeResult:
+        assert self._authorize_url is not None
+        oauth = self.spec.oauth or OAuthSpec()
+        result = await browser_handoff(
+            server=self.spec.name,
+            authorize_url=self._authorize_url,
+            plan=self.plan,
+            port=self.port,
+            prompter=self.manager.prompter,
+            wait_seconds=oauth.timeout,
+            use_browser=self.use_browser,
+            reauth=self.reauth,
+            on_redirect_uri=self._moved,
+        )
+        metadata = self.provider.context.oauth_metadata if self.provider else None
+        issuer = str(metadata.issuer) if metadata is not None else None
+        supported = bool(metadata and metadata.authorization_response_iss_parameter_supported)
+        try:
+            iss = quirks.resolve_response_iss(result.iss, issuer, supported, server=self.spec.name)
+        except quirks.IssuerError as exc:
+            raise OAuthFlowError(str(exc)) from exc
+        return AuthorizationCodeResult(code=result.code, state=result.state, iss=iss)
+
+
+class AuthManager:
+    def __init__(
+        self,
+        prompter: Prompter,
+        *,
+        lookup_keyring: SecretLookup = secret_store.lookup_secret,
+        client_metadata_url: str | None = None,
+        endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
+    ) -> None:
+        """``endpoint_policy(spec, url)`` vets each OAuth endpoint before it is contacted
+        (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
+        tests whose authorization server is a private address on another port)."""
+        self.prompter = prompter
+        self.lookup_keyring = lookup_keyring
+        if endpoint_policy == "default":
+            endpoint_policy = default_endpoint_policy()
+        self.endpoint_policy: EndpointPolicy | None = endpoint_policy
+        self.client_metadata_url = client_metadata_url or os.environ.get(CLIENT_METADATA_URL_ENV)
+        self._told_insecure = False
+
+    # --- public API -----------------------------------------------------------------------
+
+    def hooks(self, base: ConnectionHooks | None = None) -> ConnectionHooks:
+        """``base`` (or empty hooks) with ``auth_for`` and ``lookup_secret`` set."""
+        from dataclasses import replace as _replace
+
+        from portico.runtime.hooks import ConnectionHooks as _Hooks
+
+        hooks = _replace(base) if base is not None else _Hooks()
+        hooks.auth_for = self.auth_for
+        hooks.lookup_secret = self.lookup_keyring
+        return hooks
+
+    def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
+        return PorticoTokenStorage(spec.name, spec.url or "")
+
+    async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
+        """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.
+
+        ``interactive=False`` (reconnects, reloads, probes): never starts a sign-in; raises
+        ``NeedsAuth`` when the stored grant was already refused.
+        """
+        if spec.oauth is None or not spec.url:
+            return None
+        storage = self.storage_for(spec)
+        if not interactive and await storage.is_rejected():
+            raise needs_auth(
+                spec.name,
+                f"The sign-in for server '{spec.name}' was refused by its authorization server; "
+                f"run `portico mcp login {spec.name}` to sign in again.",
+            )
+        provider = await self._provider(spec, storage, interactive=interactive, use_browser=True)
+        if await storage.raw_tokens() is not None:
+            found = await self._prime(spec, storage, provider)
+            if found is not None and not interactive:
+                await self._refresh_if_expired(spec, provider)
+        elif not interactive and await requires_auth(spec.url):
+            raise needs_auth(spec.name, _sign_in_text(spec.name))
+        return provider
+
+    async def login(self, spec: ServerSpec, flow: str | None = None, browser: bool = True) -> None:
+        """Sign in now; return once a token is stored, else raise ``AuthError``."""
+        if not spec.url:
+            raise AuthError(
+                f"Server '{spec.name}' is not an HTTP server; it has nothing to sign in to."
+            )
+        oauth = spec.oauth or OAuthSpec()
+        if spec.oauth is None:
+            spec = _with_oauth(spec, oauth)
+        await self._tell_if_insecure(spec.name)
+        storage = self.storage_for(spec)
+        wait = login_wait(oauth.timeout, spec.connect_timeout)
+        chosen = flow or oauth.flow
+        try:
+            async with asyncio.timeout(wait):
+                if chosen == "device":
+                    await self._device_login(spec, storage)
+                else:
+                    await self._browser_login(spec, storage, browser)
+        except TimeoutError as exc:
+            if isinstance(exc, LoginTimeout):
+                raise AuthError(str(exc)) from exc
+            raise AuthError(timeout_message(spec.name, wait)) from exc
+        except LoginCancelled as exc:
+            raise AuthError(str(exc)) from exc
+        except OAuthRegistrationError as exc:
+            raise NeedsOwnClient(own_client_message(spec.name, _short(exc))) from exc
+        except (OAuthFlowError, OAuthTokenError) as exc:
+            raise AuthError(f"Signing in to '{spec.name}' failed: {_short(exc)}") from exc
+        except httpx2.HTTPError as exc:
+            raise AuthError(f"Cannot reach server '{spec.name}' at {spec.url}: {exc}") from exc
+        if not await storage.has_tokens():
+            raise NeedsOwnClient(own_client_message(spec.name, "no token was issued"))
+
+    async def logout(self, spec: ServerSpec) -> None:
+        await self.storage_for(spec).clear()
+
+    async def has_token(self, spec: ServerSpec) -> bool:
+        return await self.storage_for(spec).has_tokens()
+
+    # --- building the provider -------------------------------------------------------------
+
+    async def _client_secret(self, spec: ServerSpec) -> str | None:
+        oauth = spec.oauth
+        if oauth is None or not oauth.client_secret:
+            return None
+        where = f"{spec.source}: server '{spec.name}', key oauth.client_secret"
+        return await resolve_secret_text(oauth.client_secret, self.lookup_keyring, where)
+
+    async def _provider(
+        self,
+        spec: ServerSpec,
+        storage: PorticoTokenStorage,
+        *,
+        interactive: bool,
+        use_browser: bool,
+        reauth: bool = False,
+    ) -> PorticoOAuthProvider:
+        assert spec.url is not None
+        oauth = spec.oauth or OAuthSpec()
+        plan = RedirectPlan.from_spec(oauth)
+        port = choose_port(plan)
+        redirect_uri = plan.uri_for(port)
+        secret = await self._client_secret(spec)
+        metadata = OAuthClientMetadata(
+            redirect_uris=[redirect_uri],  # type: ignore[list-item]
+            client_name=quirks.client_name_for(spec.url, oauth.client_name),
+            scope=oauth.scope,
+            token_endpoint_auth_method="client_secret_post" if secret else "none",
+        )
+        await self._apply_client(spec, storage, secret, redirect_uri, interactive)
+        handoff = _Handoff(
+            self,
+            spec,
+            plan,
+            port,
+            interactive=interactive,
+            use_browser=use_browser,
+            reauth=reauth,
+        )
+        provider = PorticoOAuthProvider(
+            server=spec.name,
+            server_url=spec.url,
+            client_metadata=metadata,
+            storage=storage,
+            redirect_handler=handoff.redirect,
+            callback_handler=handoff.callback,
+            client_metadata_url=self.client_metadata_url,
+            scope_override=oauth.scope,
+            endpoint_check=self._endpoint_check(spec),
+        )
+        handoff.provider = provider
+        return provider
+
+    async def _apply_client(
+        self,
+        spec: ServerSpec,
+        storage: PorticoTokenStorage,
+        secret: str | None,
+        redirect_uri: str,
+        interactive: bool,
+    ) -> None:
+        """A configured client wins; before a sign-in, a registration made for another
+        redirect URI is redone (a loopback port change alone does not count: RFC 8252 §7.3
+        has servers accept any port). Refreshing never needs the redirect URI."""
+        oauth = spec.oauth or OAuthSpec()
+        stored = await storage.get_client_info()
+        if oauth.client_id:
+            if (
+                stored is None
+                or stored.client_id != oauth.client_id
+                or stored.client_secret != secret
+            ):
+                await storage.set_client_info(
+                    OAuthClientInformationFull(
+                        client_id=oauth.client_id,
+                        client_secret=secret,
+                        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+                        redirect_uris=[redirect_uri],  # type: ignore[list-item]
+                    )
+                )
+            return
+        if (
+            interactive
+            and stored is not None
+            and stored.redirect_uris
+            and stored.client_id != self.client_metadata_url
+            and not any(_same_redirect(redirect_uri, str(uri)) for uri in stored.redirect_uris)
+        ):
+            log.info("server %r: the redirect URI changed; registering again", spec.name)
+            await storage.forget_client()
+
+    def _endpoint_check(self, spec: ServerSpec) -> Callable[[str], Awaitable[None]] | None:
+        policy = self.endpoint_policy
+        if policy is None:
+            return None
+
+        async def check(url: str) -> None:
+            try:
+                await policy(spec, url)
+            except Exception as exc:
+                raise AuthError(str(exc)) from exc
+
+        return check
+
+    async def _prime(
+        self, spec: ServerSpec, storage: PorticoTokenStorage, provider: PorticoOAuthProvider
+    ) -> Discovered | None:
+        """Discover the authorization server now, so a refresh goes to the issuer that
+        granted the token (and only to it)."""
+        assert spec.url is not None
+        try:
+            async with _http_client(check=self._endpoint_check(spec)) as http:
+                found = await discover(spec.name, spec.url, http)
+        except AuthError as exc:
+            log.info("server '%s': discovery before connecting failed: %s", spec.name, exc)
+            return None
+        await storage.verify_issuer(found.issuer)
+        context = provider.context
+        context.protected_resource_metadata = found.prm
+        context.auth_server_url = found.auth_server_url
+        context.oauth_metadata = found.metadata
+        return found
+
+    async def _refresh_if_expired(self, spec: ServerSpec, provider: PorticoOAuthProvider) -> None:
+        """Refresh an expired token before connecting, so a dead grant shows up here as
+        ``NeedsAuth`` rather than deep inside the transport."""
+        await provider._initialize()
+        context = provider.context
+        if context.is_token_valid():
+            return
+        if context.can_refresh_token():
+            async with _http_client(check=self._endpoint_check(spec)) as http:
+                response = await http.send(await provider._refresh_token())
+                if await provider._handle_refresh_response(response):
+                    return
+        raise needs_auth(spec.name, _sign_in_text(spec.name, expired=True))
+
+    # --- logins --------------------------------------------------------------------------------
+
+    async def _browser_login(
+        self, spec: ServerSpec, storage: PorticoTokenStorage, use_browser: bool
+    ) -> None:
+        assert spec.url is not None
+        reauth = await storage.has_tokens()  # "sign in again" rather than a first sign-in
+        await storage.clear_tokens()
+        provider = await self._provider(
+            spec, storage, interactive=True, use_browser=use_browser, reauth=reauth
+        )
+        async with _http_client(auth=provider) as http:
+            await http.post(
+                spec.url,
+                json=_INITIALIZE,
+                headers={"Accept": "application/json, text/event-stream"},
+            )
+
+    async def _device_login(self, spec: ServerSpec, storage: PorticoTokenStorage) -> None:
+        assert spec.url is not None
+        oauth = spec.oauth or OAuthSpec()
+        async with _http_client(check=self._endpoint_check(spec)) as http:
+            found = await discover(spec.name, spec.url, http)
+            endpoint = found.device_authorization_endpoint
+            if endpoint is None:
+                raise AuthError(
+                    f"Server '{spec.name}' does not offer device-code login (its authorization "
+                    f"server {found.issuer} advertises no device_authorization_endpoint). "
+                    f"Run `portico mcp login {spec.name}` without --flow device."
+                )
+            await storage.verify_issuer(found.issuer)
+            client = await self._device_client(spec, storage, http, found)
+            scope = oauth.scope
+            if scope is None:
+                if found.prm is not None and found.prm.scopes_supported:
+                    scope = " ".join(found.prm.scopes_supported)
+                elif found.metadata.scopes_supported:
+                    scope = " ".join(found.metadata.scopes_supported)
+            tokens = await device_login(
+                server=spec.name,
+                http=http,
+                device_endpoint=str(endpoint),
+                token_endpoint=str(found.metadata.token_endpoint),
+                client=client,
+                scope=scope,
+                resource=found.resource,
+                prompter=self.prompter,
+                wait_seconds=oauth.timeout,
+            )
+            storage.current_issuer = lambda: found.issuer
+            await storage.set_tokens(tokens)
+
+    async def _device_client(
+        self,
+        spec: ServerSpec,
+        storage: PorticoTokenStorage,
+        http: httpx2.AsyncClient,
+        found: Discovered,
+    ) -> OAuthClientInformationFull:
+        oauth = spec.oauth or OAuthSpec()
+        if oauth.client_id:
+            secret = await self._client_secret(spec)
+            return OAuthClientInformationFull(
+                client_id=oauth.client_id,
+                client_secret=secret,
+                token_endpoint_auth_method="client_secret_basic" if secret else "none",
+            )
+        stored = await storage.get_client_info()
+        if (
+            stored is not None
+            and DEVICE_GRANT in stored.grant_types
+            and stored.issuer in (None, found.issuer)
+        ):
+            return stored
+        if found.metadata.registration_endpoint is None:
+            raise NeedsOwnClient(own_client_message(spec.name, "it offers no client registration"))
+        plan = RedirectPlan.from_spec(oauth)
+        metadata = OAuthClientMetadata(
+            redirect_uris=[plan.uri_for(choose_port(plan))],  # type: ignore[list-item]
+            client_name=quirks.client_name_for(spec.url or "", oauth.client_name),
+            grant_types=["authorization_code", "refresh_token", DEVICE_GRANT],
+            token_endpoint_auth_method="none",
+        )
+        request = create_client_registration_request(found.metadata, metadata, spec.url or "")
+        response = await http.send(request)
+        client = await handle_registration_response(response)
+        client.issuer = found.issuer
+        await storage.set_client_info(client)
+        return client
+
+    async def _tell_if_insecure(self, server: str) -> None:
+        notice = secret_store.insecure_notice()
+        if notice and not self._told_insecure and secret_store.storage_kind() == "memory":
+            self._told_insecure = True
+            try:
+                await self.prompter.notify(Notice(level="warning", text=notice, server=server))
+            except Exception:
+                log.warning("%s", notice)
+
+
+_INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "portico-login", "version": "1"},
+    },
+}
+
+
+def _sign_in_text(server: str, *, expired: bool = False) -> str:
+    why = "its sign-in expired and could not be renewed" if expired else "it needs a sign-in"
+    return (
+        f"Server '{server}' is waiting: {why}. Run `portico mcp login {server}` or use "
+        "Sign in in the app."
+    )
+
+
+def _same_redirect(a: str, b: str) -> bool:
+    pa, pb = urlparse(a), urlparse(b)
+    if pa.hostname in LOOPBACK_HOSTS and pa.scheme == "http":
+        return (pa.scheme, pa.hostname, pa.path) == (pb.scheme, pb.hostname, pb.path)
+    return a == b
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _http_client(
+    auth: httpx2.Auth | None = None, check: Callable[[str], Awaitable[None]] | None = None
+) -> httpx2.AsyncClient:
+    hooks: dict[str, list[Callable[..., Awaitable[None]]]] = {}
+    if check is not None:
+
+        async def vet(request: httpx2.Request) -> None:
+            await check(str(request.url))
+
+        hooks["request"] = [vet]
+    return httpx2.AsyncClient(
+        auth=auth, timeout=httpx2.Timeout(30.0), follow_redirects=False, event_hooks=hooks
+    )
+
+
+def _with_oauth(spec: ServerSpec, oauth: OAuthSpec) -> ServerSpec:
+    from dataclasses import replace
+
+    return replace(spec, oauth=oauth)
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text if len(text) < 400 else text[:400] + "…"

@@ -1,0 +1,161 @@
+"""Portico's ``OAuthClientProvider``: the SDK's flow with our hooks at its narrowest points.
+
+- ``_initialize``: stored tokens carry the time left, so an expired one is refreshed
+  instead of being sent (the SDK would otherwise treat a loaded token as fresh).
+- ``_handle_refresh_response``: an ``invalid_grant`` marks the stored grant rejected.
+- ``_perform_authorization``: ``oauth.scope`` replaces the selected scope.
+- ``_auth_flow``: vets every OAuth request with the network policy (no private OAuth
+  endpoint off the MCP origin) and remembers which URL each response came from, for the
+  RFC 8414 §3.3 path/origin exception (``quirks.metadata_issuer_ok``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Any
+
+import httpx2
+from mcp.client.auth import oauth2 as sdk_oauth2
+from mcp.client.auth.oauth2 import OAuthClientProvider
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata, OAuthMetadata
+
+from portico.auth import quirks
+from portico.auth.token_storage import PorticoTokenStorage
+
+log = logging.getLogger(__name__)
+
+_sdk_validate_metadata_issuer = sdk_oauth2.validate_metadata_issuer
+
+
+def _validate_metadata_issuer(oauth_metadata: OAuthMetadata, expected_issuer: str) -> None:
+    fetched = quirks.metadata_fetch_url.get()
+    issuer = str(oauth_metadata.issuer)
+    if (
+        fetched is not None
+        and issuer != expected_issuer
+        and quirks.metadata_issuer_ok(issuer, expected_issuer, fetched)
+    ):
+        log.info(
+            "accepting authorization server metadata at %s that names its origin %s as issuer "
+            "(advertised as %s)",
+            fetched,
+            issuer,
+            expected_issuer,
+        )
+        return
+    _sdk_validate_metadata_issuer(oauth_metadata, expected_issuer)
+
+
+# The SDK looks this name up in its module at call time; outside our provider the context
+# variable is unset and the SDK's check runs unchanged.
+sdk_oauth2.validate_metadata_issuer = _validate_metadata_issuer  # type: ignore[assignment]
+
+
+class PorticoOAuthProvider(OAuthClientProvider):
+    def __init__(
+        self,
+        *,
+        server: str,
+        server_url: str,
+        client_metadata: OAuthClientMetadata,
+        storage: PorticoTokenStorage,
+        redirect_handler: Callable[[str], Awaitable[None]],
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]],
+        client_metadata_url: str | None = None,
+        scope_override: str | None = None,
+        endpoint_check: Callable[[str], Awaitable[object]] | None = None,
+    ) -> None:
+        super().__init__(
+            server_url=server_url,
+            client_metadata=client_metadata,
+            storage=storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+            client_metadata_url=client_metadata_url,
+        )
+        self.server = server
+        self.storage = storage
+        self.scope_override = scope_override
+        self.refresh_rejected = False
+        self.endpoint_check = endpoint_check
+        storage.current_issuer = self.current_issuer
+
+    def current_issuer(self) -> str | None:
+        metadata = self.context.oauth_metadata
+        return str(metadata.issuer) if metadata is not None else None
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        tokens = self.context.current_tokens
+        if tokens is not None and tokens.expires_in is not None:
+            self.context.update_token_expiry(tokens)
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        ok = await super()._handle_refresh_response(response)
+        if not ok:
+            error = _oauth_error(response)
+            log.warning(
+                "server '%s': the authorization server refused to refresh the sign-in "
+                "(HTTP %s, %s)",
+                self.server,
+                response.status_code,
+                error or "no error code",
+            )
+            if response.status_code in (400, 401):
+                self.refresh_rejected = True
+                await self.storage.mark_rejected()
+        return ok
+
+    async def _perform_authorization(self) -> httpx2.Request:
+        if self.scope_override:
+            self.context.client_metadata.scope = self.scope_override
+        self._fit_client_auth_method()
+        return await super()._perform_authorization()
+
+    def _fit_client_auth_method(self) -> None:
+        """A client registered by hand (config client_id + client_secret) authenticates
+        the way the server's metadata says it accepts (basic preferred, else post)."""
+        client = self.context.client_info
+        metadata = self.context.oauth_metadata
+        if client is None or metadata is None or not client.client_secret or client.issuer:
+            return
+        supported = metadata.token_endpoint_auth_methods_supported
+        if not supported or client.token_endpoint_auth_method in supported:
+            return
+        for method in ("client_secret_basic", "client_secret_post"):
+            if method in supported:
+                client.token_endpoint_auth_method = method
+                return
+
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if outgoing is not request and self.endpoint_check is not None:
+                    # Discovery, registration and token requests: network policy first.
+                    await self.endpoint_check(str(outgoing.url))
+                response = yield outgoing
+                same = str(response.request.url) == str(outgoing.url)
+                token = quirks.metadata_fetch_url.set(str(outgoing.url) if same else None)
+                try:
+                    outgoing = await flow.asend(response)
+                finally:
+                    quirks.metadata_fetch_url.reset(token)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+
+def _oauth_error(response: httpx2.Response) -> str | None:
+    try:
+        body: Any = json.loads(response.content or b"{}")
+    except (ValueError, httpx2.ResponseNotRead):
+        return None
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, str) else None

@@ -1,0 +1,167 @@
+"""The SDK's ``TokenStorage`` over ``secret_store``, one record per server.
+
+The record is keyed by server name and remembers the URL it was made for: a changed URL
+means a new login (the old record is ignored and replaced). Refresh tokens are bound to
+the issuer that granted them: ``get_tokens`` hands a refresh token out only once this
+process has discovered that same issuer again (``verify_issuer``); a different issuer
+drops it for good, while the access token keeps working until it expires.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+from portico.auth import secret_store
+
+log = logging.getLogger(__name__)
+
+# Fingerprints of refresh tokens an authorization server rejected, per record key:
+# background work does not try them again until the stored tokens change.
+_rejected: dict[str, str] = {}
+
+
+def fingerprint(tokens: OAuthToken | None) -> str | None:
+    if tokens is None:
+        return None
+    blob = f"{tokens.access_token}\0{tokens.refresh_token or ''}"
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+class PorticoTokenStorage:
+    """Implements ``mcp.client.auth.TokenStorage`` for one server."""
+
+    def __init__(self, server: str, url: str) -> None:
+        self.server = server
+        self.url = url
+        self.key = f"{secret_store.TOKEN_PREFIX}{server}"
+        # Set by the provider: the issuer of the authorization server in use right now.
+        self.current_issuer: Callable[[], str | None] = lambda: None
+        self._verified_issuer: str | None = None
+
+    # --- the record ---------------------------------------------------------------------
+
+    async def _load(self) -> dict[str, Any]:
+        raw = await secret_store.lookup_secret(self.key)
+        if not raw:
+            return {}
+        try:
+            record = json.loads(raw)
+        except ValueError:
+            log.warning("server '%s': the stored sign-in is unreadable; sign in again", self.server)
+            return {}
+        if not isinstance(record, dict) or record.get("url") != self.url:
+            return {}  # another URL: a new login
+        return record
+
+    async def _save(self, record: dict[str, Any]) -> None:
+        record["url"] = self.url
+        record["server"] = self.server
+        await secret_store.set_secret(self.key, json.dumps(record))
+
+    # --- TokenStorage -------------------------------------------------------------------
+
+    async def get_tokens(self) -> OAuthToken | None:
+        record = await self._load()
+        data = record.get("tokens")
+        if not isinstance(data, dict):
+            return None
+        tokens = OAuthToken.model_validate(data)
+        obtained = record.get("obtained_at")
+        if tokens.expires_in is not None and isinstance(obtained, (int, float)):
+            # The SDK reads expires_in as "from now": hand it the time that is left.
+            tokens.expires_in = int(obtained + tokens.expires_in - time.time())
+        if tokens.refresh_token:
+            granted_by = record.get("issuer")
+            if self._verified_issuer is None or granted_by != self._verified_issuer:
+                tokens.refresh_token = None
+        return tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        record = await self._load()
+        issuer = self.current_issuer() or self._verified_issuer
+        record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
+        record["obtained_at"] = time.time()
+        record["issuer"] = issuer
+        if issuer:
+            self._verified_issuer = issuer
+        await self._save(record)
+        _rejected.pop(self.key, None)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        data = (await self._load()).get("client")
+        if not isinstance(data, dict):
+            return None
+        return OAuthClientInformationFull.model_validate(data)
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        record = await self._load()
+        record["client"] = client_info.model_dump(mode="json", exclude_none=True)
+        await self._save(record)
+
+    # --- Portico's additions ------------------------------------------------------------
+
+    async def verify_issuer(self, issuer: str) -> bool:
+        """Record the issuer discovered now. Returns False (and drops the stored refresh
+        token) when it is not the issuer that granted the stored tokens."""
+        record = await self._load()
+        tokens = record.get("tokens")
+        granted_by = record.get("issuer")
+        self._verified_issuer = issuer
+        if not isinstance(tokens, dict) or granted_by in (None, issuer):
+            return True
+        if tokens.pop("refresh_token", None) is not None:
+            log.warning(
+                "server '%s': the authorization server changed from %s to %s; the stored "
+                "refresh token is dropped and the access token is used until it expires",
+                self.server,
+                granted_by,
+                issuer,
+            )
+            await self._save(record)
+        return False
+
+    async def stored_issuer(self) -> str | None:
+        value = (await self._load()).get("issuer")
+        return value if isinstance(value, str) else None
+
+    async def raw_tokens(self) -> OAuthToken | None:
+        """The stored tokens as stored (refresh token included), for fingerprints."""
+        data = (await self._load()).get("tokens")
+        return OAuthToken.model_validate(data) if isinstance(data, dict) else None
+
+    async def has_tokens(self) -> bool:
+        return await self.raw_tokens() is not None
+
+    async def mark_rejected(self) -> None:
+        """The authorization server refused the stored grant (invalid_grant)."""
+        print_ = fingerprint(await self.raw_tokens())
+        if print_:
+            _rejected[self.key] = print_
+
+    async def is_rejected(self) -> bool:
+        stamp = _rejected.get(self.key)
+        return stamp is not None and stamp == fingerprint(await self.raw_tokens())
+
+    async def clear_tokens(self) -> None:
+        record = await self._load()
+        if record.pop("tokens", None) is not None:
+            record.pop("obtained_at", None)
+            record.pop("issuer", None)
+            await self._save(record)
+
+    async def forget_client(self) -> None:
+        record = await self._load()
+        if record.pop("client", None) is not None:
+            await self._save(record)
+
+    async def clear(self) -> None:
+        """Forget tokens and the client registration."""
+        await secret_store.delete_secret(self.key)
+        _rejected.pop(self.key, None)

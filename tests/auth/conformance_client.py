@@ -1,0 +1,153 @@
+"""The MCP conformance suite's client under test: Portico's runtime + auth.
+
+The suite runs ``python conformance_client.py <server url>`` with
+``MCP_CONFORMANCE_SCENARIO`` (and, for some scenarios, ``MCP_CONFORMANCE_CONTEXT``: JSON
+with a pre-registered ``client_id`` / ``client_secret``) set. This harness builds the
+ServerSpec a person would write, hands it to ``portico.runtime.connection.Connection``
+with ``AuthManager.auth_for`` as its auth hook (sign-ins allowed, as when a person is at
+the app) and a Prompter whose "browser" follows the authorize URL to the loopback
+listener, then lists and calls the server's tools. Exit 0 only when all of that worked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import keyring
+from keyring.backend import KeyringBackend
+
+# Conformance's CIMD scenario expects exactly this URL as the client id.
+CIMD_URL = "https://conformance-test.local/client-metadata.json"
+
+
+class _MemoryKeyring(KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.items.pop((service, username), None)
+
+
+class FollowingPrompter:
+    """Plays a person whose browser follows the authorize URL to the end."""
+
+    async def authorize(self, request: Any) -> str | None:
+        async with httpx2.AsyncClient(follow_redirects=True, timeout=20) as http:
+            await http.get(request.authorize_url)
+        await asyncio.Event().wait()  # the listener wins; this task is then cancelled
+        return None
+
+    async def notify(self, notice: Any) -> None:
+        print(f"notice: {notice.text}", file=sys.stderr)
+
+    async def device_code(self, request: Any) -> None:
+        raise NotImplementedError
+
+    async def review_trust(self, request: Any) -> Any:
+        raise NotImplementedError
+
+    async def approve_tool(self, request: Any) -> Any:
+        raise NotImplementedError
+
+    async def approve_spend(self, request: Any) -> Any:
+        raise NotImplementedError
+
+    async def elicit(self, request: Any) -> Any:
+        raise NotImplementedError
+
+    async def review_sampling(self, request: Any) -> Any:
+        raise NotImplementedError
+
+
+async def run(url: str) -> int:
+    from portico.auth import secret_store
+    from portico.auth.manager import AuthManager
+    from portico.config.model import Dialect, OAuthSpec, Scope, ServerSpec, Source, Transport
+    from portico.runtime.connection import Connection
+    from portico.runtime.events import EventBus, Status
+    from portico.runtime.hooks import ConnectionHooks
+
+    context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    oauth = OAuthSpec(
+        client_id=context.get("client_id"),
+        client_secret=context.get("client_secret"),
+        timeout=30.0,
+    )
+    spec = ServerSpec(
+        name="conformance",
+        source=Source(Path("conformance.yaml"), 1, Scope.GLOBAL, Dialect.YAML),
+        transport=Transport.HTTP,
+        url=url,
+        oauth=oauth,
+        connect_timeout=30.0,
+    )
+    # The suite's authorization servers are plain-http loopback servers on other ports than
+    # the MCP server: the network policy would (rightly) refuse them, so it is off here.
+    manager = AuthManager(
+        FollowingPrompter(),  # type: ignore[arg-type]
+        client_metadata_url=CIMD_URL,
+        endpoint_policy=None,
+    )
+
+    async def auth_for(spec: ServerSpec, *, interactive: bool = False) -> httpx2.Auth | None:
+        return await manager.auth_for(spec, interactive=True)
+
+    hooks = ConnectionHooks(auth_for=auth_for, lookup_secret=secret_store.lookup_secret)
+    connection = Connection(spec, bus=EventBus(), hooks=hooks)
+    await connection.start()
+    try:
+        state = await connection.wait_settled(45)
+        if state.status is not Status.RUNNING:
+            print(f"not running: {state.status} {state.error}", file=sys.stderr)
+            return 1
+        for tool in connection.tools:
+            arguments = _arguments_for(tool)
+            result = await connection.call_tool(tool.name, arguments)
+            print(f"called {tool.name}: error={getattr(result, 'isError', None)}", file=sys.stderr)
+        return 0
+    finally:
+        await connection.stop()
+
+
+def _arguments_for(tool: Any) -> dict[str, Any]:
+    schema = getattr(tool, "inputSchema", None) or getattr(tool, "input_schema", None) or {}
+    properties = schema.get("properties", {}) if isinstance(schema, dict) else {}
+    required = schema.get("required", []) if isinstance(schema, dict) else []
+    values: dict[str, Any] = {}
+    for name in required:
+        kind = properties.get(name, {}).get("type")
+        values[name] = {"string": "x", "number": 1, "integer": 1, "boolean": True}.get(kind, "x")
+    return values
+
+
+def main() -> int:
+    if len(sys.argv) < 2:
+        print("usage: conformance_client.py SERVER_URL", file=sys.stderr)
+        return 2
+    home = tempfile.mkdtemp(prefix="portico-conformance-")
+    os.environ["PORTICO_HOME"] = home
+    os.environ["BROWSER"] = "true"  # webbrowser runs `true URL`: never a real browser tab
+    keyring.set_keyring(_MemoryKeyring())
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr)
+    return asyncio.run(run(sys.argv[1]))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
