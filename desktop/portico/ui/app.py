@@ -1,0 +1,320 @@
+"""The desktop app's entry point (``portico-desktop`` and ``portico`` without arguments).
+
+Order matters: the window is shown and painted before ``mcp`` is imported or the hub
+starts; the hub then runs on the runtime thread (ui/facade.py) and reaches the window
+through the bridge (events) and the QtPrompter (questions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QApplication
+
+from portico import __version__
+from portico.prompts import Notice
+from portico.ui.bridge import EventBridge
+from portico.ui.facade import RuntimeThread
+from portico.ui.icons import app_icon
+from portico.ui.loop import PorticoEventLoop, ensure_application
+from portico.ui.main_window import MainWindow
+from portico.ui.models.servers import ServerListModel
+from portico.ui.pages.controller import ServerPages
+from portico.ui.prompter import QtPrompter
+from portico.ui.single_instance import SingleInstance
+from portico.ui.tray import Tray
+
+log = logging.getLogger(__name__)
+
+FIRST_PAINT_WAIT = 3.0  # seconds; offscreen or odd platforms may never paint
+MAX_DIAGNOSTIC_NOTICES = 5
+
+
+class DesktopApp(QObject):
+    """Owns the window, tray, bridge, prompter and runtime thread for one app run."""
+
+    runtimeStarted = Signal()
+    configApplied = Signal(str)  # the summary line
+
+    def __init__(self, app: QApplication, instance: SingleInstance | None = None) -> None:
+        super().__init__()
+        self.app = app
+        self.instance = instance
+        self.model = ServerListModel()
+        self.bridge = EventBridge()
+        self.tray = Tray()
+        self.window = MainWindow(self.model, tray_available=self.tray.available)
+        self.runtime = RuntimeThread()
+        self.session: Any = None
+        self.editor: Any = None  # the ConfigEditorWindow, built on first use
+        self.prompter: QtPrompter | None = None
+        self._quit: asyncio.Event | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.pages = ServerPages(
+            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray
+        )
+        self._wire()
+
+    def _wire(self) -> None:
+        self.model.connect_bridge(self.bridge)
+        self.bridge.logLine.connect(self.window.add_log_line)
+        self.bridge.discoveryFinished.connect(self.window.set_summary)
+        self.bridge.discoveryFinished.connect(self.tray.set_summary)
+        self.bridge.authRequired.connect(self.pages.auth_required)
+        self.runtimeStarted.connect(self.pages.refresh)
+        self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
+        self.window.quitRequested.connect(self.request_quit)
+        self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
+        self.window.configEditorRequested.connect(self.open_config_editor)
+        self.window.serverActionRequested.connect(self.server_action)
+        self.window.hiddenToTray.connect(self._told_hidden)
+        self.tray.quitRequested.connect(self.request_quit)
+        self.tray.showHideRequested.connect(self.toggle_window)
+        self.tray.configEditorRequested.connect(self.open_config_editor)
+        self.tray.serverActionRequested.connect(self.server_action)
+        if self.instance is not None:
+            self.instance.raiseRequested.connect(self.raise_window)
+
+    # --- run -----------------------------------------------------------------------------
+
+    async def run(self) -> int:
+        self._quit = asyncio.Event()
+        self.prompter = QtPrompter(
+            parent_widget=lambda: self.window if self.window.isVisible() else None
+        )
+        self.prompter.noticePosted.connect(self.window.post_notice)
+        self.window.restore_state()
+        await self.show_and_paint()
+        self.tray.show()
+        restore_signals = self._handle_stop_signals()
+        try:
+            await self.start_runtime()
+            if self.session is not None:
+                self._spawn(self.apply_config())
+            await self._quit.wait()
+        finally:
+            # Also on Ctrl+C (the Runner cancels us): stop every server before exiting.
+            restore_signals()
+            await self.shutdown()
+        return 0
+
+    def _handle_stop_signals(self) -> Callable[[], None]:
+        """SIGTERM (and SIGINT) quit cleanly. Python runs signal handlers only between
+        bytecodes of the main thread, which idles inside Qt: a slow timer lets them in."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
+        loop = asyncio.get_running_loop()
+        pump = QTimer(self)
+        pump.setInterval(200)
+        pump.timeout.connect(lambda: None)
+        pump.start()
+        previous = {}
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            try:
+                previous[sig] = signal.signal(
+                    sig, lambda *_: loop.call_soon_threadsafe(self.request_quit)
+                )
+            except (ValueError, OSError):  # not settable here (embedded interpreters)
+                continue
+
+        def restore() -> None:
+            pump.stop()
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+
+        return restore
+
+    async def show_and_paint(self) -> None:
+        painted = asyncio.get_running_loop().create_future()
+        self.window.firstPainted.connect(lambda: painted.done() or painted.set_result(None))
+        self.window.show()
+        self.window.repaint()
+        if not self.window.painted:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(painted, FIRST_PAINT_WAIT)
+
+    async def start_runtime(self) -> None:
+        from portico.ui.session import RuntimeSession
+
+        assert self.prompter is not None
+        self.window.set_summary("Starting the servers…")
+        try:
+            await asyncio.to_thread(self.runtime.start)
+            self.session = await self.runtime.submit(
+                RuntimeSession.create(self.prompter, self.bridge)
+            )
+        except Exception as exc:
+            log.exception("the runtime did not start")
+            self.window.post_notice(
+                Notice("error", f"The server runtime did not start: {exc}. Servers are off.")
+            )
+            self.window.set_summary("The server runtime is not running.")
+            return
+        for warning in self.session.warnings:
+            self.window.post_notice(Notice("warning", warning))
+        self.runtimeStarted.emit()
+
+    async def apply_config(self) -> None:
+        if self.session is None:
+            return
+        project: Path | None = self.window.project
+        try:
+            loaded = await self.runtime.submit(self.session.load(project))
+        except Exception as exc:
+            log.exception("loading the config failed")
+            self.window.post_notice(Notice("error", f"Could not read the config: {exc}"))
+            return
+        self.model.set_scopes(loaded.scopes)
+        self.model.set_order(loaded.order)
+        shown = loaded.diagnostics[:MAX_DIAGNOSTIC_NOTICES]
+        for text in shown:
+            self.window.post_notice(Notice("warning" if "warning:" in text else "error", text))
+        if len(loaded.diagnostics) > len(shown):
+            more = len(loaded.diagnostics) - len(shown)
+            self.window.post_notice(
+                Notice("error", f"{more} more config problems; run `portico config check`.")
+            )
+        try:
+            summary = await self.runtime.submit(self.session.apply())
+        except Exception as exc:
+            log.exception("applying the config failed")
+            self.window.post_notice(Notice("error", f"Could not start the servers: {exc}"))
+            return
+        self.window.set_summary(summary)
+        self.tray.set_summary(summary)
+        self.configApplied.emit(summary)
+
+    # --- actions -------------------------------------------------------------------------
+
+    def server_action(self, action: str, server: str) -> None:
+        if action == "Edit…":
+            self.open_config_editor(server)
+            return
+        if self.session is None:
+            self.window.post_notice(Notice("error", "The server runtime is not running."))
+            return
+        if self.pages.handles(action):  # Enable / Disable, Remove, Review trust…
+            self.pages.act(action, server)
+            return
+        calls = {
+            "Restart": self.session.restart,
+            "Retry now": self.session.retry,
+            "Retry": self.session.retry,
+            "Review trust…": self.session.retry,  # reconnecting runs the trust review again
+            "Review…": self.session.retry,
+            "Authorize…": self.session.authorize,
+        }
+        call = calls.get(action)
+        if call is None:
+            self.window.post_notice(
+                Notice("info", f"{action} arrives with the config editor.", server=server)
+            )
+            return
+        self._spawn(self._act(action, server, call(server)))
+
+    async def _act(self, action: str, server: str, coro: Any) -> None:
+        try:
+            await self.runtime.submit(coro)
+        except Exception as exc:
+            self.window.post_notice(
+                Notice("error", f"{action.rstrip('…')} {server} failed: {exc}", server=server)
+            )
+
+    def open_config_editor(self, server: str | None = None) -> None:
+        """Show the config editor (one window, reused), optionally on ``server``."""
+        from portico.ui.editor.window import ConfigEditorWindow
+
+        project = self.window.project
+        if self.editor is None:
+            self.editor = ConfigEditorWindow(
+                project,
+                runtime=self.runtime,
+                hooks=lambda: self.session.hub.hooks if self.session is not None else None,
+            )
+            self.editor.saved.connect(lambda _paths: self._spawn(self.apply_config()))
+        elif not self.editor.dirty:
+            self.editor.open_project(project)  # pick up changes made elsewhere
+        elif self.editor.project != project:
+            self.editor.notice.setText(
+                "The app now shows another project folder; save or reload these edits, "
+                "then open the editor again to see its files."
+            )
+        self.editor.show()
+        self.editor.raise_()
+        self.editor.activateWindow()
+        if server:
+            self.editor.select(server)
+
+    def toggle_window(self) -> None:
+        if self.window.isVisible():
+            self.window.save_state()
+            self.window.hide()
+        else:
+            self.raise_window()
+
+    def raise_window(self) -> None:
+        self.window.showNormal()
+        self.window.raise_()
+        self.window.activateWindow()
+
+    def _told_hidden(self) -> None:
+        self.tray.notify(
+            "Portico is still running",
+            "Servers stay connected. Use the tray icon to open the window or to quit.",
+            key="hidden-to-tray",
+        )
+
+    # --- quit ----------------------------------------------------------------------------
+
+    def request_quit(self) -> None:
+        if self._quit is not None:
+            self._quit.set()
+
+    async def shutdown(self) -> None:
+        self.window.save_state()
+        self.pages.close()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+        close = self.session.close if self.session is not None else None
+        await self.runtime.shutdown(close)
+        self.tray.hide()
+        self.window.hide()
+        if self.instance is not None:
+            self.instance.close()
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[:1] if argv is None else argv)
+    app = ensure_application(argv)
+    app.setApplicationName("Portico")
+    app.setApplicationVersion(__version__)
+    app.setDesktopFileName("portico")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)
+    instance = SingleInstance()
+    if not instance.acquire():
+        return 0  # the running instance raised its window
+    desktop = DesktopApp(app, instance)
+    with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
+        return runner.run(desktop.run())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Device login: the verification link and the user code in large type, while we poll."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+
+from portico.prompts import DeviceCodeRequest
+from portico.ui.dialogs.base import PromptDialog, large_font, selectable_label
+from portico.ui.dialogs.oauth_dialog import format_remaining
+
+
+class DeviceDialog(PromptDialog):
+    def __init__(self, request: DeviceCodeRequest, parent: QWidget | None = None) -> None:
+        super().__init__(request.server, "Sign in on another device", parent)
+        self.request = request
+        self._deadline = time.monotonic() + request.expires_in
+        self.layout_.addWidget(QLabel("Open this address on any device and enter the code:"))
+        self.url_label = selectable_label(request.verification_uri)
+        self.url_label.setFont(large_font(self.font(), 1.3))
+        self.url_label.setAccessibleName("verification address")
+        self.layout_.addWidget(self.url_label)
+        self.code_label = selectable_label(request.user_code, mono=True)
+        self.code_label.setFont(large_font(self.code_label.font(), 2.6))
+        self.code_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.code_label.setAccessibleName("user code")
+        self.layout_.addWidget(self.code_label)
+        row = QHBoxLayout()
+        self.open_button = QPushButton("Open in &browser")
+        self.open_button.setAutoDefault(False)
+        self.open_button.clicked.connect(self.open_in_browser)
+        self.copy_button = QPushButton("&Copy code")
+        self.copy_button.setAutoDefault(False)
+        self.copy_button.clicked.connect(self.copy_code)
+        row.addStretch(1)
+        row.addWidget(self.open_button)
+        row.addWidget(self.copy_button)
+        row.addStretch(1)
+        self.layout_.addLayout(row)
+        self.state_label = QLabel()
+        self.state_label.setAccessibleName("polling state")
+        self.layout_.addWidget(self.state_label)
+        self.cancel_button = self.add_button("Cancel", None)
+        self.finish_layout()
+        self._timer = QTimer(self)
+        self._timer.setInterval(1000)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+        self._tick()
+
+    def open_in_browser(self) -> None:
+        QDesktopServices.openUrl(
+            QUrl(self.request.verification_uri_complete or self.request.verification_uri)
+        )
+
+    def copy_code(self) -> None:
+        QGuiApplication.clipboard().setText(self.request.user_code)
+        self.copy_button.setText("Copied")
+
+    def _tick(self) -> None:
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            self.state_label.setText("The code has expired.")
+            self._timer.stop()
+            return
+        every = f"{self.request.interval:g}"
+        self.state_label.setText(
+            f"Waiting for approval (checking every {every} s)… code valid for "
+            f"{format_remaining(left)}"
+        )
+
+    def decline_value(self) -> None:
+        return None

@@ -1,0 +1,134 @@
+"""OAuth hand-off: the authorize link, a countdown, and paste-back with instant feedback."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import QTimer, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+
+from portico.prompts import AuthorizeRequest
+from portico.ui.dialogs.base import PromptDialog, selectable_label
+
+
+def format_remaining(seconds: float) -> str:
+    seconds = max(0, int(seconds + 0.999))
+    return f"{seconds // 60}:{seconds % 60:02d}"
+
+
+class OAuthDialog(PromptDialog):
+    def __init__(self, request: AuthorizeRequest, parent: QWidget | None = None) -> None:
+        title = "Sign in again" if request.reauth else "Sign in"
+        super().__init__(request.server, title, parent)
+        self.request = request
+        self._deadline = time.monotonic() + request.timeout
+        if request.reauth:
+            intro = f"{request.server} needs you to sign in again."
+        elif request.browser_opened:
+            intro = "Your browser opened the sign-in page. Finish signing in there."
+        else:
+            intro = "Open this link in a browser to sign in:"
+        self.intro = QLabel(intro)
+        self.intro.setWordWrap(True)
+        self.layout_.addWidget(self.intro)
+
+        self.url_field = QLineEdit(request.authorize_url)
+        self.url_field.setReadOnly(True)
+        self.url_field.setAccessibleName("authorize link")
+        self.url_field.setCursorPosition(0)
+        self.layout_.addWidget(self.url_field)
+        row = QHBoxLayout()
+        self.open_button = QPushButton("Open in &browser")
+        self.open_button.setAutoDefault(False)
+        self.open_button.clicked.connect(self.open_in_browser)
+        self.copy_button = QPushButton("&Copy link")
+        self.copy_button.setAutoDefault(False)
+        self.copy_button.clicked.connect(self.copy_link)
+        row.addWidget(self.open_button)
+        row.addWidget(self.copy_button)
+        row.addStretch(1)
+        self.layout_.addLayout(row)
+
+        self.countdown = QLabel()
+        self.countdown.setAccessibleName("time left")
+        self.layout_.addWidget(self.countdown)
+
+        self.layout_.addWidget(
+            selectable_label(
+                "If the browser cannot reach this computer, paste the address it ended on "
+                f"(starting with {request.redirect_uri}) or just its ?code=…&state=… part:"
+            )
+        )
+        self.paste_field = QLineEdit()
+        self.paste_field.setPlaceholderText("Paste the redirect URL or ?code=…&state=…")
+        self.paste_field.setAccessibleName("pasted redirect")
+        self.paste_field.textChanged.connect(self._check)
+        self.paste_field.returnPressed.connect(self._submit)
+        self.layout_.addWidget(self.paste_field)
+        self.feedback = QLabel()
+        self.feedback.setAccessibleName("paste feedback")
+        self.feedback.setWordWrap(True)
+        self.layout_.addWidget(self.feedback)
+
+        self.continue_button = QPushButton("C&ontinue")
+        self.continue_button.setAutoDefault(False)
+        self.continue_button.setEnabled(False)
+        self.continue_button.clicked.connect(self._submit)
+        self.buttons_row.addWidget(self.continue_button)
+        self.cancel_button = self.add_button("Cancel", None)
+        self.finish_layout()
+
+        self._timer = QTimer(self)
+        self._timer.setInterval(1000)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+        self._tick()
+        self.resize(560, 300)
+
+    def open_in_browser(self) -> None:
+        QDesktopServices.openUrl(QUrl(self.request.authorize_url))
+
+    def copy_link(self) -> None:
+        QGuiApplication.clipboard().setText(self.request.authorize_url)
+        self.copy_button.setText("Copied")
+
+    def remaining(self) -> float:
+        return self._deadline - time.monotonic()
+
+    def _tick(self) -> None:
+        left = self.remaining()
+        if left <= 0:
+            self.countdown.setText("Time is up: this sign-in attempt has expired.")
+            self._timer.stop()
+        else:
+            self.countdown.setText(f"Waiting for the sign-in… {format_remaining(left)} left")
+
+    def _problem(self, text: str) -> str | None:
+        text = text.strip()
+        if not text:
+            return ""
+        try:
+            return self.request.check_paste(text)
+        except Exception as exc:  # the checker must never take the dialog down
+            return f"Could not check the pasted text: {exc}"
+
+    def _check(self, text: str) -> None:
+        problem = self._problem(text)
+        ok = problem is None
+        self.continue_button.setEnabled(ok)
+        if problem == "":
+            self.feedback.setText("")
+        elif ok:
+            self.feedback.setText("✓ Looks right. Press Continue.")
+            self.feedback.setStyleSheet("color: green")
+        else:
+            self.feedback.setText(f"✗ {problem}")
+            self.feedback.setStyleSheet("color: #b00020")
+
+    def _submit(self) -> None:
+        if self._problem(self.paste_field.text()) is None:
+            self.answer(self.paste_field.text().strip())
+
+    def decline_value(self) -> None:
+        return None

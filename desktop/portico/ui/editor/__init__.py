@@ -1,0 +1,1 @@
+"""The config editor: one window over every config file of both scopes."""

@@ -1,0 +1,151 @@
+"""One edited config file: its text, its round-trip document and its diagnostics.
+
+No Qt here. The raw text is the truth while the person types; ``doc`` is rebuilt from it
+whenever it parses, and every form edit goes through ``doc`` and comes back as text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from portico.config.atomic import Snapshot, read_bytes
+from portico.config.document import ConfigDocument, DocumentParseError, KeyPath
+from portico.config.load import config_files, parse_text
+from portico.config.model import Config, Diagnostic, Dialect, Scope
+
+
+class EditedFile:
+    """A config file open in the editor (it may not exist on disk yet: ``is_new``)."""
+
+    def __init__(self, path: Path, scope: Scope) -> None:
+        self.path = Path(path)
+        self.scope = scope
+        self.doc: ConfigDocument | None = None
+        self.parse_error: str | None = None
+        self.snapshot: Snapshot = Snapshot.missing(self.path)
+        self.baseline = ""  # the text on disk (or the new-file header): "dirty" compares to it
+        self.text = ""
+        self.config: Config | None = None
+        self.reload()
+
+    # --- reading -----------------------------------------------------------------------
+
+    @property
+    def dialect(self) -> Dialect:
+        return Dialect.TOML if self.path.suffix.lower() == ".toml" else Dialect.YAML
+
+    @property
+    def is_new(self) -> bool:
+        return not self.snapshot.exists
+
+    @property
+    def dirty(self) -> bool:
+        return self.text != self.baseline
+
+    @property
+    def label(self) -> str:
+        """``mcp.toml (global)``, ``config.yaml (project, new)``."""
+        tags = [self.scope.value] + (["new"] if self.is_new else [])
+        return f"{self.path.name} ({', '.join(tags)})"
+
+    @property
+    def badge(self) -> str:
+        return f"{self.scope.value} · {self.dialect.value}"
+
+    def reload(self) -> None:
+        """Read the file again; unsaved edits of this file are dropped."""
+        data, self.snapshot = read_bytes(self.path)
+        if data is None:
+            doc = ConfigDocument.new(self.path)
+            self.doc, self.parse_error = doc, None
+            self.baseline = self.text = doc.text()
+        else:
+            text = data.decode("utf-8", errors="replace")
+            self.baseline = text
+            self.set_text(text)
+        self.validate()
+
+    def server_names(self) -> list[str]:
+        return self.doc.server_names() if self.doc is not None else []
+
+    def diagnostics(self) -> tuple[Diagnostic, ...]:
+        return self.config.diagnostics if self.config is not None else ()
+
+    def validate(self) -> Config:
+        """Check the current text exactly as ``portico config check`` would."""
+        self.config = parse_text(self.text, self.path, self.scope, self.dialect)
+        return self.config
+
+    # --- editing -----------------------------------------------------------------------
+
+    def set_text(self, text: str) -> bool:
+        """Adopt raw text; True when it parses (then ``doc`` follows it)."""
+        self.text = text
+        try:
+            self.doc = ConfigDocument(self.path, self.dialect, text, self.snapshot)
+        except DocumentParseError as exc:
+            self.doc = None  # the form waits until the text parses again
+            self.parse_error = str(exc)
+            return False
+        self.parse_error = None
+        return True
+
+    def _after_edit(self) -> None:
+        assert self.doc is not None
+        self.text = self.doc.text()
+        self.validate()
+
+    def set(self, server: str, key_path: KeyPath, value: Any) -> None:
+        self._require_doc().set(server, key_path, value)
+        self._after_edit()
+
+    def unset(self, server: str, key_path: KeyPath) -> None:
+        self._require_doc().unset(server, key_path)
+        self._after_edit()
+
+    def add_server(self, name: str, fields: dict[str, Any]) -> None:
+        self._require_doc().add_server(name, fields)
+        self._after_edit()
+
+    def rename_server(self, old: str, new: str) -> None:
+        self._require_doc().rename_server(old, new)
+        self._after_edit()
+
+    def remove_server(self, name: str) -> None:
+        self._require_doc().remove_server(name)
+        self._after_edit()
+
+    def _require_doc(self) -> ConfigDocument:
+        if self.doc is None:
+            raise DocumentParseError(self.path, f"does not parse ({self.parse_error})")
+        return self.doc
+
+    def save(self) -> None:
+        """Write through the round-trip document; ConflictError if the disk changed."""
+        doc = self._require_doc()
+        doc.save()
+        self.snapshot = read_bytes(self.path)[1]
+        self.baseline = self.text
+
+    # --- showing values ----------------------------------------------------------------
+
+    def inline(self, value: Any) -> str:
+        """``value`` as this dialect writes it inline (for one-line form fields)."""
+        if self.dialect is Dialect.TOML:
+            from portico.config.toml_edit import literal
+
+            return literal(value)
+        return json.dumps(value, ensure_ascii=False)
+
+    def parse_value(self, text: str) -> Any:
+        doc = self.doc or ConfigDocument.new(self.path)
+        return doc.parse_value(text)
+
+
+def open_files(project: Path | None) -> list[EditedFile]:
+    """Every config file of both scopes (global first), existing or not."""
+    pairs: Sequence[tuple[Path, Scope]] = config_files(project)
+    return [EditedFile(path, scope) for path, scope in pairs]

@@ -1,0 +1,590 @@
+"""The config editor window: every config file of both scopes, a form and a raw tab each.
+
+The raw text of each file is the truth while editing. A form edit goes through the file's
+round-trip :class:`ConfigDocument` and comes back as text (comments and layout survive);
+a raw edit is re-parsed (debounced) and, when it parses, becomes the document the form
+shows. Validation is ``parse_text`` on the current text: the markers and the field errors
+are the CLI's own diagnostics. Save writes each changed file through
+``ConfigDocument.save()``; a file changed on disk meanwhile is reported with a Reload.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QPushButton,
+    QSplitter,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from portico.config import schema
+from portico.config.atomic import ConflictError
+from portico.config.document import EditError
+from portico.config.secrets import has_references
+from portico.ui.editor.add_server import AddServerDialog
+from portico.ui.editor.files import EditedFile, open_files
+from portico.ui.editor.form import UNSET, ServerForm
+from portico.ui.editor.raw_tab import RawTab
+from portico.ui.editor.server_list import ServerList
+from portico.ui.editor.test_panel import TestResultDialog
+from portico.ui.icons import app_icon
+
+if TYPE_CHECKING:
+    from portico.runtime.hooks import ConnectionHooks
+    from portico.ui.facade import RuntimeThread
+
+log = logging.getLogger(__name__)
+
+FORM_TAB = "Form"
+_KEYRING_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+
+
+class ConfigEditorWindow(QMainWindow):
+    """``ConfigEditorWindow(project, runtime=..., hooks=...)``.
+
+    ``runtime``: the app's runtime thread; the Test button's connection then runs there
+    (else on a task of the calling loop). ``hooks``: returns the ConnectionHooks a test
+    connection uses (the app passes its session's: trust review, secrets, sign-in).
+    """
+
+    saved = Signal(list)  # the paths written
+
+    def __init__(
+        self,
+        project: Path | None = None,
+        *,
+        runtime: RuntimeThread | None = None,
+        hooks: Callable[[], ConnectionHooks | None] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Portico — Config Editor")
+        self.setWindowIcon(app_icon())
+        self.setAccessibleName("config editor")
+        self.runtime = runtime
+        self.hooks_factory = hooks
+        self.project = project
+        self.files: list[EditedFile] = []
+        self.raw_tabs: dict[Path, RawTab] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
+        self.last_test: TestResultDialog | None = None
+        self._wanted: tuple[str, str] | None = None  # the last server the person selected
+
+        self.server_list = ServerList()
+        self.server_list.serverSelected.connect(self._selected)
+        self.form = ServerForm()
+        self.form.edited.connect(self._field_edited)
+        self.form.entryEdited.connect(self._entry_edited)
+        self.form.renamed.connect(self.rename_selected)
+        self.form.keychainRequested.connect(
+            lambda key, entry, value: self.spawn(self.store_in_keychain(key, entry, value))
+        )
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("editor tabs")
+        self.tabs.addTab(self.form, FORM_TAB)
+        self.tabs.currentChanged.connect(lambda _i: self.flush_raw())
+
+        left = QWidget()
+        left_column = QVBoxLayout(left)
+        left_column.setContentsMargins(0, 0, 0, 0)
+        left_column.addWidget(self.server_list, 1)
+        left_buttons = QHBoxLayout()
+        self.add_button = QPushButton("&Add server…")
+        self.add_button.clicked.connect(self.open_add_server)
+        self.remove_button = QPushButton("Remove")
+        self.remove_button.setAccessibleName("remove server")
+        self.remove_button.clicked.connect(self.remove_selected)
+        left_buttons.addWidget(self.add_button)
+        left_buttons.addWidget(self.remove_button)
+        left_column.addLayout(left_buttons)
+
+        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter.addWidget(left)
+        splitter.addWidget(self.tabs)
+        splitter.setStretchFactor(1, 1)
+        splitter.setSizes([270, 700])
+
+        self.conflict_bar = QWidget()
+        bar = QHBoxLayout(self.conflict_bar)
+        bar.setContentsMargins(8, 4, 8, 4)
+        self.conflict_bar.setStyleSheet("background: rgba(211, 47, 47, 40);")
+        self.conflict_label = QLabel()
+        self.conflict_label.setWordWrap(True)
+        self.conflict_label.setAccessibleName("conflict")
+        self.reload_button = QPushButton("&Reload")
+        self.reload_button.setAccessibleName("reload from disk")
+        self.reload_button.clicked.connect(self.reload_conflicted)
+        bar.addWidget(self.conflict_label, 1)
+        bar.addWidget(self.reload_button)
+        self.conflict_bar.hide()
+        self._conflicted: list[Path] = []
+
+        self.notice = QLabel()
+        self.notice.setWordWrap(True)
+        self.notice.setAccessibleName("editor notice")
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.notice, 1)
+        self.test_button = QPushButton("&Test")
+        self.test_button.setToolTip("Connect the edited server without saving")
+        self.test_button.clicked.connect(lambda: self.spawn(self.test_selected()))
+        self.save_button = QPushButton("&Save")
+        self.save_button.clicked.connect(self.save)
+        bottom.addWidget(self.test_button)
+        bottom.addWidget(self.save_button)
+
+        central = QWidget()
+        column = QVBoxLayout(central)
+        column.setContentsMargins(6, 6, 6, 6)
+        column.addWidget(self.conflict_bar)
+        column.addWidget(splitter, 1)
+        column.addLayout(bottom)
+        self.setCentralWidget(central)
+
+        save_action = QAction("Save", self)
+        save_action.setShortcut(QKeySequence.StandardKey.Save)
+        save_action.triggered.connect(self.save)
+        self.addAction(save_action)
+        close_action = QAction("Close", self)
+        close_action.setShortcut(QKeySequence.StandardKey.Close)
+        close_action.triggered.connect(self.close)
+        self.addAction(close_action)
+
+        self.resize(1040, 700)
+        self.open_project(project)
+
+    # --- files -------------------------------------------------------------------------
+
+    def open_project(self, project: Path | None) -> None:
+        """(Re)open every config file of both scopes; unsaved edits are dropped."""
+        self.project = project
+        self.files = open_files(project)
+        while self.tabs.count() > 1:
+            widget = self.tabs.widget(1)
+            self.tabs.removeTab(1)
+            widget.deleteLater()
+        self.raw_tabs = {}
+        for file in self.files:
+            tab = RawTab(file.text, file.dialect)
+            tab.setAccessibleName(f"raw {file.label}")
+            tab.textSettled.connect(lambda text, f=file: self.apply_raw(f, text))
+            self.raw_tabs[file.path] = tab
+            self.tabs.addTab(tab, file.label)
+            tab.set_diagnostics(file.diagnostics())
+        self._refresh_list()
+        self._refresh_titles()
+        self.form.show_server(None, None)
+        title = "Portico — Config Editor"
+        self.setWindowTitle(f"{title} — {project.name}" if project else title)
+
+    def file_for(self, path: Path | str) -> EditedFile:
+        for file in self.files:
+            if file.path == Path(path):
+                return file
+        raise KeyError(path)
+
+    def raw_tab(self, path: Path | str) -> RawTab:
+        return self.raw_tabs[Path(path)]
+
+    @property
+    def dirty(self) -> bool:
+        return any(f.dirty for f in self.files)
+
+    def _refresh_list(self) -> None:
+        self.server_list.populate(self.files)
+
+    def _refresh_titles(self) -> None:
+        for index in range(1, self.tabs.count()):
+            tab = self.tabs.widget(index)
+            for file in self.files:
+                if self.raw_tabs.get(file.path) is tab:
+                    mark = " •" if file.dirty else ""
+                    self.tabs.setTabText(index, file.label + mark)
+                    errors = sum(d.is_error for d in file.diagnostics())
+                    self.tabs.setTabToolTip(
+                        index, f"{file.path}\n{errors} error(s)" if errors else str(file.path)
+                    )
+        self.save_button.setEnabled(self.dirty)
+
+    def _say(self, text: str) -> None:
+        self.notice.setText(text)
+
+    # --- selection ---------------------------------------------------------------------
+
+    def current(self) -> tuple[EditedFile, str] | None:
+        chosen = self.server_list.selected()
+        if chosen is None:
+            return None
+        return self.file_for(chosen[0]), chosen[1]
+
+    def select(self, server: str, path: Path | str | None = None) -> bool:
+        """Show ``server`` (of ``path``, else where it is defined, project first)."""
+        if path is not None:
+            found = self.server_list.select(str(path), server)
+        else:
+            found = self.server_list.select_name(server)
+        if found:
+            self.tabs.setCurrentWidget(self.form)
+        return found
+
+    def _selected(self, path: str, server: str) -> None:
+        self._wanted = (path, server) if server else None
+        if not server:
+            self.form.show_server(None, None)
+            return
+        self.form.show_server(self.file_for(path), server)
+
+    # --- keeping the two views in step -------------------------------------------------
+
+    def apply_raw(self, file: EditedFile, text: str) -> None:
+        """A raw edit settled: re-parse it, mark its problems, refresh list and form."""
+        if text == file.text and file.config is not None:
+            return
+        wanted = self._wanted
+        file.set_text(text)
+        file.validate()
+        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._refresh_list()
+        if self.server_list.selected() is None and wanted is not None:
+            # The server was gone while the text did not parse: show it again once it does.
+            if not self.server_list.select(*wanted) and wanted[0] == str(file.path):
+                self.form.show_server(file, wanted[1])
+            self._wanted = wanted
+        elif self.form.file is file:
+            self.form.show_server(file, self.form.server)
+        self._refresh_titles()
+
+    def _after_form_edit(self, file: EditedFile) -> None:
+        tab = self.raw_tab(file.path)
+        tab.set_text(file.text)
+        tab.set_diagnostics(file.diagnostics())
+        self.form.set_diagnostics(file.diagnostics())
+        self._refresh_titles()
+
+    def _field_edited(self, key: str, value: Any) -> None:
+        current = self.current()
+        if current is None:
+            return
+        file, server = current
+        path = schema.key(key).path(file.dialect)
+        try:
+            if value is UNSET:
+                file.unset(server, path)
+            else:
+                file.set(server, path, value)
+        except EditError as exc:
+            self._say(str(exc))
+            return
+        self._after_form_edit(file)
+
+    def _entry_edited(self, key: str, entry: str, value: Any) -> None:
+        current = self.current()
+        if current is None:
+            return
+        file, server = current
+        path = (*schema.key(key).path(file.dialect), entry)
+        try:
+            if value is UNSET:
+                file.unset(server, path)
+            else:
+                file.set(server, path, value)
+        except EditError as exc:
+            self._say(str(exc))
+            return
+        self._after_form_edit(file)
+
+    def commit_pending(self) -> None:
+        """Apply a form field that still has focus (Ctrl+S while typing)."""
+        focused = self.focusWidget()
+        for field in self.form.fields.values():
+            if field.editor is focused:
+                field._commit_line()
+
+    # --- keychain ----------------------------------------------------------------------
+
+    async def store_in_keychain(self, key: str, entry: str, value: str) -> str | None:
+        """Store ``value`` in the keyring and write ``${keyring:NAME}`` in its place.
+
+        Returns the keyring name, or None (with a notice saying why) when nothing was done.
+        """
+        current = self.current()
+        if current is None:
+            return None
+        file, server = current
+        spec = schema.key(key)
+        if not value:
+            self._say("There is no value to store: type it first.")
+            return None
+        if has_references(value):
+            self._say(
+                f"{key} already holds a ${{...}} reference: there is no plain value to store."
+            )
+            return None
+        name = _KEYRING_UNSAFE.sub("-", f"{server}-{entry or spec.leaf}").strip("-")
+        from portico.auth import secret_store
+
+        try:
+            await secret_store.set_secret(name, value)
+            # Asking the backend may touch D-Bus: off the GUI thread too.
+            warning = await asyncio.to_thread(secret_store.insecure_notice)
+        except Exception as exc:  # a broken or locked keyring
+            self._say(f"Could not store the secret in the keychain: {exc}")
+            return None
+        reference = f"${{keyring:{name}}}"
+        path = spec.path(file.dialect)
+        if entry:
+            path = (*path, entry)
+            new_value: Any = reference
+        elif key == "client_cert":
+            current_value = file.doc.get(server, *path) if file.doc else None
+            if not isinstance(current_value, list) or len(current_value) < 3:
+                self._say("client_cert has no password to store ([cert, key, password]).")
+                return None
+            new_value = [*current_value[:2], reference, *current_value[3:]]
+        else:
+            new_value = reference
+        try:
+            file.set(server, path, new_value)
+        except EditError as exc:
+            self._say(str(exc))
+            return None
+        self._after_form_edit(file)
+        self.form.refresh()
+        said = f"Stored in the keychain as {name}; the file now says {reference}."
+        self._say(f"{said}\nWarning: {warning}" if warning else said)
+        return name
+
+    # --- add / remove ------------------------------------------------------------------
+
+    def open_add_server(self) -> AddServerDialog:
+        taken = sorted({n for f in self.files for n in f.server_names()})
+        targets = [(f.path, f.label) for f in self.files if f.doc is not None]
+        dialog = AddServerDialog(targets, project=self.project, taken=taken, parent=self)
+        current = self.current()
+        if current is not None:
+            dialog.target.setCurrentIndex(max(0, dialog.target.findData(str(current[0].path))))
+        dialog.chosen.connect(self.add_servers)
+        self._keep(dialog)
+        dialog.show()  # non-modal (open() would make it window-modal); never exec()
+        return dialog
+
+    def add_servers(self, path: str, servers: list[tuple[str, dict[str, Any]]]) -> None:
+        file = self.file_for(path)
+        added = []
+        for name, fields in servers:
+            try:
+                file.add_server(name, fields)
+            except EditError as exc:
+                self._say(str(exc))
+                continue
+            added.append(name)
+        if not added:
+            return
+        tab = self.raw_tab(file.path)
+        tab.set_text(file.text)
+        tab.set_diagnostics(file.diagnostics())
+        self._refresh_list()
+        self.select(added[-1], file.path)
+        self._refresh_titles()
+        self._say(
+            f"Added {', '.join(added)} to {file.path.name} ({file.scope.value}); Save to keep."
+        )
+
+    def rename_selected(self, new: str) -> None:
+        current = self.current()
+        if current is None:
+            return
+        file, server = current
+        try:
+            file.rename_server(server, new)
+        except EditError as exc:
+            self._say(str(exc))
+            self.form.name_edit.setText(server)
+            return
+        self.raw_tab(file.path).set_text(file.text)
+        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._refresh_list()
+        self.select(new, file.path)
+        self._refresh_titles()
+        self._say(f"Renamed {server} to {new} in {file.path.name}; Save to keep.")
+
+    def flush_raw(self) -> None:
+        """Apply raw edits still waiting for their debounce timer."""
+        for tab in self.raw_tabs.values():
+            if tab.timer.isActive():
+                tab.flush()
+
+    def remove_selected(self) -> None:
+        current = self.current()
+        if current is None:
+            return
+        file, server = current
+        try:
+            file.remove_server(server)
+        except EditError as exc:
+            self._say(str(exc))
+            return
+        self.raw_tab(file.path).set_text(file.text)
+        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._refresh_list()
+        self._refresh_titles()
+        self._say(f"Removed {server} from {file.path.name}; Save to keep.")
+
+    # --- save / reload -----------------------------------------------------------------
+
+    def save(self) -> list[Path]:
+        """Write every changed file; a conflict shows the Reload bar. Returns what was written."""
+        self.commit_pending()
+        self.flush_raw()
+        written: list[Path] = []
+        conflicts: list[str] = []
+        problems: list[str] = []
+        self._conflicted = []
+        for file in self.files:
+            if not file.dirty:
+                continue
+            if file.doc is None:
+                problems.append(f"{file.path} does not parse; fix it in its raw tab first.")
+                continue
+            try:
+                file.save()
+            except ConflictError as exc:
+                self._conflicted.append(file.path)
+                conflicts.append(str(exc))
+                continue
+            except OSError as exc:
+                problems.append(f"Could not write {file.path}: {exc}")
+                continue
+            written.append(file.path)
+        if conflicts:
+            self.conflict_label.setText(
+                "\n".join(conflicts) + "\nReload to see the file as it is now (your edits of "
+                "that file are dropped), or copy them from the raw tab first."
+            )
+            self.conflict_bar.show()
+        else:
+            self.conflict_bar.hide()
+        self._refresh_list()
+        self._refresh_titles()
+        errors = sum(d.is_error for f in self.files if f.path in written for d in f.diagnostics())
+        if written:
+            note = f"Saved {', '.join(str(p) for p in written)}."
+            if errors:
+                note += f" It has {errors} error(s): the servers concerned do not start."
+            problems.insert(0, note)
+        elif not conflicts and not problems:
+            problems.append("Nothing to save.")
+        self._say("\n".join(problems))
+        if written:
+            self.saved.emit([str(p) for p in written])
+        return written
+
+    def reload_conflicted(self) -> None:
+        for path in self._conflicted or [f.path for f in self.files]:
+            self.reload(path)
+        self._conflicted = []
+        self.conflict_bar.hide()
+
+    def reload(self, path: Path | str) -> None:
+        """Read one file from disk again (its unsaved edits are dropped)."""
+        file = self.file_for(path)
+        keep = self.server_list.selected()
+        file.reload()
+        tab = self.raw_tab(file.path)
+        tab.set_text(file.text)
+        tab.set_diagnostics(file.diagnostics())
+        self._refresh_list()
+        if keep is not None:
+            self.server_list.select(*keep)
+        if self.form.file is file:
+            self.form.show_server(file, self.form.server)
+        self._refresh_titles()
+        self._say(f"Reloaded {file.path} from disk.")
+
+    # --- test --------------------------------------------------------------------------
+
+    async def test_selected(self) -> TestResultDialog | None:
+        """Connect the selected server as edited (not saved) and show what it offers."""
+        current = self.current()
+        if current is None:
+            self._say("Select a server to test.")
+            return None
+        file, server = current
+        dialog = TestResultDialog(server, self)
+        self._keep(dialog)
+        self.last_test = dialog
+        dialog.show()
+        config = file.validate()
+        spec = config.server(server)
+        if spec is None:
+            mine = [str(d) for d in config.diagnostics if d.server in (server, None)]
+            dialog.show_error(
+                "This server's settings have errors; fix them first:\n" + "\n".join(mine)
+            )
+            return dialog
+        from portico.runtime.probe import probe, report_lines
+
+        hooks = self.hooks_factory() if self.hooks_factory is not None else _default_hooks()
+        self.test_button.setEnabled(False)
+        try:
+            if self.runtime is not None and self.runtime.is_running:
+                result = await self.runtime.submit(probe(spec, None, hooks))
+            else:
+                result = await probe(spec, None, hooks)
+        except Exception as exc:
+            log.exception("testing %s failed", server)
+            dialog.show_error(f"{type(exc).__name__}: {exc}")
+            return dialog
+        finally:
+            self.test_button.setEnabled(True)
+        dialog.show_result(result, report_lines(result))
+        return dialog
+
+    # --- plumbing ----------------------------------------------------------------------
+
+    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _keep(self, dialog: QWidget) -> None:
+        self.dialogs.append(dialog)
+        dialog.finished.connect(  # type: ignore[attr-defined]
+            lambda _r, d=dialog: self.dialogs.remove(d) if d in self.dialogs else None
+        )
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        # Hiding keeps unsaved edits for the next open; the app reuses this window.
+        for task in list(self._tasks):
+            task.cancel()
+        with contextlib.suppress(RuntimeError):
+            super().closeEvent(event)
+
+
+def _default_hooks() -> ConnectionHooks:
+    from portico.runtime.hooks import ConnectionHooks
+
+    hooks = ConnectionHooks()
+    try:
+        from portico.auth.secret_store import lookup_secret
+
+        hooks.lookup_secret = lookup_secret
+    except ImportError:
+        pass
+    return hooks

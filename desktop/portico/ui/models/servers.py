@@ -1,0 +1,177 @@
+"""The server list: one row per configured server, fed by the bridge's signals (no polling).
+
+Rows appear in the order their first status arrives; ``set_order`` (from the config) fixes
+the order. A server whose status becomes Stopped (removed from the config) leaves the list.
+A one-second timer runs only while some row is in Cooldown, to count down its retry.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
+
+from portico.runtime.events import ServerState, Status
+from portico.ui.bridge import EventBridge
+from portico.ui.icons import status_icon
+from portico.ui.tray_state import status_text
+
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class ServerListModel(QAbstractListModel):
+    NameRole = Qt.ItemDataRole.UserRole + 1
+    StatusRole = Qt.ItemDataRole.UserRole + 2  # Status
+    StatusTextRole = Qt.ItemDataRole.UserRole + 3
+    ToolCountRole = Qt.ItemDataRole.UserRole + 4
+    ScopeRole = Qt.ItemDataRole.UserRole + 5  # "global" / "project" / None
+    StateRole = Qt.ItemDataRole.UserRole + 6  # the whole ServerState
+    ErrorRole = Qt.ItemDataRole.UserRole + 7
+
+    statesChanged = Signal()  # any row changed: the tray re-aggregates
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._rows: list[ServerState] = []
+        self._scopes: dict[str, str] = {}
+        self._clock = time.time
+        self._countdown = QTimer(self)
+        self._countdown.setInterval(1000)
+        self._countdown.timeout.connect(self._tick)
+
+    # --- feeding -------------------------------------------------------------------------
+
+    def connect_bridge(self, bridge: EventBridge) -> None:
+        bridge.statusChanged.connect(self.update_state)
+        bridge.toolsChanged.connect(self.set_tool_count)
+
+    def update_state(self, state: ServerState) -> None:
+        row = self.row_of(state.name)
+        if state.status is Status.STOPPED:
+            if row is not None:
+                self.beginRemoveRows(QModelIndex(), row, row)
+                del self._rows[row]
+                self.endRemoveRows()
+        elif row is None:
+            self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows))
+            self._rows.append(state)
+            self.endInsertRows()
+        else:
+            self._rows[row] = state
+            self._changed(row)
+        self._update_timer()
+        self.statesChanged.emit()
+
+    def set_tool_count(self, server: str, count: int) -> None:
+        row = self.row_of(server)
+        if row is None:
+            return
+        self._rows[row] = replace(self._rows[row], tool_count=count)
+        self._changed(row)
+        self.statesChanged.emit()
+
+    def set_scopes(self, scopes: Mapping[str, str]) -> None:
+        """Server name -> "global" / "project" (from the loaded config)."""
+        self._scopes = dict(scopes)
+        if self._rows:
+            self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
+
+    def set_order(self, names: Iterable[str]) -> None:
+        rank = {name: i for i, name in enumerate(names)}
+        self.layoutAboutToBeChanged.emit()
+        self._rows.sort(key=lambda s: rank.get(s.name, len(rank)))
+        self.layoutChanged.emit()
+
+    # --- reading -------------------------------------------------------------------------
+
+    def states(self) -> list[ServerState]:
+        return list(self._rows)
+
+    def row_of(self, name: str) -> int | None:
+        for i, state in enumerate(self._rows):
+            if state.name == name:
+                return i
+        return None
+
+    def state(self, name: str) -> ServerState | None:
+        row = self.row_of(name)
+        return None if row is None else self._rows[row]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        state = self._rows[index.row()]
+        scope = self._scopes.get(state.name)
+        text = status_text(state, self._clock())
+        if role == Qt.ItemDataRole.DisplayRole:
+            badge = f"  [{scope}]" if scope else ""
+            tools = "1 tool" if state.tool_count == 1 else f"{state.tool_count} tools"
+            detail = f"{text} · {tools}" if state.status is Status.RUNNING else text
+            return f"{state.name}{badge}\n{detail}"
+        if role == Qt.ItemDataRole.DecorationRole:
+            return status_icon(state.status)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return state.error or text
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            return f"{state.name}, {text}, {state.tool_count} tools"
+        if role == self.NameRole:
+            return state.name
+        if role == self.StatusRole:
+            return state.status
+        if role == self.StatusTextRole:
+            return text
+        if role == self.ToolCountRole:
+            return state.tool_count
+        if role == self.ScopeRole:
+            return scope
+        if role == self.StateRole:
+            return state
+        if role == self.ErrorRole:
+            return state.error
+        return None
+
+    def roleNames(self) -> dict[int, bytes]:
+        return {
+            Qt.ItemDataRole.DisplayRole: b"display",
+            self.NameRole: b"name",
+            self.StatusRole: b"status",
+            self.StatusTextRole: b"statusText",
+            self.ToolCountRole: b"toolCount",
+            self.ScopeRole: b"scope",
+            self.ErrorRole: b"error",
+        }
+
+    # --- internals -----------------------------------------------------------------------
+
+    def _changed(self, row: int) -> None:
+        index = self.index(row)
+        self.dataChanged.emit(index, index)
+
+    def _cooldown_rows(self) -> list[int]:
+        return [i for i, s in enumerate(self._rows) if s.status is Status.COOLDOWN]
+
+    def _update_timer(self) -> None:
+        if self._cooldown_rows():
+            if not self._countdown.isActive():
+                self._countdown.start()
+        elif self._countdown.isActive():
+            self._countdown.stop()
+
+    def _tick(self) -> None:
+        for row in self._cooldown_rows():
+            self._changed(row)
+        self._update_timer()

@@ -1,0 +1,1 @@
+"""The selected server's tabs (Overview, Tools, Prompts, Resources, Log) and its actions."""

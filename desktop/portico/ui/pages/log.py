@@ -1,0 +1,124 @@
+"""Search for the Log tab: a filter field with next / previous that highlights every match
+in the live log view (the window keeps feeding the same QPlainTextEdit)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import (
+    QColor,
+    QKeySequence,
+    QShortcut,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+)
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+MAX_HIGHLIGHTS = 1000
+
+
+class LogPage(QWidget):
+    def __init__(self, view: QPlainTextEdit, parent: QWidget | None = None) -> None:
+        """Call after the view left its old place (it is reparented into this page)."""
+        super().__init__(parent)
+        self.view = view
+        self.setAccessibleName("log")
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search the log (Enter: next, Shift+Enter: previous)")
+        self.search.setAccessibleName("search the log")
+        self.search.setClearButtonEnabled(True)
+        self.search.textChanged.connect(self._changed)
+        self.search.returnPressed.connect(self.find_next)
+        self.prev_button = QPushButton("&Previous")
+        self.prev_button.setAccessibleName("Previous match")
+        self.prev_button.clicked.connect(self.find_previous)
+        self.next_button = QPushButton("&Next")
+        self.next_button.setAccessibleName("Next match")
+        self.next_button.clicked.connect(self.find_next)
+        self.count_label = QLabel()
+        self.count_label.setAccessibleName("matches")
+        row = QHBoxLayout()
+        row.addWidget(QLabel("&Find:", buddy=self.search))
+        row.addWidget(self.search, 1)
+        row.addWidget(self.prev_button)
+        row.addWidget(self.next_button)
+        row.addWidget(self.count_label)
+        column = QVBoxLayout(self)
+        column.setContentsMargins(4, 4, 4, 4)
+        column.addLayout(row)
+        column.addWidget(view, 1)
+        view.show()
+        shift_enter = QShortcut(QKeySequence("Shift+Return"), self.search)
+        shift_enter.setContext(Qt.ShortcutContext.WidgetShortcut)
+        shift_enter.activated.connect(self.find_previous)
+        find = QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self)
+        find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        find.activated.connect(self.focus_search)
+        view.textChanged.connect(self._refresh_highlights)
+        self.matches = 0
+
+    def focus_search(self) -> None:
+        self.search.setFocus()
+        self.search.selectAll()
+
+    def _changed(self) -> None:
+        self._refresh_highlights()
+        cursor = self.view.textCursor()
+        cursor.setPosition(cursor.selectionStart())
+        self.view.setTextCursor(cursor)
+        if self.search.text():
+            self.find_next()
+
+    def _refresh_highlights(self) -> None:
+        term = self.search.text()
+        selections: list[QTextEdit.ExtraSelection] = []
+        count = 0
+        if term:
+            fmt = QTextCharFormat()
+            fmt.setBackground(QColor(255, 214, 0, 140))
+            doc = self.view.document()
+            cursor = doc.find(term, 0)
+            while not cursor.isNull():
+                count += 1
+                if len(selections) < MAX_HIGHLIGHTS:
+                    extra = QTextEdit.ExtraSelection()
+                    extra.cursor = cursor  # type: ignore[misc]
+                    extra.format = fmt  # type: ignore[misc]
+                    selections.append(extra)
+                cursor = doc.find(term, cursor)
+        self.view.setExtraSelections(selections)
+        self.matches = count
+        self.count_label.setText(("1 match" if count == 1 else f"{count} matches") if term else "")
+
+    def find_next(self) -> bool:
+        return self._find(backward=False)
+
+    def find_previous(self) -> bool:
+        return self._find(backward=True)
+
+    def _find(self, *, backward: bool) -> bool:
+        term = self.search.text()
+        if not term:
+            return False
+        flags = QTextDocument.FindFlag.FindBackward if backward else QTextDocument.FindFlag(0)
+        if self.view.find(term, flags):
+            return True
+        # wrap around
+        cursor = self.view.textCursor()
+        cursor.movePosition(
+            QTextCursor.MoveOperation.End if backward else QTextCursor.MoveOperation.Start
+        )
+        self.view.setTextCursor(cursor)
+        return self.view.find(term, flags)
+
+    def selected_line(self) -> str:
+        return self.view.textCursor().block().text()

@@ -1,0 +1,203 @@
+"""Plain copies of what the server pages show, taken on the runtime thread.
+
+Every function here runs on the runtime loop (called through ``RuntimeThread.submit``)
+and returns frozen dataclasses of plain values (str, dicts deep-copied, bytes), so the
+GUI thread never touches a hub object. No Qt here.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from portico.runtime.connection import Connection
+    from portico.runtime.hub import Hub
+
+ANNOTATION_BADGES = (
+    ("readOnlyHint", "read-only"),
+    ("destructiveHint", "destructive"),
+    ("idempotentHint", "idempotent"),
+    ("openWorldHint", "open-world"),
+)
+
+
+@dataclass(frozen=True)
+class ServerDetails:
+    name: str
+    status: str
+    transport: str
+    target: str  # the command line or the URL
+    source: str  # file:line
+    scope: str
+    error: str | None = None
+    protocol_version: str | None = None
+    server_name: str | None = None
+    server_version: str | None = None
+    instructions: str | None = None
+    connected_at: float | None = None  # time.time()
+    connect_seconds: float | None = None
+    last_call_at: float | None = None  # time.time() of the last call made from the app
+    from_cache: bool = False
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    name: str
+    qualified: str
+    description: str
+    input_schema: dict[str, Any]
+    annotations: dict[str, Any] = field(default_factory=dict)
+    title: str | None = None
+    filtered_reason: str | None = None  # set: filtered out, not callable
+    utility: bool = False
+
+    @property
+    def badges(self) -> list[str]:
+        return [label for key, label in ANNOTATION_BADGES if self.annotations.get(key) is True]
+
+
+@dataclass(frozen=True)
+class PromptArgument:
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True)
+class PromptInfo:
+    name: str
+    title: str | None
+    description: str
+    arguments: tuple[PromptArgument, ...] = ()
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    uri: str  # for a template: the uriTemplate
+    name: str
+    description: str = ""
+    mime_type: str | None = None
+    template: bool = False
+
+
+def _plain(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return copy.deepcopy(value)
+    dump = getattr(value, "model_dump", None)
+    if dump is not None:
+        return dict(dump(mode="json", by_alias=True, exclude_none=True))
+    return {}
+
+
+def _target(conn: Connection) -> str:
+    spec = conn.spec
+    if spec.url:
+        return spec.url
+    import shlex
+
+    return shlex.join([spec.command or "", *spec.args]).strip()
+
+
+def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerDetails:
+    conn = hub.connection(name)
+    spec = conn.spec
+    state = conn.state
+    info = conn.server_info
+    return ServerDetails(
+        name=name,
+        status=str(state.status),
+        transport=str(spec.transport),
+        target=_target(conn),
+        source=str(spec.source),
+        scope=str(spec.source.scope),
+        error=state.error,
+        protocol_version=conn.protocol_version,
+        server_name=getattr(info, "name", None),
+        server_version=getattr(info, "version", None),
+        instructions=conn.instructions,
+        connected_at=conn.connected_at,
+        connect_seconds=conn.connect_seconds,
+        last_call_at=last_calls.get(name),
+        from_cache=conn.from_cache,
+    )
+
+
+def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
+    """The server's tools, the filtered-out ones (with their reason), then the utility
+    tools Portico adds so models can reach the server's prompts and resources."""
+    out = [
+        ToolInfo(
+            name=t.tool,
+            qualified=t.qualified,
+            description=t.description or "",
+            input_schema=copy.deepcopy(t.input_schema or {}),
+            annotations=copy.deepcopy(t.annotations or {}),
+            title=t.title,
+            utility=t.utility,
+        )
+        for t in hub.registry.server_tools(name)
+    ]
+    utilities = [t for t in out if t.utility]
+    out = [t for t in out if not t.utility]
+    conn = hub.connections.get(name)
+    offered = {t.name: t for t in (conn.tools if conn is not None else [])}
+    for decision in hub.registry.filtered_out(name):
+        tool = offered.get(decision.tool)
+        out.append(
+            ToolInfo(
+                name=decision.tool,
+                qualified="",
+                description=getattr(tool, "description", None) or "",
+                input_schema=_plain(getattr(tool, "input_schema", None)),
+                annotations=_plain(getattr(tool, "annotations", None)),
+                title=getattr(tool, "title", None),
+                filtered_reason=decision.reason or "filtered out by tools.include / exclude",
+            )
+        )
+    return out + utilities
+
+
+async def server_prompts(hub: Hub, name: str) -> list[PromptInfo]:
+    conn = hub.connection(name)
+    prompts = await conn.list_prompts() if conn.state.status.value == "Running" else conn.prompts
+    out: list[PromptInfo] = []
+    for p in prompts or []:
+        args = tuple(
+            PromptArgument(a.name, a.description or "", bool(a.required))
+            for a in (getattr(p, "arguments", None) or [])
+        )
+        out.append(PromptInfo(p.name, getattr(p, "title", None), p.description or "", args))
+    return out
+
+
+async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
+    conn = hub.connection(name)
+    resources = (
+        await conn.list_resources() if conn.state.status.value == "Running" else conn.resources
+    )
+    out = [
+        ResourceInfo(
+            str(r.uri), r.name, getattr(r, "description", None) or "", getattr(r, "mime_type", None)
+        )
+        for r in resources or []
+    ]
+    for t in conn.resource_templates or []:
+        out.append(
+            ResourceInfo(
+                str(t.uri_template),
+                t.name,
+                getattr(t, "description", None) or "",
+                getattr(t, "mime_type", None),
+                template=True,
+            )
+        )
+    return out
+
+
+def now() -> float:
+    return time.time()

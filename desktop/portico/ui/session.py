@@ -1,0 +1,151 @@
+"""What lives on the runtime thread in the app: the event bus, the hub, policy and auth.
+
+Every method here runs on the runtime loop; the GUI calls them through
+``RuntimeThread.submit``. Building the session imports ``mcp`` (1.3-1.8 s), so it is only
+done after the first paint, on the runtime thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from portico.prompts import Prompter
+from portico.runtime.events import EventBus, ServerState
+from portico.ui.bridge import EventBridge
+
+if TYPE_CHECKING:
+    from portico.config.model import Config
+    from portico.runtime.hub import Hub
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    diagnostics: tuple[str, ...] = ()
+    order: tuple[str, ...] = ()
+    scopes: dict[str, str] = field(default_factory=dict)
+    files: tuple[str, ...] = ()
+
+
+# Imported here, before any server connects, so the first connects and the first tool call
+# do not import them (an import holds the GIL in long stretches: the window would stall).
+PREIMPORTS = (
+    "jsonschema",
+    "mcp",
+    "mcp.client.stdio",
+    "mcp.client.sse",
+    "mcp.client.streamable_http",
+    "mcp.shared.subscriptions",
+    "mcp_types.version",
+    "portico.runtime.connection",
+    "portico.runtime.transports.stdio",
+    "portico.runtime.transports.http",
+)
+
+
+def _preimport() -> None:
+    import importlib
+
+    for name in PREIMPORTS:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:  # a module moved: the connect imports what it needs
+            log.info("pre-import of %s skipped: %s", name, exc)
+
+
+class RuntimeSession:
+    def __init__(
+        self, bus: EventBus, hub: Hub, auth: Any, warnings: list[str], policy: Any = None
+    ) -> None:
+        self.bus = bus
+        self.hub = hub
+        self.auth = auth
+        self.warnings = warnings
+        self.policy = policy  # portico.policy.setup.Policy, or None when unavailable
+        self.config: Config | None = None
+        self._pages: Any = None
+
+    @classmethod
+    async def create(cls, prompter: Prompter, bridge: EventBridge) -> RuntimeSession:
+        """Build on the runtime loop (call through ``RuntimeThread.submit``)."""
+        _preimport()
+
+        from portico.runtime.hooks import ConnectionHooks
+        from portico.runtime.hub import Hub
+
+        bus = EventBus()
+        bridge.attach(bus)
+        hooks = ConnectionHooks()
+        warnings: list[str] = []
+        policy: Any = None
+        try:
+            from portico.policy.setup import Policy
+
+            policy = Policy(prompter)
+            hooks = policy.hooks(hooks)
+        except ImportError as exc:  # policy still being built: servers connect unreviewed
+            warnings.append(f"Trust review is unavailable ({exc}); servers are not reviewed.")
+        auth: Any = None
+        try:
+            from portico.auth.manager import AuthManager
+            from portico.auth.secret_store import lookup_secret
+
+            auth = AuthManager(prompter)
+            hooks.lookup_secret = lookup_secret
+            hooks.auth_for = auth.auth_for
+        except ImportError as exc:
+            warnings.append(f"Sign-in is unavailable ({exc}); OAuth servers cannot connect.")
+        return cls(bus, Hub(bus, hooks), auth, warnings, policy)
+
+    async def load(self, project: Path | None) -> LoadResult:
+        """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
+        from portico.config import load
+
+        config = await asyncio.to_thread(load, project)
+        self.config = config
+        return LoadResult(
+            diagnostics=tuple(str(d) for d in config.diagnostics),
+            order=tuple(s.name for s in config.servers),
+            scopes={s.name: str(s.source.scope) for s in config.servers},
+            files=tuple(str(p) for p in config.files),
+        )
+
+    async def apply(self) -> str:
+        """Reconcile the hub with the last loaded config; returns the summary line."""
+        if self.config is None:
+            raise RuntimeError("load() the config before apply()")
+        return await self.hub.apply(self.config)
+
+    async def retry(self, name: str) -> ServerState:
+        return await self.hub.retry(name)
+
+    async def restart(self, name: str) -> ServerState:
+        return await self.hub.restart(name)
+
+    async def authorize(self, name: str) -> ServerState:
+        """Sign in (the Prompter shows the hand-off), then connect again."""
+        if self.auth is None:
+            raise RuntimeError("sign-in is not available in this build")
+        spec = self.hub.connection(name).spec
+        await self.auth.login(spec)
+        return await self.hub.retry(name)
+
+    @property
+    def pages(self) -> Any:
+        """The server pages' runtime side (``portico.ui.pages.service.PageService``)."""
+        if self._pages is None:
+            from portico.ui.pages.service import PageService
+
+            self._pages = PageService(self)
+        return self._pages
+
+    def states(self) -> list[ServerState]:
+        return self.hub.states()
+
+    async def close(self) -> None:
+        await self.hub.close()

@@ -1,0 +1,34 @@
+"""UI tests run their coroutines on the app's own hooked qasync loop (core tests keep asyncio's).
+
+Inside async tests never use ``qtbot.waitUntil`` / ``waitSignal`` / ``qWait`` (they spin a
+nested Qt loop and hang): use ``tests.ui.qt_helpers.until``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import pytest
+
+from portico.ui.facade import RuntimeThread
+from portico.ui.loop import PorticoEventLoop, ensure_application
+
+
+def _hooked_loop() -> PorticoEventLoop:
+    app = ensure_application()
+    # Like the app: closing the last dialog must not quit the application (and the loop).
+    app.setQuitOnLastWindowClosed(False)
+    return PorticoEventLoop(app)
+
+
+def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Any]:
+    return {"qasync": _hooked_loop}
+
+
+@pytest.fixture
+def runtime() -> Iterator[RuntimeThread]:
+    thread = RuntimeThread()
+    thread.start()
+    yield thread
+    thread.stop()

@@ -1,0 +1,37 @@
+"""Fixtures shared by the config editor tests: corpus files in place, an open window."""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from pathlib import Path
+
+from pytestqt.qtbot import QtBot
+
+from portico import paths
+from portico.ui.editor.window import ConfigEditorWindow
+
+CORPUS = Path(__file__).resolve().parents[1] / "config" / "corpus"
+FIXTURES = Path(__file__).resolve().parents[1] / "config" / "import_fixtures"
+
+
+def install_global(name: str) -> Path:
+    """Copy a corpus file into PORTICO_HOME as the global mcp.toml or config.yaml."""
+    p = paths.paths()
+    target = p.global_toml if name.endswith(".toml") else p.global_yaml
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CORPUS / name, target)
+    return target
+
+
+def open_editor(qtbot: QtBot, project: Path | None = None, **kwargs: object) -> ConfigEditorWindow:
+    window = ConfigEditorWindow(project, **kwargs)  # type: ignore[arg-type]
+    qtbot.addWidget(window)
+    window.show()
+    return window
+
+
+def diff(before: str, after: str) -> list[str]:
+    """The changed lines (+/-) of a unified diff, without headers and context."""
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+    return [line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))]

@@ -1,0 +1,127 @@
+"""The Tools and Overview tabs against the real app, hub, policy and a real stdio server."""
+
+from __future__ import annotations
+
+import re
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPalette
+from PySide6.QtWidgets import QLineEdit
+
+from portico.prompts import ApprovalChoice
+from portico.ui.dialogs.approval_dialog import ApprovalDialog
+from tests.ui.pages_helpers import SHOWCASE, running_app, select, write_global
+from tests.ui.qt_helpers import gone, until
+
+
+async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> None:
+    config = write_global(SHOWCASE)
+    async with running_app("showcase") as desktop:
+        pages = desktop.pages
+        select(desktop, "showcase")
+        page = pages.tools
+        await until(lambda: page.server == "showcase" and len(page.tools) == 10, 30, "tools")
+        names = [t.name for t in page.tools]
+        # the server's tools, the filtered-out one, then Portico's utility tools
+        assert names[:6] == ["lookup", "delete_item", "chart", "stats", "tagged", "secret"]
+        assert {t.name for t in page.tools[6:]} == {
+            "list_resources",
+            "read_resource",
+            "list_prompts",
+            "get_prompt",
+        }
+        assert "added by Portico" in page.table.item(6, 2).text()
+        secret = page.tools[5]
+        assert secret.filtered_reason == "excluded by tools.exclude entry 'secret'"
+        item = page.table.item(5, 0)
+        grey = page.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
+        assert item.foreground().color() == grey
+        assert "excluded by tools.exclude" in item.toolTip()
+        assert "Filtered out" in page.table.item(5, 1).text()
+
+        # annotations as badges, the schema in words
+        lookup = page.row_of("lookup")
+        assert page.table.item(lookup, 2).text() == "read-only, idempotent"  # type: ignore[arg-type]
+        assert page.table.item(page.row_of("delete_item"), 2).text() == "destructive"  # type: ignore[arg-type]
+        page.select_tool("tagged")
+        details = page.details.toPlainText()
+        assert "tags" in details and "array of string" in details and "required" in details
+        assert "object or null" in details and "optional" in details
+
+        # a filtered tool cannot be tried
+        page.select_tool("secret")
+        assert not page.try_box.isEnabled()
+
+        # a read-only tool runs without asking
+        page.select_tool("lookup")
+        form = page.form
+        assert form is not None and form.fields["query"].label == "Query *"
+        page.call_button.click()  # query missing: nothing is called
+        assert "Please fill in: Query" in page.result_view.toPlainText()
+        form.fields["query"].widget.setText("pears")  # type: ignore[attr-defined]
+        page.call_button.click()
+        await until(lambda: "found 5 for pears" in page.result_view.toPlainText(), 30, "lookup")
+        assert desktop.prompter.current is None  # type: ignore[union-attr]
+
+        # a destructive tool asks first; Allow Once runs it
+        page.select_tool("delete_item")
+        widget = page.form.fields["item_id"].widget  # type: ignore[union-attr]
+        assert isinstance(widget, QLineEdit)
+        widget.setText("42")
+        page.call_button.click()
+        dialog = await until(lambda: desktop.prompter.current, 30, "the approval dialog")  # type: ignore[union-attr]
+        assert isinstance(dialog, ApprovalDialog)
+        assert dialog.request.tool == "delete_item" and dialog.request.arguments == {
+            "item_id": "42"
+        }
+        dialog.choice_buttons[ApprovalChoice.ONCE].click()
+        await until(lambda: "deleted 42" in page.result_view.toPlainText(), 30, "delete result")
+        assert gone(dialog) and not page.result_view.is_error
+
+        # Deny comes back as an error result, shown as such
+        page.call_button.click()
+        dialog = await until(lambda: desktop.prompter.current, 30, "the second approval")  # type: ignore[union-attr]
+        dialog.choice_buttons[ApprovalChoice.DENY].click()
+        await until(lambda: "denied" in page.result_view.toPlainText(), 30, "the denial")
+        assert page.result_view.is_error
+
+        # an image result renders; structured content is shown
+        page.select_tool("chart")
+        page.call_button.click()
+        dialog = await until(lambda: desktop.prompter.current, 30, "chart approval")  # type: ignore[union-attr]
+        dialog.choice_buttons[ApprovalChoice.ONCE].click()
+        await until(lambda: page.result_view.images, 30, "the chart image")
+        image = page.result_view.images[0]
+        assert (image.width(), image.height()) == (16, 8)
+        assert image.pixelColor(3, 3).red() > 200 and image.pixelColor(3, 3).blue() < 60
+        assert "a red chart" in page.result_view.toPlainText()
+
+        page.select_tool("stats")
+        page.call_button.click()
+        dialog = await until(lambda: desktop.prompter.current, 30, "stats approval")  # type: ignore[union-attr]
+        dialog.choice_buttons[ApprovalChoice.ONCE].click()
+        await until(lambda: "Structured content" in page.result_view.toPlainText(), 30, "stats")
+        assert '"mean": 1.5' in page.result_view.toPlainText()
+
+        # array and object parameters take JSON; bad JSON is caught before calling
+        page.select_tool("tagged")
+        fields = page.form.fields  # type: ignore[union-attr]
+        fields["tags"].widget.setText("[oops")  # type: ignore[attr-defined]
+        page.call_button.click()
+        assert "Tags: not valid JSON" in page.result_view.toPlainText()
+
+        # the Overview tab: transport, command, protocol, server info, source, timings
+        desktop.window.page.setCurrentWidget(pages.overview)
+        await until(lambda: "Last call" in pages.overview.table.text(), 10, "overview")
+        text = pages.overview.table.text()
+        assert "showcase.py" in text and "stdio" in text
+        assert f"{config}:2" in text  # the [mcp.showcase] line
+        assert re.search(r"Protocol version</b></td><td[^>]*>20\d\d-\d\d-\d\d<", text), text
+        assert "Server info" in text and "showcase" in text
+        assert "Connect time" in text
+        pages.refresh()
+        await until(lambda: " s ago)" in pages.overview.table.text().split("Last call")[1], 10)
+        assert (
+            pages.overview.table.textInteractionFlags()
+            & Qt.TextInteractionFlag.TextSelectableByMouse
+        )
