@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from portico.config.validate import server_name_problem
+
 # Server names: ASCII letters, digits, '-' and '_', no '__' (reserved for tool names).
-_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 # Where Portico resolves ${env:...} / ${keyring:...} references at connect time.
 REFERENCE_FIELDS = ("env", "headers")
@@ -36,11 +37,13 @@ _PORTICO_REFERENCE_RE = re.compile(
 
 
 def is_valid_name(name: str) -> bool:
-    return bool(_NAME_RE.match(name)) and "__" not in name
+    return server_name_problem(name) is None
 
 
 def to_valid_name(name: str) -> str:
     """A valid Portico server name as close to ``name`` as possible."""
+    if is_valid_name(name):
+        return name
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", ascii_name)
     cleaned = re.sub(r"_{2,}", "_", cleaned)
