@@ -137,3 +137,24 @@ def test_a_failed_write_leaves_the_original_and_no_temp_file(tmp_path: Path) -> 
         write_atomic(path, 12345, expected=snap)  # type: ignore[arg-type]
     assert path.read_text() == TOML
     assert _leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("name", ["mcp.toml", "config.yaml"])
+def test_crlf_line_endings_and_bom_are_kept(tmp_path: Path, name: str) -> None:
+    if name.endswith(".toml"):
+        lines = ["# windows file", "[mcp.a]", 'url = "https://a"  # first', ""]
+    else:
+        lines = ["# windows file", "mcp_servers:", "  a:", "    url: https://a  # first", ""]
+    original = "\ufeff" + "\r\n".join(lines)
+    path = tmp_path / name
+    path.write_bytes(original.encode())
+    doc = ConfigDocument.load(path)
+    assert not doc.changed
+    doc.set_enabled("a", False)
+    doc.add_server("b", {"url": "https://b"})
+    doc.save()
+    data = path.read_bytes().decode()
+    assert data.startswith("\ufeff# windows file\r\n")
+    assert data.count("\n") == data.count("\r\n")
+    assert data.startswith(original[:-2])
+    assert ConfigDocument.load(path).server_names() == ["a", "b"]

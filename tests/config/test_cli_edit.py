@@ -264,3 +264,39 @@ def test_defining_file_finds_invalid_servers_too(global_toml: Path, project: Pat
     paths.project_toml(project).write_text("[mcp.docs]\ntimeout = -1\n")  # invalid entry
     assert defining_file("docs", project) == paths.project_toml(project)
     assert defining_files("docs", project) == [paths.project_toml(project), global_toml]
+
+
+def test_set_in_a_yaml_file_reads_yaml_values(project_yaml: Path, project: Path) -> None:
+    assert run("config", "set", "github.args", "[-y, other-server]", "--project", str(project)) == 0
+    assert run("config", "set", "github.env.TOKEN", "${keyring:gh}", "--project", str(project)) == 0
+    assert run("config", "set", "github.timeout", "12.5", "--project", str(project)) == 0
+    assert changed_lines(PROJECT_YAML, project_yaml.read_text()) == [
+        "-    args: [-y, server-github]   # the project pins its own",
+        "+    args: [-y, other-server]   # the project pins its own",
+        "+    env:",
+        "+      TOKEN: ${keyring:gh}",
+        "+    timeout: 12.5",
+    ]
+    spec = ConfigDocument.load(project_yaml).check(Scope.PROJECT).server("github")
+    assert spec is not None and spec.args == ("-y", "other-server") and spec.timeout == 12.5
+    assert spec.env_dict == {"TOKEN": "${keyring:gh}"}
+
+
+def test_a_missing_file_is_reported(
+    project: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "nowhere" / "mcp.toml"
+    assert run("mcp", "disable", "x", "--file", str(missing), "--project", str(project)) == 1
+    assert f"{missing}: no such file" in capsys.readouterr().err
+    assert not missing.exists()
+
+
+def test_an_invalid_server_can_still_be_renamed_and_fixed(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = paths.project_toml(project)
+    path.write_text('[mcp.old]\nurl = "https://a"\ntimeout = 0\n')  # already invalid
+    assert run("mcp", "rename", "old", "new", "--project", str(project)) == 0
+    assert run("config", "set", "new.timeout", "1000", "--project", str(project)) == 0
+    assert path.read_text() == '[mcp.new]\nurl = "https://a"\ntimeout = 1000\n'
+    capsys.readouterr()

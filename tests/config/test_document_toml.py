@@ -111,7 +111,7 @@ def test_add_server_replace_and_neutral_fields() -> None:
         {"command": "npx", "args": ["-y", "server-github"], "env": {"T": "${keyring:t}"}},
         replace=True,
     )
-    assert d.server_names() == ["web", "gh"]
+    assert d.server_names() == ["gh", "web"]  # replaced in its place
     assert d.get("gh") == {
         "command": ["npx", "-y", "server-github"],
         "environment": {"T": "${keyring:t}"},
@@ -173,3 +173,23 @@ def test_a_file_that_does_not_parse_is_refused(tmp_path: Path) -> None:
         ConfigDocument.load(tmp_path / "none.toml")
     with pytest.raises(EditError, match="not a config file"):
         ConfigDocument.load(tmp_path / "mcp.json")
+
+
+def test_diff_and_check_before_saving() -> None:
+    d = doc()
+    assert d.diff() == ""
+    d.set("web", "timeout", 999999)
+    assert "-url" not in d.diff() and "+timeout = 999999\n" in d.diff()
+    errors = d.check().errors
+    assert [(e.server, e.key) for e in errors] == [("web", "timeout")]
+    assert "300000" in errors[0].message
+
+
+def test_a_header_table_given_a_whole_mapping_is_refilled_in_place() -> None:
+    text = (
+        "[mcp.a]\nurl = 'https://a'\n\n  # filter\n  [mcp.a.tools]\n  include = ['x']\n"
+        "\n# the next server\n[mcp.b]\nurl = 'https://b'\n"
+    )
+    d = doc(text)
+    d.set("a", "tools", {"exclude": ["y"], "prompts": False})
+    assert d.text() == text.replace("  include = ['x']\n", '  exclude = ["y"]\n  prompts = false\n')

@@ -78,3 +78,29 @@ def test_both_dialects_load_to_the_same_server() -> None:
     assert toml_spec.canonical() == yaml_spec.canonical()
     assert toml_spec.timeout == 45.0 and toml_spec.connect_timeout == 20.5
     assert toml_spec.args == ("-y", "@modelcontextprotocol/server-github")
+
+
+def test_fields_by_logical_name_in_model_units() -> None:
+    toml = ConfigDocument.from_text(
+        '[mcp.a]\nurl = "https://a"\ntimeout = 5000\n', Path("mcp.toml")
+    )
+    yaml = ConfigDocument.from_text(
+        "mcp_servers:\n  a:\n    url: https://a\n    timeout: 5\n", Path("config.yaml")
+    )
+    for doc in (toml, yaml):
+        assert doc.get_field("a", "timeout") == 5
+        doc.set_field("a", "timeout", 7.5)
+        doc.set_field("a", "oauth.callback_port", 8080)
+        doc.set_field("a", "sampling.timeout", 12)
+        assert doc.get_field("a", "oauth.callback_port") == 8080
+        assert doc.get_field("a", "sampling.timeout") == 12
+        spec = doc.check().server("a")
+        assert spec is not None and spec.timeout == 7.5 and spec.sampling.timeout == 12
+        assert doc.get("a", "timeout") == (7500 if doc is toml else 7.5)
+        assert spec.oauth is not None and spec.oauth.callback_port == 8080
+        assert doc.unset_field("a", "timeout") is True
+    assert toml.text() == (
+        '[mcp.a]\nurl = "https://a"\noauth = { callback_port = 8080 }\n'
+        "sampling = { timeout = 12000 }\n"
+    )
+    assert "    redirect_port: 8080\n" in yaml.text()

@@ -172,3 +172,41 @@ def test_new_file_header_and_not_a_mapping(tmp_path: Path) -> None:
     with pytest.raises(DocumentParseError) as caught:
         ConfigDocument.load(path)
     assert caught.value.line is not None
+
+
+def test_merge_keys_are_overridden_not_edited_in_the_anchor() -> None:
+    text = (
+        "x-defaults: &defaults\n  timeout: 30\n  lazy: true\n\n"
+        "mcp_servers:\n  a:\n    <<: *defaults\n    url: https://a\n"
+    )
+    d = doc(text)
+    assert d.get("a", "timeout") == 30  # read through the merge
+    d.set("a", "timeout", 5)  # written to the entry itself
+    assert d.text() == text + "    timeout: 5\n"
+    assert d.unset("a", "lazy") is False  # lives in the anchor, not in this entry
+    assert safe(d.text())["x-defaults"] == {"timeout": 30, "lazy": True}
+    assert safe(d.text())["mcp_servers"]["a"]["timeout"] == 5
+
+
+def test_a_block_map_given_a_whole_mapping_keeps_what_follows() -> None:
+    text = (
+        "mcp_servers:\n  a:\n    url: https://a\n    tools:\n      include: [x]  # only x\n"
+        "\n  # the next server\n  b:\n    url: https://b\n"
+    )
+    d = doc(text)
+    d.set("a", "tools", {"exclude": ["y"], "prompts": False})
+    assert d.text() == text.replace(
+        "      include: [x]  # only x\n", "      exclude: [y]\n      prompts: false\n"
+    )
+
+
+def test_replacing_a_server_keeps_its_place_and_the_comment_above() -> None:
+    text = (
+        "mcp_servers:\n  # first\n  a:\n    url: https://a\n    timeout: 5\n\n"
+        "  # second\n  b:\n    url: https://b\n"
+    )
+    d = doc(text)
+    d.add_server("a", {"command": "uvx", "args": ["mcp-server-fetch"]}, replace=True)
+    assert d.text() == text.replace(
+        "    url: https://a\n    timeout: 5\n", "    command: uvx\n    args: [mcp-server-fetch]\n"
+    )

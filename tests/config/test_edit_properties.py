@@ -28,7 +28,11 @@ from portico.config.load import parse_text
 from portico.config.translate import to_dialect
 
 CORPUS = Path(__file__).parent / "corpus"
-FILES = sorted(p.name for p in CORPUS.glob("*_*.*") if p.suffix in (".toml", ".yaml"))
+FILES = sorted(
+    p.name
+    for p in CORPUS.glob("*_*.*")
+    if p.suffix in (".toml", ".yaml") and not parse_text(p.read_text(), p).unparsed
+)
 
 
 # -- independent reading ------------------------------------------------------------------
@@ -99,6 +103,18 @@ def owned_comment_lines(text: str, yaml: bool) -> dict[str, list[int]]:
         return owned
     headers = [(i, _TOML_HEADER.match(line)) for i, line in enumerate(lines)]
     header_lines = [(i, m.group(1)) for i, m in headers if m]
+    # servers written as `name = { ... }` lines under an explicit [mcp] table
+    for n, (start, header) in enumerate(header_lines):
+        if header.strip() != "mcp":
+            continue
+        end = header_lines[n + 1][0] if n + 1 < len(header_lines) else len(lines)
+        for i in range(start + 1, end):
+            match = re.match(r"""^\s*["']?([A-Za-z0-9_-]+)["']?\s*=\s*\{""", lines[i])
+            if match:
+                lead = i
+                while lead > 0 and is_comment(lines[lead - 1]):
+                    lead -= 1
+                owned.setdefault(match.group(1), []).extend(range(lead, i))
     for n, (start, header) in enumerate(header_lines):
         name = _toml_server_of(header)
         if name is None:
@@ -132,8 +148,22 @@ class Model:
         self.yaml = yaml
         self.data = parse_plain(text, yaml)
         self.servers_key = "mcp_servers" if yaml else "mcp"
+        self.explicit_mcp_table = bool(re.search(r"^\s*\[\s*mcp\s*\]", text, re.M))
         self.removed_original: list[str] = []  # original names of removed servers
         self.original_name: dict[str, str] = {n: n for n in self.servers()}
+        # YAML keys a server only has through `<<: *anchor` (an unset leaves them be)
+        self.merged: dict[str, set[str]] = {}
+        self.anchored: dict[str, dict[str, Any]] = {}  # the anchor's values of those keys
+        if yaml:
+            tree = YAML(typ="rt").load(text) or {}
+            plain_servers = self.servers()
+            for server, entry in (tree.get("mcp_servers") or {}).items():
+                own = getattr(entry, "_ok", None)
+                if own is not None:
+                    self.merged[server] = {k for k in entry if k not in own}
+                    self.anchored[server] = {
+                        k: copy.deepcopy(plain_servers[server][k]) for k in self.merged[server]
+                    }
 
     def servers(self) -> dict[str, Any]:
         found = self.data.get(self.servers_key)
@@ -147,12 +177,20 @@ class Model:
         return "env" if self.yaml else "environment"
 
     def set(self, server: str, path: tuple[str, ...], value: Any) -> None:
+        self.merged.get(server, set()).discard(path[0])
         node = self.servers()[server]
         for part in path[:-1]:
             node = node.setdefault(part, {})
         node[path[-1]] = copy.deepcopy(value)
 
     def unset(self, server: str, path: tuple[str, ...]) -> None:
+        if path[0] in self.merged.get(server, set()):
+            return
+        anchored = self.anchored.get(server, {})
+        if len(path) == 1 and path[0] in anchored:  # the anchor's value shows again
+            self.servers()[server][path[0]] = copy.deepcopy(anchored[path[0]])
+            self.merged[server].add(path[0])
+            return
         node = self.servers()[server]
         for part in path[:-1]:
             node = node.get(part)
@@ -175,7 +213,9 @@ class Model:
         original = self.original_name.pop(name)
         self.removed_original.append(original)
         if not self.servers():
-            if self.yaml:
+            # YAML writes `mcp_servers: {}`; TOML keeps an explicit [mcp] header, while
+            # [mcp.NAME] tables leave nothing behind
+            if self.yaml or self.explicit_mcp_table:
                 self.data[self.servers_key] = {}
             else:
                 del self.data[self.servers_key]
@@ -185,6 +225,9 @@ class Model:
         renamed = {(new if key == old else key): value for key, value in servers.items()}
         servers.clear()
         servers.update(renamed)
+        if old in self.merged:
+            self.merged[new] = self.merged.pop(old)
+            self.anchored[new] = self.anchored.pop(old)
         self.original_name[new] = self.original_name.pop(old)
 
 
@@ -223,7 +266,18 @@ def test_random_edits_keep_comments_and_reach_the_model(name: str, data: st.Data
         assert names == list(model.servers())
         kind = data.draw(
             st.sampled_from(
-                ["set", "set_env", "set_nested", "unset", "add", "remove", "rename", "toggle"]
+                [
+                    "set",
+                    "set_env",
+                    "set_header",
+                    "set_nested",
+                    "set_list",
+                    "unset",
+                    "add",
+                    "remove",
+                    "rename",
+                    "toggle",
+                ]
                 if names
                 else ["add"]
             ),
@@ -259,6 +313,17 @@ def test_random_edits_keep_comments_and_reach_the_model(name: str, data: st.Data
             doc.set(server, (env, var), value)
             model.set(server, (env, var), value)
             set_keys.setdefault(server, []).append((env, var))
+        elif kind == "set_header":
+            header = f"X-Prop-{counter}"
+            value = data.draw(st.sampled_from(["v", "Bearer ${keyring:k}"]), label="header")
+            doc.set(server, ("headers", header), value)
+            model.set(server, ("headers", header), value)
+            set_keys.setdefault(server, []).append(("headers", header))
+        elif kind == "set_list":
+            models = data.draw(st.lists(st.sampled_from(["m-1", "m 2", "m'3"]), max_size=3))
+            doc.set(server, ("sampling", "allowed_models"), models)
+            model.set(server, ("sampling", "allowed_models"), models)
+            set_keys.setdefault(server, []).append(("sampling", "allowed_models"))
         elif kind == "set_nested":
             value = data.draw(st.integers(1, 60), label="max_rpm")
             doc.set(server, ("sampling", "max_rpm"), value)

@@ -145,7 +145,7 @@ def run_rename(args: argparse.Namespace) -> int:
         doc.rename_server(old, new)
         return f"renamed {old} to {new}"
 
-    return _run(args, old, edit, validate=new)
+    return _run(args, old, edit, validate=new, was=old)
 
 
 # -- the shared edit path ------------------------------------------------------------------
@@ -160,16 +160,29 @@ def _split(text: str) -> tuple[str, tuple[str, ...]]:
     return server, tuple(key.split("."))
 
 
-def _run(args: argparse.Namespace, server: str, edit: Edit, *, validate: str | None) -> int:
+def _run(
+    args: argparse.Namespace,
+    server: str,
+    edit: Edit,
+    *,
+    validate: str | None,
+    was: str | None = None,
+) -> int:
     from portico.config.atomic import ConflictError
     from portico.config.document import EditError
 
     project = (args.project or Path.cwd()).resolve()
     try:
         path, scope = resolve_target(server, project, file=args.file, scope=args.scope)
-        message = run_edit(path, scope, edit, validate=validate)
+        message = run_edit(path, scope, edit, validate=validate, was=was)
     except (CommandError, EditError, ConflictError) as exc:
         print(f"portico: {exc}", file=sys.stderr)
+        return 1
+    except FileNotFoundError as exc:  # ConfigDocument.load says "<path>: no such file"
+        print(f"portico: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"portico: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"{path}: {message}")
     _note_shadowing(server, path, project)
@@ -237,11 +250,13 @@ def run_edit(
     edit: Edit,
     *,
     validate: str | None,
+    was: str | None = None,
     before_save: Callable[[ConfigDocument], None] | None = None,
 ) -> str:
     """Load ``path``, apply ``edit``, check it, save; on a conflict reload and retry once.
 
-    ``validate``: a server name whose entry must not get new errors from the edit.
+    ``validate``: a server name whose entry must not get new errors from the edit
+    (``was``: its name before the edit, for a rename).
     ``before_save`` runs right before each save (tests use it to change the file).
     Raises ConflictError if the file changed again during the retry.
     """
@@ -252,7 +267,7 @@ def run_edit(
         doc = ConfigDocument.load(path)
         message = edit(doc)
         if validate is not None:
-            _check(doc, scope, validate)
+            _check(doc, scope, validate, was)
         if not doc.changed:
             return f"{message} (already so; file unchanged)"
         if before_save is not None:
@@ -277,8 +292,10 @@ def _errors_for(text: str, path: Path, scope: Scope, server: str) -> list[Diagno
     return [d for d in config.errors if d.server == server]
 
 
-def _check(doc: ConfigDocument, scope: Scope, server: str) -> None:
-    before = {(d.key, d.message) for d in _errors_for(doc.original_text, doc.path, scope, server)}
+def _check(doc: ConfigDocument, scope: Scope, server: str, was: str | None = None) -> None:
+    """Refuse the edit if it gives ``server`` (called ``was`` before it) a new error."""
+    earlier = _errors_for(doc.original_text, doc.path, scope, was or server)
+    before = {(d.key, d.message) for d in earlier}
     after = _errors_for(doc.text(), doc.path, scope, server)
     new = [d for d in after if (d.key, d.message) not in before]
     if new:

@@ -10,16 +10,22 @@ Key paths are written in the file's own dialect (``("environment", "TOKEN")`` in
 is mapped onto the one the entry already uses. ``add_server`` takes NEUTRAL fields
 (YAML spelling and units, see ``portico.config.translate``).
 
-Comment ownership (what goes when something is removed):
+Comment ownership (what goes when something is removed or replaced):
+- setting a key keeps the comment at the end of its line when a one-line value replaces a
+  one-line value; a multi-line value replaced takes the comments inside it along;
 - removing a key removes its line(s) and the comment on those lines; standalone comment
   lines around it stay;
 - removing a server removes its header/key, its body, and the comment block directly
   above it (no blank line between). A comment block directly above the *next* entry stays
   with that entry, and the comment block at the top of the file is never removed.
+
+YAML keys a server gets through ``<<: *anchor`` are read through; setting one writes it
+to the server's own entry, and unsetting one is a no-op (it lives in the anchor).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -27,7 +33,7 @@ from typing import Any, Protocol
 
 from portico.config import schema
 from portico.config.atomic import ConflictError, Snapshot, read_bytes, write_atomic
-from portico.config.model import Dialect
+from portico.config.model import Config, Dialect, Scope
 
 __all__ = [
     "ConfigDocument",
@@ -104,6 +110,7 @@ class Tree(Protocol):
     def set(self, server: str, path: tuple[str, ...], value: Any) -> None: ...
     def unset(self, server: str, path: tuple[str, ...]) -> bool: ...
     def add_server(self, name: str, fields: Mapping[str, Any]) -> None: ...
+    def replace_server(self, name: str, fields: Mapping[str, Any]) -> None: ...
     def remove_server(self, name: str) -> None: ...
     def rename_server(self, old: str, new: str) -> None: ...
     def get_root(self, path: tuple[str, ...]) -> Any: ...
@@ -130,7 +137,13 @@ class ConfigDocument:
         self.dialect = dialect
         self._original = text
         self._snapshot = snapshot
-        self._tree: Tree = _make_tree(dialect, text, path)
+        # the trees work on "\n" text without a BOM; text() puts both back as they were
+        self._bom = text.startswith("\ufeff")
+        body = text[1:] if self._bom else text
+        self._crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")
+        if self._crlf:
+            body = body.replace("\r\n", "\n")
+        self._tree: Tree = _make_tree(dialect, body, path)
 
     # -- opening ---------------------------------------------------------------------
 
@@ -181,7 +194,10 @@ class ConfigDocument:
     # -- reading ---------------------------------------------------------------------
 
     def text(self) -> str:
-        return self._tree.dumps()
+        text = self._tree.dumps()
+        if self._crlf:
+            text = text.replace("\n", "\r\n")
+        return "\ufeff" + text if self._bom else text
 
     @property
     def original_text(self) -> str:
@@ -211,6 +227,23 @@ class ConfigDocument:
         path = split_key(".".join(key_path)) if key_path else ()
         return self._tree.get(server, path)
 
+    def get_field(self, server: str, name: str) -> Any:
+        """A key by its logical schema name (``oauth.callback_port``), in model units.
+
+        Durations come back in seconds whatever the dialect writes (TOML writes ms).
+        ``command`` is returned as written (TOML: the whole array; YAML: the program).
+        """
+        spec = schema.key(name)
+        return spec.from_dialect(self.get(server, *spec.path(self.dialect)), self.dialect)
+
+    def set_field(self, server: str, name: str, value: Any) -> None:
+        """Set a key by its logical schema name, ``value`` in model units (seconds)."""
+        spec = schema.key(name)
+        self.set(server, spec.path(self.dialect), spec.to_dialect(value, self.dialect))
+
+    def unset_field(self, server: str, name: str) -> bool:
+        return self.unset(server, schema.key(name).path(self.dialect))
+
     def get_setting(self, key_path: KeyPath) -> Any:
         return self._tree.get_root(self._setting_path(key_path))
 
@@ -235,20 +268,26 @@ class ConfigDocument:
         return self._tree.unset(server, split_key(key_path))
 
     def add_server(self, name: str, fields: Mapping[str, Any], *, replace: bool = False) -> None:
-        """Append a server from NEUTRAL fields (translated to this file's dialect)."""
+        """Append a server from NEUTRAL fields (translated to this file's dialect).
+
+        With ``replace``, an existing server of that name gets the new fields in its
+        place (its header and the comments above and at the end of it stay).
+        """
         problem = valid_server_name(name)
         if problem:
             raise EditError(f"{self.path}: {problem}")
+        from portico.config.translate import to_dialect
+
+        spelled = to_dialect(fields, self.dialect)
         if self.has_server(name):
             if not replace:
                 raise EditError(
                     f"{self.path}: a server named {name!r} already exists; "
                     "remove it first or choose another name"
                 )
-            self._tree.remove_server(name)
-        from portico.config.translate import to_dialect
-
-        self._tree.add_server(name, to_dialect(fields, self.dialect))
+            self._tree.replace_server(name, spelled)  # in place, under its comments
+            return
+        self._tree.add_server(name, spelled)
 
     def remove_server(self, name: str) -> None:
         self._require(name)
@@ -274,6 +313,23 @@ class ConfigDocument:
 
     def unset_setting(self, key_path: KeyPath) -> bool:
         return self._tree.unset_root(self._setting_path(key_path))
+
+    def diff(self) -> str:
+        """A unified diff of the edits so far (empty when nothing changed)."""
+        return "".join(
+            difflib.unified_diff(
+                self._original.splitlines(keepends=True),
+                self.text().splitlines(keepends=True),
+                fromfile=f"{self.path} (on disk)",
+                tofile=f"{self.path} (edited)",
+            )
+        )
+
+    def check(self, scope: Scope = Scope.GLOBAL) -> Config:
+        """The edited text validated by the loader, as if it were saved (nothing is written)."""
+        from portico.config.load import parse_text
+
+        return parse_text(self.text(), self.path, scope, self.dialect)
 
     # -- writing ---------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from typing import Any
 import tomlkit
 from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.exceptions import ParseError, TOMLKitError
-from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, Table, Whitespace
+from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, SingleKey, Table, Whitespace
 
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
@@ -148,6 +148,22 @@ class TomlTree:
             table.append(key, to_item(value))
         self._ensure_trailing_newline()
         servers.append(name, table)
+        last = next((k for k, _ in reversed(self.doc.body) if k is not None), None)
+        if last is not None and last.key != SERVERS:
+            table.add(tomlkit.nl())  # a table follows the servers: keep a blank line before it
+
+    def replace_server(self, name: str, fields: Mapping[str, Any]) -> None:
+        """New fields for an existing server, written where (and under the comments
+        where) the old entry was."""
+        current = self._server(name)
+        if _refillable(current, dict(fields)):
+            self._styles = collect_styles(current)
+            _refill(current, dict(fields))
+            return
+        servers = self._servers()
+        servers[name] = to_item(dict(fields))
+        if isinstance(servers, InlineTable):
+            self._restyle_inline(self.doc, SERVERS)
 
     def remove_server(self, name: str) -> None:
         servers = self._servers()
@@ -176,7 +192,18 @@ class TomlTree:
             )
         item = servers.value.item(old)
         body_before = len(item.value.body) if isinstance(item, Table) else 0
-        servers.value._replace(old, new, item)
+        written = next(k for k, _ in servers.value.body if k is not None and k.key == old)
+        # keep the quoting style of the name ("quoted-name" stays quoted)
+        renamed = SingleKey(
+            new, t=written.t, sep=written.sep, original=written.as_string().replace(old, new, 1)
+        )
+        servers.value._replace(old, renamed, item)
+        # tomlkit refreshes its key mirrors for tables only; do it for inline tables too
+        if new not in dict.keys(servers.value):
+            dict.__setitem__(servers.value, new, item.value)
+        if old in dict.keys(servers):
+            dict.__delitem__(servers, old)
+        dict.__setitem__(servers, new, item)
         if isinstance(item, Table):
             # tomlkit adds a "cosmetic" blank line to a replaced table; a rename adds none
             body = item.value.body
@@ -242,7 +269,10 @@ class TomlTree:
             chain.append((node, key))
             node = child
         last, _ = _resolve(node, path[-1], logical)
-        if last in node:
+        existing = node.get(last) if last in node else None
+        if _refillable(existing, value):
+            _refill(existing, value)
+        elif last in node:
             node[last] = to_item(value)
         else:
             _add_key(node, last, to_item(value))
@@ -282,9 +312,50 @@ class TomlTree:
         container[key] = _parse_item(_render_inline(table, self._styles))
 
     def _ensure_trailing_newline(self) -> None:
+        """A file without a final newline: give its last line one before appending."""
         text = self.doc.as_string()
-        if text and not text.endswith("\n"):
-            self.doc.add(tomlkit.nl())
+        if not text or text.endswith("\n"):
+            return
+        flat: list[tuple[Container, int]] = []
+        _flatten(self.doc, flat)
+        for container, at in reversed(flat):
+            item = container.body[at][1]
+            if isinstance(item, Null):
+                continue
+            if isinstance(item, Whitespace):
+                item._s += "\n"
+            elif isinstance(item, Comment) or container.body[at][0] is not None:
+                item.trivia.trail += "\n"
+            else:
+                continue
+            if self.doc.as_string().endswith("\n"):
+                return
+        self.doc.add(tomlkit.nl())
+
+
+def _refillable(existing: Any, value: Any) -> bool:
+    return (
+        isinstance(existing, Table)
+        and not existing.is_super_table()
+        and isinstance(value, Mapping)
+        and not isinstance(value, Item)
+    )
+
+
+def _refill(table: Table, value: Mapping[str, Any]) -> None:
+    """A [header] table given a whole new mapping: refill it in place, so its header, its
+    place in the file and the comments at its end stay where they are."""
+    stale = [k for k in table if k not in value]
+    for key, inner in value.items():
+        current = table.get(key) if key in table else None
+        if _refillable(current, inner):
+            _refill(current, inner)
+        elif key in table:
+            table[key] = to_item(inner)
+        else:
+            _add_key(table, key, to_item(inner))
+    for old_key in stale:
+        del table[old_key]
 
 
 def _add_key(node: Any, key: str, item: Item) -> None:
@@ -312,6 +383,10 @@ def _add_key(node: Any, key: str, item: Item) -> None:
         elif first_table is None:
             last_value = index
     if last_value is not None:
+        # indent like its neighbour (keys of an indented [sub.table] are indented too)
+        neighbour = body[last_value][1]
+        if not isinstance(neighbour, Table) and not item.trivia.indent:
+            item.trivia.indent = neighbour.trivia.indent
         at = last_value + 1
     elif first_table is not None:
         at = first_table
@@ -321,6 +396,10 @@ def _add_key(node: Any, key: str, item: Item) -> None:
             at = first_table  # keep the file's header comment on top
         if not isinstance(body[at][1], Whitespace):
             item.trivia.trail = "\n\n"
+    elif isinstance(node, Table) and body:
+        # a table without keys: the comments in its body belong to what follows
+        at = 0
+        item.trivia.indent = node.trivia.indent.rpartition("\n")[2]
     else:
         node.append(key, item)
         return
@@ -438,7 +517,7 @@ def _remove_with_comments(doc: Container, servers: Container, name: str) -> None
         j = -1
     while j >= 0:
         it = entry(j)
-        if isinstance(it, Table) and it.is_super_table():
+        if isinstance(it, Null) or (isinstance(it, Table) and it.is_super_table()):
             j -= 1
             continue
         if isinstance(it, Comment):
@@ -452,8 +531,9 @@ def _remove_with_comments(doc: Container, servers: Container, name: str) -> None
     rescued: list[Item] = []
     if pos >= 0 and end < len(flat):
         k = end - 1
-        while k > pos and isinstance(entry(k), Comment):
-            rescued.insert(0, entry(k))
+        while k > pos and isinstance(entry(k), (Comment, Null)):
+            if isinstance(entry(k), Comment):
+                rescued.insert(0, entry(k))
             k -= 1
     following = next(
         (entry(i) for i in range(end, len(flat)) if not isinstance(entry(i), (Null,))),

@@ -190,7 +190,7 @@ class YamlTree:
         """
         lines = self._lines()
         start, column = node.lc.key(key)
-        keys = list(node.keys())
+        keys = _own(node)
         at = keys.index(key)
         if at + 1 < len(keys):
             region = node.lc.key(keys[at + 1])[0]
@@ -227,7 +227,7 @@ class YamlTree:
         return (SERVERS, server, *path)
 
     def _walk(
-        self, path: tuple[str, ...], logical_from: int
+        self, path: tuple[str, ...], logical_from: int, *, merged: bool = False
     ) -> tuple[list[tuple[CommentedMap, str]], int]:
         """The (map, key) chain along ``path`` as far as it exists, and how far that is."""
         node: Any = self.data
@@ -241,7 +241,7 @@ class YamlTree:
             else:
                 key = part
             chain.append((node, key))
-            if key not in node:
+            if key not in (node if merged else _own(node)):
                 return chain, depth
             node = node[key]
         return chain, len(path)
@@ -253,7 +253,7 @@ class YamlTree:
         return self._get(path, len(path))
 
     def _get(self, path: tuple[str, ...], logical_from: int) -> Any:
-        chain, reached = self._walk(path, logical_from)
+        chain, reached = self._walk(path, logical_from, merged=True)
         if reached < len(path):
             return None
         node, key = chain[-1]
@@ -271,7 +271,7 @@ class YamlTree:
         chain, reached = self._walk(path, logical_from)
         node, key = chain[-1]
         # walked into a scalar: only a null may be replaced by a table
-        if reached < len(path) and key in node and node[key] is not None:
+        if reached < len(path) and key in _own(node) and node[key] is not None:
             shown = [k for _, k in chain][1 if logical_from == 2 else 0 :]
             raise EditError(
                 f"{self.path}: {'.'.join(shown)} is a {type(plain(node[key])).__name__}, "
@@ -280,19 +280,17 @@ class YamlTree:
         nested = value
         for part in reversed(_spelled(path, logical_from)[len(chain) :]):
             nested = {part: nested}
-        if reached == len(path) or key in node:
-            self._replace(node, key, nested, chain)
+        if reached == len(path) or key in _own(node):
+            self._replace(node, key, nested)
         else:
-            self._insert(node, key, nested, chain)
+            self._insert(node, key, nested)
 
-    def _insert(
-        self, node: CommentedMap, key: str, value: Any, chain: list[tuple[CommentedMap, str]]
-    ) -> None:
-        if _is_flow(node) or (len(node) == 0 and node is not self.data):
+    def _insert(self, node: CommentedMap, key: str, value: Any) -> None:
+        if _is_flow(node) or (not _own(node) and node is not self.data):
             self._mutate(lambda: node.__setitem__(key, _to_ruamel(value)))
             return
         lines = self._lines()
-        if len(node) == 0:  # an empty document (comments only)
+        if not _own(node):  # an empty document (comments only)
             if lines and not lines[-1].endswith("\n"):
                 lines[-1] += "\n"
             if any(not _blank(line) for line in lines):
@@ -300,7 +298,7 @@ class YamlTree:
             lines.extend(self._render({key: value}, 0))
             self._write_lines(lines)
             return
-        last = list(node.keys())[-1]
+        last = _own(node)[-1]
         _, end, _, column = self._span(node, last)
         if end > 0 and not lines[end - 1].endswith("\n"):
             lines[end - 1] += "\n"
@@ -316,16 +314,14 @@ class YamlTree:
     def _separated(self, node: CommentedMap) -> bool:
         """Whether the entries of ``node`` are separated by blank lines."""
         lines = self._lines()
-        keys = list(node.keys())
+        keys = _own(node)
         for key in keys[1:]:
             start = node.lc.key(key)[0]
             if start > 0 and _blank(lines[start - 1]):
                 return True
         return False
 
-    def _replace(
-        self, node: CommentedMap, key: str, value: Any, chain: list[tuple[CommentedMap, str]]
-    ) -> None:
+    def _replace(self, node: CommentedMap, key: str, value: Any) -> None:
         old = node[key]
         scalar_old = not isinstance(old, (CommentedMap, CommentedSeq)) and old is not None
         scalar_new = not isinstance(value, (Mapping, list, tuple))
@@ -339,6 +335,14 @@ class YamlTree:
         start, end, _, column = self._span(node, key)
         block = self._render({key: value}, column)
         block[0] = lines[start][:column] + block[0][column:]
+        comment_at = _comment_start(lines[start])
+        if end == start + 1 and len(block) == 1 and comment_at is not None:
+            # one line for one line (a flow list, say): the comment on it stays
+            old_line = lines[start]
+            gap = old_line[:comment_at][len(old_line[:comment_at].rstrip()) :]
+            block[0] = block[0].rstrip("\n") + gap + old_line[comment_at:]
+            if not block[0].endswith("\n"):
+                block[0] += "\n"
         lines[start:end] = block
         self._write_lines(lines)
 
@@ -373,7 +377,7 @@ class YamlTree:
             return True
         lines = self._lines()
         start, end, _, _ = self._span(node, key)
-        if len(node) == 1 and len(chain) >= 2:
+        if len(_own(node)) == 1 and len(chain) >= 2:
             # the map becomes empty: write it as {} rather than leave a null behind
             del lines[start:end]
             self._write_lines(lines)
@@ -406,7 +410,7 @@ class YamlTree:
     def add_server(self, name: str, fields: Mapping[str, Any]) -> None:
         servers = self._servers()
         if SERVERS not in self.data:
-            self._insert(self.data, SERVERS, {name: dict(fields)}, [(self.data, SERVERS)])
+            self._insert(self.data, SERVERS, {name: dict(fields)})
             return
         if servers is None:
             lines = self._lines()
@@ -425,7 +429,12 @@ class YamlTree:
             lines[line_no + 1 : line_no + 1] = block
             self._write_lines(lines)
             return
-        self._insert(servers, name, dict(fields), [(self.data, SERVERS), (servers, name)])
+        self._insert(servers, name, dict(fields))
+
+    def replace_server(self, name: str, fields: Mapping[str, Any]) -> None:
+        """New fields for an existing server, in the old entry's place."""
+        servers = self._servers()
+        self._replace(servers, name, dict(fields))
 
     def remove_server(self, name: str) -> None:
         servers = self._servers()
@@ -451,7 +460,7 @@ class YamlTree:
             stop = region
             while lead > 0 and _blank(lines[lead - 1]):
                 lead -= 1
-        only = len(servers) == 1
+        only = len(_own(servers)) == 1
         del lines[lead:stop]
         self._write_lines(lines)
         if only:
@@ -479,6 +488,12 @@ class YamlTree:
             servers.insert(position, new, value)
 
         self._mutate(rebuild)
+
+
+def _own(node: CommentedMap) -> list[Any]:
+    """The keys written in ``node`` itself, without those merged in by ``<<: *anchor``."""
+    own = getattr(node, "_ok", None)
+    return [k for k in node if own is None or k in own]
 
 
 def _spelled(path: tuple[str, ...], logical_from: int) -> list[str]:
