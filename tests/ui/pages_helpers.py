@@ -45,10 +45,12 @@ def status_of(desktop: DesktopApp, name: str) -> Status | None:
 
 
 @contextlib.asynccontextmanager
-async def running_app(*running: str) -> AsyncIterator[DesktopApp]:
-    """The app with the global config written before; waits until ``running`` all run."""
+async def running_app(*running: str, project: Path | None = None) -> AsyncIterator[DesktopApp]:
+    """The app with the config written before; waits until ``running`` all run."""
     desktop = DesktopApp(ensure_application())
+    desktop.window.project = project
     run = asyncio.ensure_future(desktop.run())
+    await until(lambda: desktop.prompter is not None, 30, "the app to run")  # quit works now
     try:
         for name in running:
             await until(lambda n=name: status_of(desktop, n) is Status.RUNNING, 60, f"{name} runs")

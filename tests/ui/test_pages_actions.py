@@ -4,12 +4,14 @@ and Retry from the keyboard, Remove after a non-modal confirmation."""
 from __future__ import annotations
 
 import difflib
+from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from portico.runtime.events import ServerState, Status
+from portico.ui.dialogs.trust_dialog import TrustDialog
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
 
@@ -97,3 +99,32 @@ async def test_disable_enable_restart_retry_and_remove() -> None:
         assert "[mcp.broken]" not in text and "[mcp.tiny]" in text
         assert "# keep this comment" in text
         assert status_of(desktop, "tiny") is Status.RUNNING
+
+
+async def test_review_trust_asks_again_after_a_declined_review(project: Path) -> None:
+    (project / ".portico" / "mcp.toml").write_text(
+        f"[mcp.local]\ncommand = {command('tiny.py')}\n", encoding="utf-8"
+    )
+    async with running_app(project=project) as desktop:
+        first = await until(lambda: desktop.prompter.current, 60, "the first trust review")  # type: ignore[union-attr]
+        assert isinstance(first, TrustDialog)
+        first.close()  # declined: the server waits for a review
+        await until(
+            lambda: status_of(desktop, "local") is Status.AWAITING_TRUST, 30, "awaiting trust"
+        )
+        window = desktop.window
+        select(desktop, "local")
+        state = window.selected_state()
+        assert dict(window.server_actions(state))["Review trust…"] is True  # type: ignore[arg-type]
+        window.server_menu.aboutToShow.emit()  # the Server menu names the shortcuts
+        texts = [a.text() for a in window.server_menu.actions()]
+        assert "Review trust…\tCtrl+Shift+T" in texts and "Restart\tCtrl+R" in texts
+        assert desktop.pages.trigger("Review trust…")
+        again = await until(
+            lambda: desktop.prompter.current if desktop.prompter.current is not first else None,  # type: ignore[union-attr]
+            30,
+            "the review asked again",
+        )
+        assert isinstance(again, TrustDialog) and again.server == "local"
+        again.once_button.click()
+        await until(lambda: status_of(desktop, "local") is Status.RUNNING, 30, "local running")

@@ -10,13 +10,16 @@ CONFIG = (
     + f"""
 [mcp.talker]
 command = {command("toolbox.py", "stdio", "--stderr-lines", "3")}
+
+[mcp.quiet]
+command = {command("tiny.py")}
 """
 )
 
 
 async def test_prompts_resources_and_log_search() -> None:
     write_global(CONFIG)
-    async with running_app("showcase", "talker") as desktop:
+    async with running_app("showcase", "talker", "quiet") as desktop:
         pages = desktop.pages
         tabs = desktop.window.page
         select(desktop, "showcase")
@@ -59,6 +62,12 @@ async def test_prompts_resources_and_log_search() -> None:
         res.address.setText("showcase://items/7")
         res.read_button.click()
         await until(lambda: "item 7" in res.result_view.toPlainText(), 30, "the item")
+
+        # a server without the prompts / resources capability is not asked for them
+        select(desktop, "quiet")
+        await until(lambda: res.status.text() == "This server offers no resources.", 30, "none")
+        tabs.setCurrentWidget(pages.prompts)
+        await until(lambda: prompts.status.text() == "This server offers no prompts.", 30, "none")
 
         # Log: the server's stderr, searchable with next / previous and highlights
         select(desktop, "talker")

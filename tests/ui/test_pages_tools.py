@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QPalette
+from PySide6.QtGui import QImage, QPalette
 from PySide6.QtWidgets import QLineEdit
 
 from portico.prompts import ApprovalChoice
@@ -30,7 +33,7 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
             "list_prompts",
             "get_prompt",
         }
-        assert "added by Portico" in page.table.item(6, 2).text()
+        assert "Portico utility" in page.table.item(6, 2).text()
         secret = page.tools[5]
         assert secret.filtered_reason == "excluded by tools.exclude entry 'secret'"
         item = page.table.item(5, 0)
@@ -95,6 +98,16 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
         assert (image.width(), image.height()) == (16, 8)
         assert image.pixelColor(3, 3).red() > 200 and image.pixelColor(3, 3).blue() < 60
         assert "a red chart" in page.result_view.toPlainText()
+        # and it is drawn in the result view, not only decoded
+        desktop.window.page.setCurrentWidget(page)
+        shot = page.result_view.viewport().grab().toImage()
+        red = [
+            (x, y)
+            for x in range(0, min(shot.width(), 200), 2)
+            for y in range(0, min(shot.height(), 120), 2)
+            if shot.pixelColor(x, y).red() > 200 and shot.pixelColor(x, y).green() < 80
+        ]
+        assert len(red) > 50, "the chart is not drawn"
 
         page.select_tool("stats")
         page.call_button.click()
@@ -125,3 +138,13 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
             pages.overview.table.textInteractionFlags()
             & Qt.TextInteractionFlag.TextSelectableByMouse
         )
+
+
+def test_screenshot_script_renders_the_tools_tab(tmp_path: Path) -> None:
+    script = Path(__file__).with_name("pages_screenshot.py")
+    proc = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    image = QImage(str(tmp_path / "main-window-tools.png"))
+    assert image.width() >= 1000 and image.height() >= 600

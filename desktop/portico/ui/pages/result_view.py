@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 from PySide6.QtCore import QUrl
-from PySide6.QtGui import QImage
+from PySide6.QtGui import QImage, QTextDocument
 from PySide6.QtWidgets import QTextBrowser, QWidget
 
 from portico.ui.pages.common import esc
@@ -25,6 +25,7 @@ class ResultView(QTextBrowser):
         self.setAccessibleName(name)
         self.images: list[QImage] = []
         self.is_error = False
+        self._serial = 0
         self.setPlaceholderText("The result appears here.")
 
     def show_message(self, text: str, *, error: bool = False) -> None:
@@ -36,6 +37,7 @@ class ResultView(QTextBrowser):
     def show_result(self, result: Any, heading: str = "") -> None:
         """``result`` is a ``portico.runtime.results.ToolResult``."""
         self.images = []
+        self._serial += 1
         self.is_error = bool(getattr(result, "is_error", False))
         html: list[str] = []
         if heading:
@@ -74,22 +76,14 @@ class ResultView(QTextBrowser):
         render = getattr(part, "render", None)
         return _pre(render() if callable(render) else str(part))
 
-    def loadResource(self, kind: int, url: QUrl | str) -> Any:
-        # setHtml() clears the document's resources, so images are served from here.
-        text = url.toString() if isinstance(url, QUrl) else str(url)
-        if text.startswith("portico-image://"):
-            index = text.removeprefix("portico-image://").rstrip("/")
-            if index.isdigit() and int(index) < len(self.images):
-                return self.images[int(index)]
-        return super().loadResource(kind, url)
-
     def _image_html(self, data: bytes, mime: str) -> str:
         image = QImage.fromData(data)
         if image.isNull():
             return f"<p style='color:#b00020'>[image {esc(mime)} could not be decoded]</p>"
         index = len(self.images)
         self.images.append(image)
-        url = QUrl(f"portico-image://{index}")
+        url = QUrl(f"portico-image://{id(self)}/{self._serial}/{index}")
+        self.document().addResource(QTextDocument.ResourceType.ImageResource, url, image)
         width = max(MIN_IMAGE_WIDTH, min(MAX_IMAGE_WIDTH, image.width()))
         return (
             f"<p><img src='{url.toString()}' width='{width}'><br>"

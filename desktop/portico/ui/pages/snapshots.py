@@ -162,8 +162,16 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
     return out + utilities
 
 
+def _offers(conn: Connection, capability: str) -> bool:
+    """False only when the server said what it offers and ``capability`` is not in it."""
+    caps = conn.capabilities
+    return caps is None or getattr(caps, capability, None) is not None
+
+
 async def server_prompts(hub: Hub, name: str) -> list[PromptInfo]:
     conn = hub.connection(name)
+    if not _offers(conn, "prompts"):
+        return []
     prompts = await conn.list_prompts() if conn.state.status.value == "Running" else conn.prompts
     out: list[PromptInfo] = []
     for p in prompts or []:
@@ -177,6 +185,8 @@ async def server_prompts(hub: Hub, name: str) -> list[PromptInfo]:
 
 async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
     conn = hub.connection(name)
+    if not _offers(conn, "resources"):
+        return []
     resources = (
         await conn.list_resources() if conn.state.status.value == "Running" else conn.resources
     )

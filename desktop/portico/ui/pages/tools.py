@@ -4,6 +4,7 @@ form generated from the schema that calls the tool through the approval policy."
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping
 from typing import Any
 
@@ -96,7 +97,8 @@ def tool_html(tool: ToolInfo) -> str:
     if tool.badges:
         parts.append("<p>" + " ".join(_badge(b) for b in tool.badges) + "</p>")
     if tool.description:
-        parts.append(f"<p style='white-space:pre-wrap'>{esc(tool.description)}</p>")
+        text = inspect.cleandoc(tool.description)
+        parts.append(f"<p style='white-space:pre-wrap'>{esc(text)}</p>")
     parts.append("<p><b>Parameters</b></p>")
     parts.append(schema_html(tool.input_schema))
     return "".join(parts)
@@ -126,6 +128,7 @@ class ToolsPage(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
@@ -191,7 +194,7 @@ class ToolsPage(QWidget):
             if tool.filtered_reason:
                 first_line = f"Filtered out: {tool.filtered_reason}"
             elif tool.utility:
-                note = ", ".join(["added by Portico", *tool.badges])
+                note = ", ".join(["Portico utility", *tool.badges])
             cells = (tool.name, first_line, note)
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -257,6 +260,7 @@ class ToolsPage(QWidget):
         self.form = SchemaForm(tool.input_schema)
         self.form.setAccessibleName(f"arguments for {tool.name}")
         self.form_area.setWidget(self.form)
+        self.form_area.setVisible(bool(self.form.fields))
         callable_ = not tool.filtered_reason and bool(tool.qualified)
         self.try_box.setEnabled(callable_)
         if not callable_:
