@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
+from portico.cli.common import project_of
 
 if TYPE_CHECKING:
     from portico.config.document import ConfigDocument
@@ -103,7 +104,9 @@ def _target_options(parser: argparse.ArgumentParser, default: Any = None) -> Non
         "--project",
         type=Path,
         default=default,
-        help="project folder (default: the current directory)",
+        metavar="DIR",
+        help="project folder (default: the nearest folder from here up that has .portico/, "
+        "else the current directory)",
     )
 
 
@@ -341,7 +344,7 @@ def _target(args: argparse.Namespace) -> tuple[Path, Scope, Path]:
     from portico.config.model import Scope
     from portico.paths import PROJECT_DIR_NAME
 
-    project = (args.project or Path.cwd()).expanduser().resolve()
+    project = project_of(args)
     if args.file is not None:
         path = args.file.expanduser().resolve()
         if path.suffix.lower() not in (".toml", ".yaml", ".yml"):

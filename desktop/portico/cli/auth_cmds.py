@@ -12,13 +12,12 @@ import argparse
 import asyncio
 import getpass
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
+from portico.cli.common import add_project_option, cli_prompter, err, find_server, load_config
 
 if TYPE_CHECKING:
-    from portico.config.model import Config, ServerSpec
     from portico.prompts import AuthorizeRequest, DeviceCodeRequest, Prompter
 
 
@@ -37,12 +36,12 @@ def register(groups: Groups) -> None:
             action="store_true",
             help="do not open a browser; print the URL (and take a pasted redirect)",
         )
-        _project_arg(p)
+        add_project_option(p)
         p.set_defaults(handler=cmd_login)
 
     p = groups.mcp.add_parser("logout", help="forget a server's tokens and client registration")
     p.add_argument("name", help="server name")
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_logout)
 
     secret = groups.top.add_parser("secret", help="manage secrets in the keyring")
@@ -55,38 +54,6 @@ def register(groups: Groups) -> None:
         p = actions.add_parser(action, help=text)
         p.add_argument("name", help="the NAME of ${keyring:NAME}")
         p.set_defaults(handler=cmd_secret, secret_action=action)
-
-
-def _project_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--project",
-        type=Path,
-        default=None,
-        help="project folder (default: the nearest folder above here with .portico/)",
-    )
-
-
-def _err(text: str) -> None:
-    print(f"portico: {text}", file=sys.stderr)
-
-
-def _load(args: argparse.Namespace) -> Config:
-    from portico.cli.trust_cmds import find_project
-    from portico.config import load
-
-    project = args.project if args.project is not None else find_project()
-    config = load(project)
-    for diag in config.errors:
-        print(str(diag), file=sys.stderr)
-    return config
-
-
-def _find(config: Config, name: str) -> ServerSpec | None:
-    spec = config.server(name)
-    if spec is None:
-        names = ", ".join(s.name for s in config.servers) or "none"
-        _err(f"no server named {name!r} in the config (servers: {names})")
-    return spec
 
 
 class _PlainPrompter:
@@ -112,8 +79,6 @@ class _PlainPrompter:
 
 
 def _prompter() -> Prompter:
-    from portico.cli.trust_cmds import cli_prompter
-
     prompter = cli_prompter()
     if sys.stdin.isatty() and sys.stdout.isatty():
         return prompter
@@ -129,23 +94,23 @@ async def _login(args: argparse.Namespace) -> int:
     from portico.auth.errors import AuthError
     from portico.auth.manager import AuthManager
 
-    config = _load(args)
-    spec = _find(config, args.name)
+    config = load_config(args)
+    spec = find_server(config, args.name)
     if spec is None:
         return 2
     if not spec.url:
-        _err(f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in")
+        err(f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in")
         return 2
     secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
     manager = AuthManager(_prompter())
     try:
         await manager.login(spec, flow=args.flow, browser=not args.no_browser)
     except AuthError as exc:
-        _err(str(exc))
+        err(str(exc))
         return 1
     where = secret_store.storage_kind()
     if where == "memory":
-        _err(
+        err(
             f"signed in to '{spec.name}', but there is no secure keyring, so the token lived "
             "in this command's memory only and is gone now. Sign in from the app instead, or "
             "add `secrets: {file_fallback: true}` to config.yaml to keep tokens in 0600 files."
@@ -168,8 +133,8 @@ async def _logout(args: argparse.Namespace) -> int:
     from portico.auth import secret_store
     from portico.auth.manager import AuthManager
 
-    config = _load(args)
-    spec = _find(config, args.name)
+    config = load_config(args)
+    spec = find_server(config, args.name)
     if spec is None:
         return 2
     secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
@@ -197,7 +162,7 @@ async def _secret(args: argparse.Namespace) -> int:
         else:
             value = sys.stdin.readline().rstrip("\n")
         if not value:
-            _err("no value given; nothing stored")
+            err("no value given; nothing stored")
             return 1
         await secret_store.set_secret(name, value)
         print(f"Stored {name}. Use it in config as ${{keyring:{name}}}.")
@@ -205,7 +170,7 @@ async def _secret(args: argparse.Namespace) -> int:
     if args.secret_action == "get":
         value = await secret_store.lookup_secret(name)
         if value is None:
-            _err(f"no secret named {name!r}; store one with `portico secret set {name}`")
+            err(f"no secret named {name!r}; store one with `portico secret set {name}`")
             return 1
         print("warning: this prints a secret to your terminal", file=sys.stderr)
         print(value)

@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from portico.cli.commands import Groups
+from portico.cli.common import add_project_option, project_of
 
 
 def register(groups: Groups) -> None:
     check = groups.config.add_parser(
         "check", help="load the config files and print every error and warning"
     )
-    check.add_argument("--project", type=Path, default=None,
-                       help="project folder (default: the current directory)")
+    add_project_option(check)
     check.add_argument("--file", type=Path, default=None,
                        help="check only this file (mcp.toml or config.yaml)")
     check.set_defaults(handler=run_check)
@@ -27,8 +27,7 @@ def register(groups: Groups) -> None:
         "show", help="print the effective servers after the scope merge, secrets masked"
     )
     show.add_argument("--json", action="store_true", help="print JSON")
-    show.add_argument("--project", type=Path, default=None,
-                      help="project folder (default: the current directory)")
+    add_project_option(show)
     show.set_defaults(handler=run_show)
 
     example = groups.config.add_parser(
@@ -38,10 +37,6 @@ def register(groups: Groups) -> None:
     example.add_argument("--format", choices=["toml", "yaml"], default="toml",
                          help="toml (mcp.toml, the default) or yaml (config.yaml)")
     example.set_defaults(handler=run_example)
-
-
-def _project(args: argparse.Namespace) -> Path:
-    return (args.project or Path.cwd()).resolve()
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -60,7 +55,7 @@ def run_check(args: argparse.Namespace) -> int:
         scope = Scope.PROJECT if path.parent.name == PROJECT_DIR_NAME else Scope.GLOBAL
         config = load_files([(path, scope)])
     else:
-        config = load(_project(args))
+        config = load(project_of(args))
     for diagnostic in config.diagnostics:
         print(diagnostic)
     errors, warnings = len(config.errors), len(config.warnings)
@@ -120,7 +115,7 @@ def run_show(args: argparse.Namespace) -> int:
         Transport,
     )
 
-    config = load(_project(args))
+    config = load(project_of(args))
     views = [server_view(spec) for spec in config.servers]
     if args.json:
         print(json.dumps(

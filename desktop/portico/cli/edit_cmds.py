@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from portico.cli.commands import Groups
+from portico.cli.common import add_project_option, project_of
 
 if TYPE_CHECKING:
     from portico.config.document import ConfigDocument
@@ -77,9 +78,7 @@ def _target_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="edit the server of this scope (default: the file whose definition is in effect)",
     )
-    parser.add_argument(
-        "--project", type=Path, default=None, help="project folder (default: the current directory)"
-    )
+    add_project_option(parser)
 
 
 # -- handlers ------------------------------------------------------------------------------
@@ -171,7 +170,7 @@ def _run(
     from portico.config.atomic import ConflictError
     from portico.config.document import EditError
 
-    project = (args.project or Path.cwd()).resolve()
+    project = project_of(args)
     try:
         path, scope = resolve_target(server, project, file=args.file, scope=args.scope)
         message = run_edit(path, scope, edit, validate=validate, was=was)

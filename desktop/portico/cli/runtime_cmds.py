@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
+from portico.cli.common import add_project_option, cli_services, err, find_server, load_config
 
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
-    from portico.runtime.hooks import ConnectionHooks
     from portico.runtime.hub import Hub
 
 LIST_BUDGET = 20.0  # seconds `mcp list` waits for servers before printing what it knows
@@ -30,7 +30,7 @@ def register(groups: Groups) -> None:
     p = mcp.add_parser("list", help="every server with status, transport, tools, source")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--budget", type=float, default=LIST_BUDGET, help="seconds to wait for servers")
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_list)
 
     p = mcp.add_parser("test", help="connect one server and show what it offers")
@@ -40,13 +40,13 @@ def register(groups: Groups) -> None:
         "--header", action="append", default=[], metavar="K=V", help="HTTP header (repeat)"
     )
     p.add_argument("--sse", action="store_true", help="with --url: legacy SSE transport")
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_test)
 
     p = mcp.add_parser("tools", help="the tools one server offers, as the model sees them")
     p.add_argument("name")
     p.add_argument("--json", action="store_true", help="print JSON")
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_tools)
 
     p = mcp.add_parser("call", help="call one tool directly and print the processed result")
@@ -54,100 +54,27 @@ def register(groups: Groups) -> None:
     p.add_argument("tool", help="the tool's name on the server (or its qualified name)")
     p.add_argument("--args", default="{}", help="arguments as a JSON object")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_call)
-
-
-def _project_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--project",
-        type=Path,
-        default=None,
-        help="project folder (default: the nearest folder above here with .portico/)",
-    )
-
-
-# --- shared helpers ------------------------------------------------------------------
-
-
-def find_project(start: Path | None = None) -> Path | None:
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".portico").is_dir():
-            return folder
-    return None
-
-
-def _load(args: argparse.Namespace) -> Config:
-    from portico.config import load
-
-    project = args.project if args.project is not None else find_project()
-    config = load(project)
-    for diag in config.diagnostics:
-        print(str(diag), file=sys.stderr)
-    return config
-
-
-def build_hooks(*, ask_trust: bool = True) -> ConnectionHooks:
-    """Hooks for terminal use: policy (trust gate, sampling, elicitation), secrets, OAuth.
-
-    ``ask_trust=False`` (``mcp list``) only parks untrusted project servers in
-    AwaitingTrust instead of asking about each of them.
-    """
-    from portico.runtime.hooks import ConnectionHooks
-
-    hooks = ConnectionHooks()
-    try:
-        from portico.policy.hooks import cli_policy
-
-        policy = cli_policy()
-        policy.trust.ask = ask_trust
-        hooks = policy.hooks(hooks)
-    except ImportError as exc:  # policy not installed in this build: no gate at all
-        _err(f"warning: the trust policy is unavailable ({exc}); servers start unchecked")
-    try:
-        from portico.auth import secret_store
-        from portico.auth.manager import AuthManager
-        from portico.policy.prompters import NonInteractivePrompter
-
-        hooks.lookup_secret = secret_store.lookup_secret
-        hooks.auth_for = AuthManager(NonInteractivePrompter()).auth_for
-    except ImportError as exc:
-        _err(f"warning: sign-in support is unavailable ({exc})")
-    return hooks
-
-
-def _err(text: str) -> None:
-    print(f"portico: {text}", file=sys.stderr)
 
 
 def _config_with(config: Config, specs: tuple[ServerSpec, ...]) -> Config:
     return replace(config, servers=specs)
 
 
-def _spec_or_error(config: Config, name: str) -> ServerSpec | None:
-    spec = config.server(name)
-    if spec is None:
-        names = ", ".join(s.name for s in config.servers) or "none"
-        _err(
-            f"no server named {name!r} in the config (configured: {names}); "
-            "run `portico mcp list` to see them"
-        )
-    return spec
-
-
 # --- mcp list ----------------------------------------------------------------------
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    config = _load(args)
+    config = load_config(args, report="all")
     return asyncio.run(_list(config, args.json, args.budget))
 
 
 async def _list(config: Config, as_json: bool, budget: float) -> int:
     from portico.runtime.hub import Hub
 
-    hub = Hub(hooks=build_hooks(ask_trust=False), wave_budget=budget, pass_budget=budget)
+    hooks = cli_services(config, ask_trust=False).hooks
+    hub = Hub(hooks=hooks, wave_budget=budget, pass_budget=budget)
     try:
         summary = await hub.apply(config)
         rows = [_row(hub, spec) for spec in config.servers]
@@ -194,7 +121,7 @@ def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
 
 def cmd_test(args: argparse.Namespace) -> int:
     if bool(args.name) == bool(args.url):
-        _err("give either a server NAME or --url URL")
+        err("give either a server NAME or --url URL")
         return 2
     if args.url:
         spec = _adhoc_spec(args.url, args.header, args.sse)
@@ -202,8 +129,8 @@ def cmd_test(args: argparse.Namespace) -> int:
             return 2
         config = None
     else:
-        config = _load(args)
-        spec = _spec_or_error(config, args.name)
+        config = load_config(args, report="all")
+        spec = find_server(config, args.name)
         if spec is None:
             return 2
     return asyncio.run(_test(replace(spec, lazy=False), config))
@@ -216,7 +143,7 @@ def _adhoc_spec(url: str, header_args: list[str], sse: bool) -> ServerSpec | Non
     for item in header_args:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            _err(f"--header {item!r}: write it as NAME=VALUE")
+            err(f"--header {item!r}: write it as NAME=VALUE")
             return None
         headers.append((key.strip(), value))
     return ServerSpec(
@@ -231,7 +158,7 @@ def _adhoc_spec(url: str, header_args: list[str], sse: bool) -> ServerSpec | Non
 async def _test(spec: ServerSpec, config: Config | None) -> int:
     from portico.runtime.probe import probe, report_lines
 
-    result = await probe(spec, config, build_hooks())
+    result = await probe(spec, config, cli_services(config).hooks)
     for line in report_lines(result):
         print(line)
     return result.exit_code
@@ -244,18 +171,18 @@ async def _one_server(config: Config, spec: ServerSpec) -> tuple[Hub, bool]:
     from portico.runtime.events import Status
     from portico.runtime.hub import Hub
 
-    hub = Hub(hooks=build_hooks())
+    hub = Hub(hooks=cli_services(config).hooks)
     await hub.apply(_config_with(config, (spec,)))
     state = hub.connection(spec.name).state
     ok = state.status in (Status.RUNNING, Status.LAZY)
     if not ok:
-        _err(f"server {spec.name!r} is {state.status}: {state.error or 'not running'}")
+        err(f"server {spec.name!r} is {state.status}: {state.error or 'not running'}")
     return hub, ok
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
-    config = _load(args)
-    spec = _spec_or_error(config, args.name)
+    config = load_config(args, report="all")
+    spec = find_server(config, args.name)
     if spec is None:
         return 2
     return asyncio.run(_tools(config, spec, args.json))
@@ -304,13 +231,13 @@ def cmd_call(args: argparse.Namespace) -> int:
     try:
         arguments = json.loads(args.args)
     except ValueError as exc:
-        _err(f'--args is not valid JSON ({exc}); write e.g. --args \'{{"text": "hi"}}\'')
+        err(f'--args is not valid JSON ({exc}); write e.g. --args \'{{"text": "hi"}}\'')
         return 2
     if not isinstance(arguments, dict):
-        _err('--args must be a JSON object, e.g. --args \'{"text": "hi"}\'')
+        err('--args must be a JSON object, e.g. --args \'{"text": "hi"}\'')
         return 2
-    config = _load(args)
-    spec = _spec_or_error(config, args.name)
+    config = load_config(args, report="all")
+    spec = find_server(config, args.name)
     if spec is None:
         return 2
     return asyncio.run(_call(config, spec, args.tool, arguments, args.json))
@@ -330,7 +257,7 @@ async def _call(
         if not match:
             hidden = [d for d in registry.filtered_out(spec.name) if d.tool == tool]
             why = f" ({hidden[0].reason})" if hidden else ""
-            _err(
+            err(
                 f"server {spec.name!r} offers no tool {tool!r}{why}; "
                 f"run `portico mcp tools {spec.name}` to see its tools"
             )
@@ -338,7 +265,7 @@ async def _call(
         try:
             result = await registry.call(match[0].qualified, arguments)
         except Exception as exc:
-            _err(f"{spec.name}: calling {tool!r} failed: {describe(exc)}")
+            err(f"{spec.name}: calling {tool!r} failed: {describe(exc)}")
             return 1
         if as_json:
             print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))

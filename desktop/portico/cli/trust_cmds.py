@@ -10,32 +10,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from portico.cli.commands import Groups
+from portico.cli.common import add_project_option, cli_services, err, load_config
 
 if TYPE_CHECKING:
-    from portico.config.model import Config
-    from portico.prompts import Prompter
-
-
-def cli_prompter() -> Prompter:
-    """A TerminalPrompter on a TTY, else the NonInteractivePrompter."""
-    if sys.stdin.isatty() and sys.stdout.isatty():
-        from portico.cli.terminal_prompter import TerminalPrompter
-
-        return TerminalPrompter()
-    from portico.policy.prompters import NonInteractivePrompter
-
-    return NonInteractivePrompter()
+    from portico.config.model import ServerSpec
+    from portico.runtime.hooks import ConnectionHooks
 
 
 def register(groups: Groups) -> None:
-    from portico.policy.hooks import set_cli_prompter_factory
-
-    set_cli_prompter_factory(cli_prompter)
     mcp = groups.mcp
     p = mcp.add_parser("trust", help="review a project server so it may start")
     p.add_argument("name", help="server name from the project config")
@@ -47,43 +32,12 @@ def register(groups: Groups) -> None:
         action="store_true",
         help="reject it: saved, and 'enabled = false' is written to its file",
     )
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_trust)
 
     p = mcp.add_parser("review", help="list project servers waiting for a trust review")
-    _project_arg(p)
+    add_project_option(p)
     p.set_defaults(handler=cmd_review)
-
-
-def _project_arg(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--project",
-        type=Path,
-        default=None,
-        help="project folder (default: the nearest folder above here with .portico/)",
-    )
-
-
-def find_project(start: Path | None = None) -> Path | None:
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".portico").is_dir():
-            return folder
-    return None
-
-
-def _load(args: argparse.Namespace) -> Config:
-    from portico.config import load
-
-    project = args.project if args.project is not None else find_project()
-    config = load(project)
-    for diag in config.errors:
-        print(str(diag), file=sys.stderr)
-    return config
-
-
-def _err(text: str) -> None:
-    print(f"portico: {text}", file=sys.stderr)
 
 
 def cmd_trust(args: argparse.Namespace) -> int:
@@ -92,15 +46,14 @@ def cmd_trust(args: argparse.Namespace) -> int:
 
 async def _trust(args: argparse.Namespace) -> int:
     from portico.config.model import Scope
-    from portico.policy.trust import TrustGate
     from portico.prompts import TrustChoice
 
-    config = _load(args)
+    config = load_config(args)
     spec = config.server(args.name)
     if spec is None:
         project_names = [s.name for s in config.servers if s.source.scope is Scope.PROJECT]
         listed = ", ".join(project_names) or "none"
-        _err(
+        err(
             f"no server named {args.name!r} in the config (project servers: {listed}); "
             f"run 'portico mcp review' to see the ones waiting"
         )
@@ -108,8 +61,9 @@ async def _trust(args: argparse.Namespace) -> int:
     if spec.source.scope is not Scope.PROJECT:
         print(f"'{spec.name}' comes from the global config ({spec.source}): it is trusted.")
         return 0
-    prompter = cli_prompter()
-    gate = TrustGate(prompter)
+    services = cli_services(config)
+    gate = services.policy.trust
+    prompter = gate.prompter
     review = await gate.check(spec)
     if review is None:
         print(f"'{spec.name}' is a public HTTPS server: it connects without a review.")
@@ -117,7 +71,7 @@ async def _trust(args: argparse.Namespace) -> int:
     if args.accept:
         choice = TrustChoice.TRUST
         if not review.request.can_persist:
-            _err(
+            err(
                 f"cannot save trust for '{spec.name}' while its DNS lookup fails: "
                 + "; ".join(review.request.reasons)
             )
@@ -131,7 +85,7 @@ async def _trust(args: argparse.Namespace) -> int:
 
         outcome = await ask_outcome(prompter.review_trust(review.request))
         if not outcome.answered or outcome.answer in (None, TrustChoice.DECLINE):
-            _err(outcome.message or f"'{spec.name}' is still waiting for its review")
+            err(outcome.message or f"'{spec.name}' is still waiting for its review")
             return 1
         assert outcome.answer is not None
         choice = outcome.answer
@@ -142,18 +96,15 @@ async def _trust(args: argparse.Namespace) -> int:
     if choice is TrustChoice.TRUST:
         print(f"Trusted '{spec.name}' for this exact config; it starts from now on.")
         return 0 if verdict.allowed else 1
-    return await _connect_once(spec, gate)
+    return await _connect_once(spec, services.hooks)
 
 
-async def _connect_once(spec: object, gate: object) -> int:
+async def _connect_once(spec: ServerSpec, hooks: ConnectionHooks) -> int:
     """--once: connect now through the runtime, show what it offers, stop again."""
     from portico.runtime.connection import Connection
     from portico.runtime.events import EventBus, Status
-    from portico.runtime.hooks import ConnectionHooks
 
-    hooks = ConnectionHooks()
-    gate.install(hooks)  # type: ignore[attr-defined]
-    connection = Connection(spec, bus=EventBus(), hooks=hooks)  # type: ignore[arg-type]
+    connection = Connection(spec, bus=EventBus(), hooks=hooks)
     await connection.start()
     try:
         state = await connection.wait_settled(60.0)
@@ -163,7 +114,7 @@ async def _connect_once(spec: object, gate: object) -> int:
     if state.status is Status.RUNNING:
         print(f"Connected to '{state.name}' once: {len(tools)} tools. Nothing was saved.")
         return 0
-    _err(f"'{state.name}' did not connect: {state.status}: {state.error or ''}")
+    err(f"'{state.name}' did not connect: {state.status}: {state.error or ''}")
     return 1
 
 
@@ -176,7 +127,7 @@ async def _review(args: argparse.Namespace) -> int:
     from portico.policy.prompters import NonInteractivePrompter
     from portico.policy.trust import TrustGate
 
-    config = _load(args)
+    config = load_config(args)
     gate = TrustGate(NonInteractivePrompter(), ask=False)
     waiting = 0
     for spec in config.servers:

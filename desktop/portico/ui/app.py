@@ -55,6 +55,7 @@ class DesktopApp(QObject):
         self.window = MainWindow(self.model, tray_available=self.tray.available)
         self.runtime = RuntimeThread()
         self.session: Any = None
+        self._secrets_notice: str | None = None
         self.editor: Any = None  # the ConfigEditorWindow, built on first use
         self.prompter: QtPrompter | None = None
         self._quit: asyncio.Event | None = None
@@ -159,8 +160,6 @@ class DesktopApp(QObject):
             )
             self.window.set_summary("The server runtime is not running.")
             return
-        for warning in self.session.warnings:
-            self.window.post_notice(Notice("warning", warning))
         self.runtimeStarted.emit()
 
     async def apply_config(self) -> None:
@@ -175,6 +174,9 @@ class DesktopApp(QObject):
             return
         self.model.set_scopes(loaded.scopes)
         self.model.set_order(loaded.order)
+        if loaded.secrets_notice and loaded.secrets_notice != self._secrets_notice:
+            self.window.post_notice(Notice("warning", loaded.secrets_notice))
+        self._secrets_notice = loaded.secrets_notice
         shown = loaded.diagnostics[:MAX_DIAGNOSTIC_NOTICES]
         for text in shown:
             self.window.post_notice(Notice("warning" if "warning:" in text else "error", text))

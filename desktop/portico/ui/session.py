@@ -20,6 +20,7 @@ from portico.ui.bridge import EventBridge
 if TYPE_CHECKING:
     from portico.config.model import Config
     from portico.runtime.hub import Hub
+    from portico.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ class LoadResult:
     order: tuple[str, ...] = ()
     scopes: dict[str, str] = field(default_factory=dict)
     files: tuple[str, ...] = ()
+    secrets_notice: str | None = None  # said when secrets cannot go to a secure keyring
 
 
 # Imported here, before any server connects, so the first connects and the first tool call
@@ -59,14 +61,12 @@ def _preimport() -> None:
 
 
 class RuntimeSession:
-    def __init__(
-        self, bus: EventBus, hub: Hub, auth: Any, warnings: list[str], policy: Any = None
-    ) -> None:
+    def __init__(self, bus: EventBus, hub: Hub, services: Services) -> None:
         self.bus = bus
         self.hub = hub
-        self.auth = auth
-        self.warnings = warnings
-        self.policy = policy  # portico.policy.setup.Policy, or None when unavailable
+        self.services = services
+        self.auth = services.auth
+        self.policy = services.policy
         self.config: Config | None = None
         self._pages: Any = None
 
@@ -75,44 +75,28 @@ class RuntimeSession:
         """Build on the runtime loop (call through ``RuntimeThread.submit``)."""
         _preimport()
 
-        from portico.runtime.hooks import ConnectionHooks
         from portico.runtime.hub import Hub
+        from portico.services import build_services
 
         bus = EventBus()
         bridge.attach(bus)
-        hooks = ConnectionHooks()
-        warnings: list[str] = []
-        policy: Any = None
-        try:
-            from portico.policy.setup import Policy
-
-            policy = Policy(prompter)
-            hooks = policy.hooks(hooks)
-        except ImportError as exc:  # policy still being built: servers connect unreviewed
-            warnings.append(f"Trust review is unavailable ({exc}); servers are not reviewed.")
-        auth: Any = None
-        try:
-            from portico.auth.manager import AuthManager
-            from portico.auth.secret_store import lookup_secret
-
-            auth = AuthManager(prompter)
-            hooks.lookup_secret = lookup_secret
-            hooks.auth_for = auth.auth_for
-        except ImportError as exc:
-            warnings.append(f"Sign-in is unavailable ({exc}); OAuth servers cannot connect.")
-        return cls(bus, Hub(bus, hooks), auth, warnings, policy)
+        services = build_services(prompter)
+        return cls(bus, Hub(bus, services.hooks), services)
 
     async def load(self, project: Path | None) -> LoadResult:
         """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
+        from portico.auth import secret_store
         from portico.config import load
 
         config = await asyncio.to_thread(load, project)
         self.config = config
+        self.services.configure(config)
         return LoadResult(
             diagnostics=tuple(str(d) for d in config.diagnostics),
             order=tuple(s.name for s in config.servers),
             scopes={s.name: str(s.source.scope) for s in config.servers},
             files=tuple(str(p) for p in config.files),
+            secrets_notice=await asyncio.to_thread(secret_store.insecure_notice),
         )
 
     async def apply(self) -> str:

@@ -1,0 +1,97 @@
+"""What every command module shares: the project option, loading, finding a server, the
+Prompter and the runtime hooks for terminal use."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from portico.config.model import Config, ServerSpec
+from portico.paths import PROJECT_DIR_NAME
+from portico.prompts import Prompter
+
+if TYPE_CHECKING:
+    from portico.services import Services
+
+
+def err(text: str) -> None:
+    print(f"portico: {text}", file=sys.stderr)
+
+
+def add_project_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--project",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help=f"project folder (default: the nearest folder from here up that has "
+        f"{PROJECT_DIR_NAME}/, else the current directory)",
+    )
+
+
+def find_project(start: Path | None = None) -> Path | None:
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_DIR_NAME).is_dir():
+            return folder
+    return None
+
+
+def project_of(args: argparse.Namespace) -> Path:
+    """``--project`` when given, else the nearest project above the cwd, else the cwd."""
+    explicit: Path | None = getattr(args, "project", None)
+    if explicit is not None:
+        return explicit.expanduser().resolve()
+    return find_project() or Path.cwd().resolve()
+
+
+def load_config(
+    args: argparse.Namespace, *, report: Literal["errors", "all", "none"] = "errors"
+) -> Config:
+    """Load both scopes and print the diagnostics asked for on stderr."""
+    from portico.config import load
+
+    config = load(project_of(args))
+    shown = {"errors": config.errors, "all": config.diagnostics, "none": ()}[report]
+    for diag in shown:
+        print(str(diag), file=sys.stderr)
+    return config
+
+
+def find_server(config: Config, name: str) -> ServerSpec | None:
+    """The server, or None after saying which names exist."""
+    spec = config.server(name)
+    if spec is None:
+        names = ", ".join(s.name for s in config.servers) or "none"
+        err(f"no server named {name!r} in the config (servers: {names})")
+    return spec
+
+
+def cli_prompter() -> Prompter:
+    """A TerminalPrompter on a TTY, else the NonInteractivePrompter."""
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        from portico.cli.terminal_prompter import TerminalPrompter
+
+        return TerminalPrompter()
+    from portico.policy.prompters import NonInteractivePrompter
+
+    return NonInteractivePrompter()
+
+
+def cli_services(config: Config | None = None, *, ask_trust: bool = True) -> Services:
+    """The core's services for a command: asks on a TTY, refuses otherwise.
+
+    Background connects never start a browser sign-in from a command; ``portico mcp
+    login`` is the one place that does.
+    """
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.services import build_services
+
+    services = build_services(
+        cli_prompter(), ask_trust=ask_trust, auth_prompter=NonInteractivePrompter()
+    )
+    if config is not None:
+        services.configure(config)
+    return services

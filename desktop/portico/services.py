@@ -1,0 +1,44 @@
+"""The core, assembled: one place that wires policy, auth and secrets into the hub's hooks.
+
+Both faces build their runtime through :func:`build_services` with their own Prompter, so
+the CLI and the app can never differ in which guards a connection passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from portico.auth import secret_store
+from portico.auth.manager import AuthManager
+from portico.config.model import Config
+from portico.policy.setup import Policy
+from portico.prompts import Prompter
+from portico.runtime.hooks import ConnectionHooks
+
+
+@dataclass
+class Services:
+    policy: Policy
+    auth: AuthManager
+    hooks: ConnectionHooks
+
+    def configure(self, config: Config) -> None:
+        """Apply the settings of a freshly loaded config that live outside the hub."""
+        secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
+
+
+def build_services(
+    prompter: Prompter,
+    *,
+    ask_trust: bool = True,
+    auth_prompter: Prompter | None = None,
+) -> Services:
+    """Policy (trust gate, DNS pins, sampling, elicitation) + OAuth + keyring lookups.
+
+    ``ask_trust=False`` parks untrusted project servers in AwaitingTrust instead of asking
+    (``portico mcp list``). ``auth_prompter`` answers sign-in questions when they should
+    go elsewhere than the others (the CLI never starts a browser login in the background).
+    """
+    policy = Policy(prompter, ask_trust=ask_trust)
+    auth = AuthManager(auth_prompter or prompter)
+    return Services(policy=policy, auth=auth, hooks=auth.hooks(policy.hooks()))
