@@ -246,8 +246,8 @@ def test_add_keeps_the_comments_of_the_file(capsys: pytest.CaptureFixture[str]) 
     [
         (
             ["bad.name", "--", "x"],
-            "server name 'bad.name' may only hold ASCII letters, digits, '-' and '_' (no dots "
-            "or spaces); for example 'bad-name'",
+            "server name 'bad.name' contains a dot: use ASCII letters, digits, - and _; "
+            "for example 'bad-name'",
         ),
         (
             ["x", "--url", "https://a.example", "--", "cmd"],

@@ -139,7 +139,7 @@ def test_remove_and_rename(
         "+[mcp.team-docs]",
     ]
     assert run("mcp", "rename", "team-docs", "bad.name", "--project", str(project)) == 1
-    assert "no dots" in capsys.readouterr().err
+    assert "contains a dot" in capsys.readouterr().err
     assert run("mcp", "remove", "github", "--project", str(project)) == 0
     assert (
         global_toml.read_text()

@@ -87,7 +87,7 @@ def test_errors_name_the_file_server_and_key() -> None:
         d.add_server("gh", {"command": "x"})
     with pytest.raises(EditError, match="'__'"):
         d.add_server("a__b", {"command": "x"})
-    with pytest.raises(EditError, match="no dots"):
+    with pytest.raises(EditError, match="contains a dot"):
         d.rename_server("gh", "g.h")
     with pytest.raises(EditError, match="already exists"):
         d.rename_server("gh", "web")

@@ -26,7 +26,6 @@ to the server's own entry, and unsetting one is a no-op (it lives in the anchor)
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
@@ -34,6 +33,7 @@ from typing import Any, Protocol
 from portico.config import schema
 from portico.config.atomic import ConflictError, Snapshot, read_bytes, write_atomic
 from portico.config.model import Config, Dialect, Scope
+from portico.config.validate import server_name_problem
 
 __all__ = [
     "ConfigDocument",
@@ -47,7 +47,6 @@ __all__ = [
 
 KeyPath = Sequence[str] | str
 
-NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 TOML_HEADER = (
     "# Portico MCP servers (mcp.toml): one [mcp.NAME] table per server.\n"
@@ -84,14 +83,7 @@ def dialect_of(path: Path) -> Dialect:
 
 def valid_server_name(name: str) -> str | None:
     """None when ``name`` is a valid server name, else what is wrong with it."""
-    if not NAME_RE.match(name):
-        return (
-            f"server name {name!r} may only hold ASCII letters, digits, '-' and '_' "
-            "(no dots or spaces)"
-        )
-    if "__" in name:
-        return f"server name {name!r} must not contain '__' (it separates server and tool)"
-    return None
+    return server_name_problem(name)
 
 
 def split_key(key_path: KeyPath) -> tuple[str, ...]:
