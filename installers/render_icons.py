@@ -1,4 +1,4 @@
-"""Render resources/portico.svg to the bitmap icons Briefcase wants (PNG sizes, .ico, .icns).
+"""Render the app icon (desktop/portico/resources/portico.svg) to the bitmaps Briefcase wants.
 
 QT_QPA_PLATFORM=offscreen .venv/bin/python installers/render_icons.py
 """
@@ -16,7 +16,7 @@ from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
 ROOT = Path(__file__).resolve().parent.parent
-SVG = ROOT / "resources" / "portico.svg"
+SVG = ROOT / "desktop" / "portico" / "resources" / "portico.svg"
 OUT = ROOT / "resources" / "app"
 SIZES = (16, 32, 64, 128, 256, 512)
 

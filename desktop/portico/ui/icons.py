@@ -1,5 +1,5 @@
-"""Icons: the SVGs under resources/ (package data when installed, the repo's when run from
-source), with a painted fallback so a missing file never breaks the window."""
+"""Icons: the SVGs in the package's resources/ (installed as package data), with a painted
+fallback so a missing file never breaks the window."""
 
 from __future__ import annotations
 
@@ -38,11 +38,8 @@ _FALLBACK_COLOR = {
 
 @functools.cache
 def resources_dir() -> Path | None:
-    package = Path(__file__).resolve().parent.parent  # desktop/portico
-    for candidate in (package / "resources", package.parent.parent / "resources"):
-        if (candidate / "portico.svg").is_file():
-            return candidate
-    return None
+    candidate = Path(__file__).resolve().parent.parent / "resources"  # portico/resources
+    return candidate if (candidate / "portico.svg").is_file() else None
 
 
 def _load(relative: str, fallback: str) -> QIcon:
