@@ -76,28 +76,64 @@ class FollowingPrompter:
         raise NotImplementedError
 
 
+# Scenarios whose context describes a machine-to-machine client, and the flow a person
+# would configure for them.
+MACHINE_FLOW = {
+    "auth/client-credentials-basic": "client_credentials",
+    "auth/client-credentials-jwt": "client_credentials",
+    "auth/cross-app-access-complete-flow": "cross_app",
+}
+
+
+async def write_config(home: Path, url: str, scenario: str, context: dict[str, Any]) -> Path:
+    """The config.yaml a person would write for this scenario; secrets go to the keyring
+    (``portico secret set``) and the private key to a file, as they would."""
+    from portico.auth import secret_store
+
+    oauth: dict[str, Any] = {"timeout": 30}
+    if context.get("client_id"):
+        oauth["client_id"] = context["client_id"]
+    if context.get("client_secret"):
+        await secret_store.set_secret("conformance-client-secret", context["client_secret"])
+        oauth["client_secret"] = "${keyring:conformance-client-secret}"
+    flow = MACHINE_FLOW.get(scenario)
+    if flow:
+        oauth["flow"] = flow
+    if context.get("private_key_pem"):
+        key = home / "client-key.pem"
+        key.write_text(context["private_key_pem"], encoding="utf-8")
+        key.chmod(0o600)
+        oauth["client_assertion_key"] = str(key)
+    if flow == "cross_app":
+        await secret_store.set_secret("conformance-id-token", context["idp_id_token"])
+        oauth["id_token"] = "${keyring:conformance-id-token}"
+        oauth["idp_token_endpoint"] = context["idp_token_endpoint"]
+        oauth["idp_client_id"] = context["idp_client_id"]
+    server = {"url": url, "connect_timeout": 30, "oauth": oauth}
+    path = home / "config" / "config.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcp_servers": {"conformance": server}}), encoding="utf-8")
+    return path
+
+
 async def run(url: str) -> int:
     from portico.auth import secret_store
+    from portico.auth.machine import is_machine_flow
     from portico.auth.manager import AuthManager
-    from portico.config.model import Dialect, OAuthSpec, Scope, ServerSpec, Source, Transport
+    from portico.config import load
     from portico.runtime.connection import Connection
     from portico.runtime.events import EventBus, Status
     from portico.runtime.hooks import ConnectionHooks
 
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    oauth = OAuthSpec(
-        client_id=context.get("client_id"),
-        client_secret=context.get("client_secret"),
-        timeout=30.0,
-    )
-    spec = ServerSpec(
-        name="conformance",
-        source=Source(Path("conformance.yaml"), 1, Scope.GLOBAL, Dialect.YAML),
-        transport=Transport.HTTP,
-        url=url,
-        oauth=oauth,
-        connect_timeout=30.0,
-    )
+    path = await write_config(Path(os.environ["PORTICO_HOME"]), url, scenario, context)
+    config = load()
+    spec = config.server("conformance")
+    if spec is None or config.errors:
+        problems = "; ".join(str(d) for d in config.diagnostics)
+        print(f"{path}: the config did not load: {problems}", file=sys.stderr)
+        return 1
     # The suite's authorization servers are plain-http loopback servers on other ports than
     # the MCP server: the network policy would (rightly) refuse them, so it is off here.
     manager = AuthManager(
@@ -106,8 +142,9 @@ async def run(url: str) -> int:
         endpoint_policy=None,
     )
 
-    async def auth_for(spec: ServerSpec, *, interactive: bool = False) -> httpx2.Auth | None:
-        return await manager.auth_for(spec, interactive=True)
+    async def auth_for(spec: Any, *, interactive: bool = False) -> httpx2.Auth | None:
+        # Machine flows never ask anybody: they run as background connects do.
+        return await manager.auth_for(spec, interactive=not is_machine_flow(spec))
 
     hooks = ConnectionHooks(auth_for=auth_for, lookup_secret=secret_store.lookup_secret)
     connection = Connection(spec, bus=EventBus(), hooks=hooks)

@@ -47,24 +47,23 @@ def write_config(home: Path, url: str, *, file_fallback: bool = True) -> None:
     )
 
 
-async def test_login_then_logout(
-    oidc: Oidc, protected: ProtectedState, portico_home: Path, tmp_path: Path
-) -> None:
-    write_config(portico_home, oidc.resource)
+async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[int, str, str]:
+    """``portico mcp login NAME --no-browser`` in its own process; the scripted browser
+    follows the URL it prints to the loopback listener it names."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "portico.cli.main",
         "mcp",
         "login",
-        "guarded",
+        name,
         "--no-browser",
         "--project",
-        str(tmp_path),
+        str(project),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_env(portico_home),
+        env=_env(home),
     )
     assert process.stdout is not None
     url = None
@@ -78,8 +77,16 @@ async def test_login_then_logout(
             redirect = line.split("Waiting for the redirect to ")[1].split()[0]
     await ScriptedBrowser().run(url, redirect, follow_final=True)
     out, err = await asyncio.wait_for(process.communicate(), 30)
-    assert process.returncode == 0, err.decode()
-    assert "Signed in to 'guarded'" in out.decode()
+    return process.returncode or 0, out.decode(), err.decode()
+
+
+async def test_login_then_logout(
+    oidc: Oidc, protected: ProtectedState, portico_home: Path, tmp_path: Path
+) -> None:
+    write_config(portico_home, oidc.resource)
+    code, out, err = await cli_login(portico_home, tmp_path)
+    assert code == 0, err
+    assert "Signed in to 'guarded'" in out
     token_file = portico_home / "state" / "mcp-tokens" / "guarded.json"
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     assert "access_token" in token_file.read_text()

@@ -42,6 +42,14 @@ NEXT_SCENARIOS = (
     "auth/authorization-server-migration",
 )
 
+# Extension scenarios without a person: client_credentials (secret and private_key_jwt)
+# and cross-app access (ID-JAG token exchange + jwt-bearer grant).
+MACHINE_SCENARIOS = (
+    "auth/client-credentials-basic",
+    "auth/client-credentials-jwt",
+    "auth/cross-app-access-complete-flow",
+)
+
 pytestmark = pytest.mark.skipif(not (BIN / "node").exists(), reason="npm peers not installed")
 
 
@@ -119,6 +127,9 @@ def test_every_auth_scenario_is_listed() -> None:
     assert len(scenarios) >= 20
     for name in ("auth/metadata-default", "auth/pre-registration", "auth/scope-step-up"):
         assert name in scenarios
+    for name in MACHINE_SCENARIOS:
+        assert name in scenarios
+        assert f"0.1.16:{name}" not in expected_failures()
     for key in expected_failures():
         suite, scenario = key.split(":", 1)
         assert suite in SUITES
@@ -139,3 +150,6 @@ def test_conformance_scenarios(outcomes: dict[str, Outcome]) -> None:
     print(f"conformance: {passed}/{len(outcomes)} scenarios passed")
     assert not problems, "\n\n".join(problems)
     assert passed == len(outcomes) - len(set(expected) & set(outcomes))
+    # The machine-to-machine grants (oauth.flow client_credentials / cross_app) included.
+    for scenario in MACHINE_SCENARIOS:
+        assert outcomes[f"0.1.16:{scenario}"].passed, scenario

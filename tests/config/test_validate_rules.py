@@ -209,7 +209,7 @@ YAML_ERRORS = [
         "url: https://x.example.com\noauth:\n  flow: qr\n",
         7,
         "bad.oauth.flow",
-        "must be browser or device, not 'qr'",
+        "must be browser, device, client_credentials or cross_app, not 'qr'",
     ),
     (
         "url: https://x.example.com\nauth: basic\n",

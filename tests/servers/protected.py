@@ -30,6 +30,10 @@ class ProtectedState:
     accepted: int = 0  # requests that passed the token check
     rejected: int = 0
     subjects: list[str] = field(default_factory=list)
+    # Access tokens this server no longer accepts (as one that introspects would see a
+    # revoked grant), and every bearer token it was shown, in order.
+    revoked: set[str] = field(default_factory=set)
+    seen_tokens: list[str] = field(default_factory=list)
     _jwks: dict[str, jwt.PyJWKSet] = field(default_factory=dict)
 
     def metadata(self) -> dict[str, Any]:
@@ -100,7 +104,10 @@ class ProtectedApp:
         auth = headers.get(b"authorization", b"").decode()
         subject = None
         if auth.lower().startswith("bearer "):
-            subject = await self.state.check(auth[7:].strip())
+            token = auth[7:].strip()
+            self.state.seen_tokens.append(token)
+            if token not in self.state.revoked:
+                subject = await self.state.check(token)
         if subject is None and not self.state.require_auth:
             await self.inner(scope, receive, send)
             return

@@ -16,6 +16,7 @@ import logging
 import os
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
 
@@ -36,8 +37,14 @@ from portico.auth.handoff import (
     timeout_message,
 )
 from portico.auth.loopback import RedirectPlan, choose_port
+from portico.auth.machine import (
+    MACHINE_FLOWS,
+    client_credentials_provider,
+    cross_app_provider,
+    is_machine_flow,
+)
 from portico.auth.provider import PorticoOAuthProvider
-from portico.auth.token_storage import PorticoTokenStorage
+from portico.auth.token_storage import PorticoTokenStorage, fingerprint
 from portico.config.model import OAuthSpec, ServerSpec
 from portico.prompts import Notice, Prompter
 
@@ -192,7 +199,15 @@ class AuthManager:
         hooks = _replace(base) if base is not None else _Hooks()
         hooks.auth_for = self.auth_for
         hooks.lookup_secret = self.lookup_keyring
+        hooks.auth_stamp = self.auth_stamp
         return hooks
+
+    async def auth_stamp(self, spec: ServerSpec) -> str | None:
+        """A fingerprint of the stored tokens (None without any): it changes with every
+        login or refresh, in this process or another one sharing the storage."""
+        if spec.oauth is None or not spec.url:
+            return None
+        return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
         return PorticoTokenStorage(spec.name, spec.url or "")
@@ -206,6 +221,8 @@ class AuthManager:
         if spec.oauth is None or not spec.url:
             return None
         storage = self.storage_for(spec)
+        if is_machine_flow(spec):
+            return await self._machine_provider(spec, storage)
         if not interactive and await storage.is_rejected():
             raise needs_auth(
                 spec.name,
@@ -236,7 +253,9 @@ class AuthManager:
         chosen = flow or oauth.flow
         try:
             async with asyncio.timeout(wait):
-                if chosen == "device":
+                if chosen in MACHINE_FLOWS:
+                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))
+                elif chosen == "device":
                     await self._device_login(spec, storage)
                 else:
                     await self._browser_login(spec, storage, browser)
@@ -253,6 +272,11 @@ class AuthManager:
         except httpx2.HTTPError as exc:
             raise AuthError(f"Cannot reach server '{spec.name}' at {spec.url}: {exc}") from exc
         if not await storage.has_tokens():
+            if chosen in MACHINE_FLOWS:
+                raise AuthError(
+                    f"Signing in to '{spec.name}' with oauth.flow = {chosen} stored no token: "
+                    "the server did not ask for one. Check its url."
+                )
             raise NeedsOwnClient(own_client_message(spec.name, "no token was issued"))
 
     async def logout(self, spec: ServerSpec) -> None:
@@ -260,6 +284,48 @@ class AuthManager:
 
     async def has_token(self, spec: ServerSpec) -> bool:
         return await self.storage_for(spec).has_tokens()
+
+    # --- machine-to-machine grants -----------------------------------------------------------
+
+    async def _machine_provider(
+        self, spec: ServerSpec, storage: PorticoTokenStorage
+    ) -> httpx2.Auth:
+        oauth = spec.oauth or OAuthSpec()
+        check = self._endpoint_check(spec)
+
+        async def secret_text(text: str, key: str) -> str:
+            where = f"{spec.source}: server '{spec.name}', key oauth.{key}"
+            return await resolve_secret_text(text, self.lookup_keyring, where)
+
+        if oauth.flow == "client_credentials":
+            return await client_credentials_provider(spec, storage, secret_text, check)
+        issuer = oauth.issuer
+        if issuer is None:
+            assert spec.url is not None
+            async with _http_client(check=check) as http:
+                try:
+                    issuer = (await discover(spec.name, spec.url, http)).issuer
+                except AuthError as exc:
+                    raise AuthError(
+                        f"{exc} Set oauth.issuer on server '{spec.name}' to name its "
+                        "authorization server."
+                    ) from exc
+        return await cross_app_provider(
+            spec, storage, secret_text, check, lambda: _http_client(check=check), issuer
+        )
+
+    async def _machine_login(self, spec: ServerSpec) -> None:
+        """Run the grant now (nobody is asked) and store its token."""
+        assert spec.url is not None
+        storage = self.storage_for(spec)
+        await storage.clear_tokens()
+        provider = await self._machine_provider(spec, storage)
+        async with _http_client(auth=provider) as http:
+            await http.post(
+                spec.url,
+                json=_INITIALIZE,
+                headers={"Accept": "application/json, text/event-stream"},
+            )
 
     # --- building the provider -------------------------------------------------------------
 

@@ -4,9 +4,10 @@
   instead of being sent (the SDK would otherwise treat a loaded token as fresh).
 - ``_handle_refresh_response``: an ``invalid_grant`` marks the stored grant rejected.
 - ``_perform_authorization``: ``oauth.scope`` replaces the selected scope.
-- ``_auth_flow``: vets every OAuth request with the network policy (no private OAuth
-  endpoint off the MCP origin) and remembers which URL each response came from, for the
-  RFC 8414 §3.3 path/origin exception (``quirks.metadata_issuer_ok``).
+- ``_auth_flow`` (``VettedFlow``, shared with the machine-grant providers): vets every
+  OAuth request with the network policy (no private OAuth endpoint off the MCP origin)
+  and remembers which URL each response came from, for the RFC 8414 §3.3 path/origin
+  exception (``quirks.metadata_issuer_ok``).
 """
 
 from __future__ import annotations
@@ -53,7 +54,37 @@ def _validate_metadata_issuer(oauth_metadata: OAuthMetadata, expected_issuer: st
 sdk_oauth2.validate_metadata_issuer = _validate_metadata_issuer  # type: ignore[assignment]
 
 
-class PorticoOAuthProvider(OAuthClientProvider):
+class VettedFlow:
+    """Mixin for an SDK auth provider: vets every OAuth request (discovery, registration,
+    token) with ``endpoint_check`` and remembers which URL each response came from, for
+    the RFC 8414 §3.3 path/origin exception. Put it first in the bases."""
+
+    endpoint_check: Callable[[str], Awaitable[object]] | None = None
+
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        flow = super()._auth_flow(request)  # type: ignore[misc]
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if outgoing is not request and self.endpoint_check is not None:
+                    # Discovery, registration and token requests: network policy first.
+                    await self.endpoint_check(str(outgoing.url))
+                response = yield outgoing
+                same = str(response.request.url) == str(outgoing.url)
+                token = quirks.metadata_fetch_url.set(str(outgoing.url) if same else None)
+                try:
+                    outgoing = await flow.asend(response)
+                finally:
+                    quirks.metadata_fetch_url.reset(token)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+
+class PorticoOAuthProvider(VettedFlow, OAuthClientProvider):
     def __init__(
         self,
         *,
@@ -108,6 +139,50 @@ class PorticoOAuthProvider(OAuthClientProvider):
                 await self.storage.mark_rejected()
         return ok
 
+    async def _auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """A 401 for an access token that has not expired yet (revoked, or the server's
+        clock differs): the SDK would go straight to a new sign-in. Try the refresh token
+        first, once: the token is marked expired and the flow runs again, refreshing."""
+        flow = super()._auth_flow(request)
+        retried = False
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                sent_token = outgoing is request and "Authorization" in request.headers
+                response = yield outgoing
+                if (
+                    sent_token
+                    and not retried
+                    and response.status_code == 401
+                    and self._can_refresh_now()
+                ):
+                    retried = True
+                    await flow.aclose()
+                    log.info(
+                        "server '%s': the access token was refused; refreshing it", self.server
+                    )
+                    self.context.token_expiry_time = 1.0  # long past (0 would mean "never")
+                    del request.headers["Authorization"]
+                    flow = super()._auth_flow(request)
+                    outgoing = await flow.__anext__()
+                    continue
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    def _can_refresh_now(self) -> bool:
+        tokens = self.context.current_tokens
+        return bool(
+            tokens is not None
+            and tokens.refresh_token
+            and self.context.is_token_valid()
+            and self.context.client_info is not None
+        )
+
     async def _perform_authorization(self) -> httpx2.Request:
         if self.scope_override:
             self.context.client_metadata.scope = self.scope_override
@@ -128,28 +203,6 @@ class PorticoOAuthProvider(OAuthClientProvider):
             if method in supported:
                 client.token_endpoint_auth_method = method
                 return
-
-    async def _auth_flow(
-        self, request: httpx2.Request
-    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
-        flow = super()._auth_flow(request)
-        try:
-            outgoing = await flow.__anext__()
-            while True:
-                if outgoing is not request and self.endpoint_check is not None:
-                    # Discovery, registration and token requests: network policy first.
-                    await self.endpoint_check(str(outgoing.url))
-                response = yield outgoing
-                same = str(response.request.url) == str(outgoing.url)
-                token = quirks.metadata_fetch_url.set(str(outgoing.url) if same else None)
-                try:
-                    outgoing = await flow.asend(response)
-                finally:
-                    quirks.metadata_fetch_url.reset(token)
-        except StopAsyncIteration:
-            return
-        finally:
-            await flow.aclose()
 
 
 def _oauth_error(response: httpx2.Response) -> str | None:

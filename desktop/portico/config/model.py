@@ -110,8 +110,21 @@ class OAuthSpec:
     callback_path: str | None = None  # default /mcp/oauth/callback, applied by portico.auth
     callback_host: str | None = None  # TOML callback_hostname / YAML redirect_host
     redirect_uri: str | None = None
-    flow: Literal["browser", "device"] = "browser"
+    # browser / device: a person signs in. client_credentials / cross_app: machine-to-
+    # machine grants that never ask anybody (so background connects may run them).
+    flow: Literal["browser", "device", "client_credentials", "cross_app"] = "browser"
     timeout: float = 300.0  # seconds the person has to finish signing in
+    # client_secret_basic / client_secret_post / private_key_jwt; None = basic with a
+    # secret, private_key_jwt with client_assertion_key.
+    token_endpoint_auth_method: str | None = None
+    client_assertion_key: str | None = None  # PEM private key file for private_key_jwt
+    issuer: str | None = None  # the authorization server the client belongs to
+    # cross_app (identity assertion, SEP-990): the enterprise IdP's token endpoint, the
+    # client there, and the ID token to exchange for an ID-JAG (may be ${...} references).
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    idp_client_secret: str | None = None
+    id_token: str | None = None
 
 
 @dataclass(frozen=True)

@@ -606,6 +606,13 @@ class _Checker:
             redirect_uri=values.get("oauth.redirect_uri"),
             flow=get("flow"),
             timeout=get("timeout"),
+            token_endpoint_auth_method=values.get("oauth.token_endpoint_auth_method"),
+            client_assertion_key=values.get("oauth.client_assertion_key"),
+            issuer=values.get("oauth.issuer"),
+            idp_token_endpoint=values.get("oauth.idp_token_endpoint"),
+            idp_client_id=values.get("oauth.idp_client_id"),
+            idp_client_secret=values.get("oauth.idp_client_secret"),
+            id_token=values.get("oauth.id_token"),
         )
 
 

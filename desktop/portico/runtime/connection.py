@@ -51,6 +51,7 @@ PROGRESS_EXTENSION_CAP = 10.0  # progress may stretch a call to 10x its timeout
 STDERR_TAIL_LINES = 10
 MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
 STOP_GRACE = 10.0
+AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
 
 SETTLED = frozenset(
     {
@@ -85,8 +86,10 @@ class Connection:
         cooldown_max: float = COOLDOWN_MAX,
         shell_timeout: float = 5.0,
         client_name: str = "portico",
+        auth_probe_interval: float = AUTH_PROBE_INTERVAL,
     ) -> None:
         self.spec = spec
+        self.auth_probe_interval = auth_probe_interval
         self.bus = bus if bus is not None else EventBus()
         self.hooks = hooks if hooks is not None else ConnectionHooks()
         self.cooldown_base = cooldown_base
@@ -362,7 +365,7 @@ class Connection:
                         self.note(f"needs sign-in: {leaf}")
                         self._publish(Status.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
-                        await self._park()
+                        await self._park_for_auth()
                         continue
                     await self._failed(self._describe(exc))
         finally:
@@ -374,6 +377,40 @@ class Connection:
         await self._wake.wait()
         if self._stop_requested:
             raise _StopOwner
+
+    async def _park_for_auth(self) -> None:
+        """Wait in NeedsAuth for retry_now / stop, or for a new sign-in.
+
+        A timed self-probe (every ``auth_probe_interval`` s) asks the auth layer for a
+        stamp of the stored tokens (``hooks.auth_stamp``: storage only, no network, never
+        a browser) and reconnects only once it differs from the stamp of the refused
+        sign-in, so the rejected token is not sent again; a login made anywhere (another
+        window, ``portico mcp login``) is picked up on its own.
+        """
+        if self.hooks.auth_stamp is None:
+            await self._park()
+            return
+        refused = await self._auth_stamp(None)
+        self._wake.clear()
+        while not self._wake.is_set():
+            try:
+                async with asyncio.timeout(self.auth_probe_interval):
+                    await self._wake.wait()
+            except TimeoutError:
+                stamp = await self._auth_stamp(refused)
+                if stamp is not None and stamp != refused:  # a logout is no reason to try
+                    self.note("the stored sign-in changed; connecting again")
+                    break
+        if self._stop_requested:
+            raise _StopOwner
+
+    async def _auth_stamp(self, fallback: str | None) -> str | None:
+        assert self.hooks.auth_stamp is not None
+        try:
+            return await self.hooks.auth_stamp(self.spec)
+        except Exception as exc:  # a broken keyring: keep waiting, say why
+            self.note(f"cannot read the stored sign-in: {describe(exc)}")
+            return fallback
 
     async def _failed(self, message: str) -> None:
         self.note(f"failed: {message}")

@@ -36,6 +36,7 @@ SecretLookup = Callable[[str], Awaitable[str | None]]
 AuthFor = Callable[..., Awaitable["httpx2.Auth | None"]]  # (spec, *, interactive: bool)
 CallbackFactory = Callable[["ServerSpec"], Any]  # returns an SDK callback or None
 PinnedAddresses = Callable[["ServerSpec"], Mapping[str, list[str]] | None]
+AuthStamp = Callable[["ServerSpec"], Awaitable[str | None]]
 
 
 @dataclass
@@ -55,6 +56,10 @@ class ConnectionHooks:
     - ``active_profile()``: the profile name used by ``identity_header`` with
       ``value_from = "profile"`` (defaults to ``"default"``).
     - ``environ``: the environment ``${env:NAME}`` references read (default os.environ).
+    - ``auth_stamp(spec)``: a stamp (fingerprint) of the server's stored sign-in, or None
+      without one; read from storage only. A server parked in NeedsAuth reconnects by
+      itself once the stamp changes (a new login); without this hook it waits for
+      retry_now.
     """
 
     trust_gate: TrustGate | None = None
@@ -67,4 +72,5 @@ class ConnectionHooks:
     pinned_addresses: PinnedAddresses | None = None
     active_profile: Callable[[], str] | None = None
     environ: Mapping[str, str] | None = None
+    auth_stamp: AuthStamp | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # room for experiments, unused by H4

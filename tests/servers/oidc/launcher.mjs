@@ -6,6 +6,8 @@
 //   accessTtl      access token lifetime in seconds (default 600)
 //   refreshTtl     refresh token lifetime in seconds (default 86400)
 //   deviceTtl      device code lifetime in seconds (default 600)
+//   clients        pre-registered clients (oidc-provider client metadata), e.g. the
+//                  client_credentials clients of the machine-to-machine tests
 // Prints "READY <issuer>" once listening.
 import Provider from '../../peers/node_modules/oidc-provider/lib/index.js';
 import http from 'node:http';
@@ -20,7 +22,7 @@ await new Promise((resolve) => server.listen(settings.port || 0, '127.0.0.1', re
 const issuer = `http://127.0.0.1:${server.address().port}`;
 
 const provider = new Provider(issuer, {
-  clients: [],
+  clients: settings.clients || [],
   cookies: { keys: ['portico-test-cookie-key'] },
   scopes: ['openid', 'offline_access', 'mcp'],
   pkce: { required: () => true },
@@ -29,6 +31,7 @@ const provider = new Provider(issuer, {
     registration: { enabled: true },
     revocation: { enabled: true },
     deviceFlow: { enabled: true },
+    clientCredentials: { enabled: true },
     resourceIndicators: {
       enabled: true,
       defaultResource: async (_ctx, _client, oneOf) => oneOf,
