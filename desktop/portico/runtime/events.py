@@ -67,7 +67,14 @@ class AuthRequired:
     reason: str
 
 
-Event = StatusChanged | ToolsChanged | LogLine | DiscoveryFinished | AuthRequired
+@dataclass(frozen=True)
+class ConfigChanged:
+    """A config file changed on disk (and settled); a face reloads and re-applies."""
+
+    files: tuple[str, ...] = ()
+
+
+Event = StatusChanged | ToolsChanged | LogLine | DiscoveryFinished | AuthRequired | ConfigChanged
 Subscriber = Callable[[Event], None]
 
 

@@ -75,6 +75,7 @@ class DesktopApp(QObject):
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
         self.window.quitRequested.connect(self.request_quit)
         self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
+        self.bridge.configChanged.connect(lambda: self._spawn(self.apply_config()))
         self.window.configEditorRequested.connect(self.open_config_editor)
         self.window.serverActionRequested.connect(self.server_action)
         self.window.hiddenToTray.connect(self._told_hidden)

@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 from portico.runtime.events import (
     AuthRequired,
+    ConfigChanged,
     DiscoveryFinished,
     Event,
     EventBus,
@@ -28,6 +29,7 @@ class EventBridge(QObject):
     logLine = Signal(object)  # LogLine
     discoveryFinished = Signal(str)  # summary line
     authRequired = Signal(str, str)  # server, reason
+    configChanged = Signal()  # a config file changed on disk
 
     _crossed = Signal(object)  # internal: emitted on the runtime thread
 
@@ -62,6 +64,8 @@ class EventBridge(QObject):
             self.discoveryFinished.emit(event.summary)
         elif isinstance(event, AuthRequired):
             self.authRequired.emit(event.server, event.reason)
+        elif isinstance(event, ConfigChanged):
+            self.configChanged.emit()
 
 
 async def attach_on_runtime(bridge: EventBridge, bus: EventBus) -> Callable[[], None]:

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.prompts import Prompter
-from portico.runtime.events import EventBus, ServerState
+from portico.runtime.events import ConfigChanged, EventBus, ServerState
 from portico.ui.bridge import EventBridge
 
 if TYPE_CHECKING:
     from portico.config.model import Config
     from portico.runtime.hub import Hub
+    from portico.runtime.watcher import ConfigWatcher
     from portico.services import Services
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,8 @@ class RuntimeSession:
         self.auth = services.auth
         self.policy = services.policy
         self.config: Config | None = None
+        self._watcher: ConfigWatcher | None = None
+        self._watched: Path | None = None
         self._pages: Any = None
 
     @classmethod
@@ -86,11 +89,14 @@ class RuntimeSession:
     async def load(self, project: Path | None) -> LoadResult:
         """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
         from portico.auth import secret_store
-        from portico.config import load
+        from portico.config import keep_previous, load
 
         config = await asyncio.to_thread(load, project)
+        # A file that stopped parsing (a half-typed edit) keeps its servers running.
+        config = keep_previous(config, self.config)
         self.config = config
         self.services.configure(config)
+        await self._watch(project)
         return LoadResult(
             diagnostics=tuple(str(d) for d in config.diagnostics),
             order=tuple(s.name for s in config.servers),
@@ -131,5 +137,23 @@ class RuntimeSession:
     def states(self) -> list[ServerState]:
         return self.hub.states()
 
+    async def _watch(self, project: Path | None) -> None:
+        """Watch the files of this project (and the global ones) for outside edits."""
+        if self._watcher is not None and project == self._watched:
+            return
+        from portico.runtime.watcher import ConfigWatcher
+
+        if self._watcher is not None:
+            await self._watcher.stop()
+        self._watched = project
+        self._watcher = ConfigWatcher(self._files_changed, project=project, previous=self.config)
+        self._watcher.start()
+
+    async def _files_changed(self, config: Config) -> None:
+        # The face reloads through load() + apply(), so its notices and list follow too.
+        self.bus.publish(ConfigChanged(tuple(str(p) for p in config.files)))
+
     async def close(self) -> None:
+        if self._watcher is not None:
+            await self._watcher.stop()
         await self.hub.close()
