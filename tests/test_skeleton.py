@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,3 +46,15 @@ def test_console_script_is_installed() -> None:
     result = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert __version__ in result.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="X11/Wayland displays")
+def test_no_display_says_so_instead_of_crashing() -> None:
+    env = dict(os.environ)
+    for key in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        env.pop(key, None)
+    exe = Path(sys.executable).parent / "portico"
+    result = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert "no display to open the app on" in result.stderr
+    assert "Traceback" not in result.stderr
