@@ -127,7 +127,20 @@ def test_unset_several_keys_and_report_missing_ones(
     assert run("config", "unset", "github.timeout", "github.cwd", "--project", str(project)) == 0
     assert "github: unset timeout (cwd was not set)" in capsys.readouterr().out
     assert changed_lines(GLOBAL_TOML, global_toml.read_text()) == ["-timeout = 10000"]
-    assert run("config", "unset", "github.timeout", "docs.url", "--project", str(project)) == 2
+
+
+def test_unset_keys_of_several_servers_at_once(
+    global_toml: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run("config", "set", "docs.timeout", "5000") == 0
+    assert run("config", "unset", "github.timeout", "docs.timeout") == 0
+    out = capsys.readouterr().out
+    assert "github: unset timeout" in out and "docs: unset timeout" in out
+    assert changed_lines(GLOBAL_TOML, global_toml.read_text()) == ["-timeout = 10000"]
+    # Removing a key a server cannot do without is refused, for each server, file intact.
+    before = global_toml.read_text()
+    assert run("config", "unset", "github.command", "docs.url") == 1
+    assert global_toml.read_text() == before
 
 
 def test_remove_and_rename(

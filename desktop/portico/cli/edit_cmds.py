@@ -97,17 +97,18 @@ def run_set(args: argparse.Namespace) -> int:
 
 
 def run_unset(args: argparse.Namespace) -> int:
-    pairs = [_split(k) for k in args.keys]
-    servers = {server for server, _ in pairs}
-    if len(servers) > 1:
-        print("config unset: give keys of one server at a time", file=sys.stderr)
-        return 2
-    server = pairs[0][0]
+    by_server: dict[str, list[tuple[str, ...]]] = {}
+    for server, key in (_split(k) for k in args.keys):
+        by_server.setdefault(server, []).append(key)
+    # Each server is edited in the file that defines it, one after the other.
+    return max(_unset(args, server, keys) for server, keys in by_server.items())
 
+
+def _unset(args: argparse.Namespace, server: str, keys: list[tuple[str, ...]]) -> int:
     def edit(doc: ConfigDocument) -> str:
         done: list[str] = []
         missing: list[str] = []
-        for _, key in pairs:
+        for key in keys:
             (done if doc.unset(server, key) else missing).append(".".join(key))
         message = f"{server}: unset {', '.join(done)}" if done else f"{server}: nothing to unset"
         if missing:
