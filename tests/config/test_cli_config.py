@@ -170,3 +170,19 @@ def test_example_shows_every_key_with_a_one_line_explanation(
     timeout = next(line for line in lines if re.match(r"^\s*#timeout", line))
     expected = "#timeout = 30000  # " if dialect is Dialect.TOML else "#timeout: 30  # "
     assert timeout.strip().startswith(expected)
+
+
+def test_show_masks_credentials_in_urls(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        paths.paths().global_toml,
+        '[mcp.hosted]\nurl = "https://me:pw-123@mcp.example.com/mcp?api_key=k-456&team=core"\n'
+        '[mcp.referenced]\nurl = "https://mcp.example.com/mcp?token=${env:TOKEN}"\n',
+    )
+    for argv in (("config", "show"), ("config", "show", "--json")):
+        code, out, _ = run(capsys, *argv, "--project", str(project))
+        assert code == 0
+        assert "pw-123" not in out and "k-456" not in out
+        assert "https://me:***@mcp.example.com/mcp?api_key=***&team=core" in out
+        assert "https://mcp.example.com/mcp?token=${env:TOKEN}" in out

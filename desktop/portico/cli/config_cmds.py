@@ -87,9 +87,11 @@ def _plain(value: Any) -> Any:
 
 def server_view(spec: Any) -> dict[str, Any]:
     """One server as shown by ``config show``: plain values, secret values masked."""
-    from portico.config.secrets import mask
+    from portico.config.secrets import mask, mask_url
 
     data = _plain(asdict(spec))
+    if spec.url:
+        data["url"] = mask_url(spec.url)
     source = data.pop("source")
     data["scope"] = source["scope"]
     data["source"] = {"path": source["path"], "line": source["line"],
