@@ -545,3 +545,24 @@ def test_loader_errors_about_the_new_server_are_printed(
         "The file was written, but api will not start until the errors above are fixed "
         "(see `portico config check`)."
     )
+
+
+def test_import_without_a_user_config_points_at_the_workspace_file(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    home = tmp_path / "empty-home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    (project / ".vscode").mkdir()
+    (project / ".vscode" / "mcp.json").write_text('{"servers": {}}', encoding="utf-8")
+    code, _, err = run(capsys, "mcp", "import", "vscode", "--project", str(project))
+    assert code == 1
+    assert "no VS Code config found" in err
+    assert (
+        "This project has its own .vscode/mcp.json: import it with "
+        "`portico mcp import vscode --scope project`." in err
+    )

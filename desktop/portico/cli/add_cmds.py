@@ -443,6 +443,21 @@ def _validate(target: Path, scope: Scope, project: Path, names: Sequence[str]) -
 # -- mcp import ---------------------------------------------------------------------------
 
 
+def _workspace_hint(args: argparse.Namespace, project: Path) -> str:
+    """When a user-level import finds nothing but this folder has a workspace config."""
+    from portico.config.importers import default_path
+
+    if args.from_path or args.scope == "project":
+        return ""
+    workspace = default_path(args.source, project=project)
+    if workspace is None or not workspace.is_relative_to(project):
+        return ""
+    return (
+        f"\nThis project has its own {workspace.relative_to(project)}: import it with "
+        f"`portico mcp import {args.source} --scope project`."
+    )
+
+
 def run_import(args: argparse.Namespace) -> int:
     from portico.config.document import ConflictError, DocumentParseError, EditError
     from portico.config.importers import ImportSourceError, import_servers, label
@@ -461,7 +476,7 @@ def run_import(args: argparse.Namespace) -> int:
         print(f"portico mcp import: {exc}", file=sys.stderr)
         return 2
     except ImportSourceError as exc:
-        print(f"portico mcp import: {exc}", file=sys.stderr)
+        print(f"portico mcp import: {exc}{_workspace_hint(args, project)}", file=sys.stderr)
         return 1
     print(f"Read the {label(args.source)} config: {result.source}")
 
