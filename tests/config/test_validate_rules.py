@@ -165,6 +165,22 @@ TOML_ERRORS = [
         "bad.cwd",
         "must not be empty",
     ),
+    (
+        'url = "https://m.example.com/mcp"\noauth = { flow = "client_credentials" }\n',
+        6,
+        "bad.oauth.flow",
+        "client_credentials sign-in needs oauth.client_id, oauth.client_secret "
+        "(secrets as ${keyring:NAME})",
+    ),
+    (
+        'url = "https://m.example.com/mcp"\n'
+        'oauth = { flow = "client_credentials", client_id = "c", '
+        'token_endpoint_auth_method = "private_key_jwt" }\n',
+        6,
+        "bad.oauth.flow",
+        "client_credentials sign-in needs oauth.client_assertion_key "
+        "(secrets as ${keyring:NAME})",
+    ),
 ]
 
 
@@ -176,6 +192,13 @@ def test_toml_rule(tmp_path: Path, body: str, line: int, subject: str, message: 
 
 
 YAML_ERRORS = [
+    (
+        "url: https://m.example.com/mcp\noauth:\n  flow: cross_app\n  client_id: c\n",
+        7,
+        "bad.oauth.flow",
+        "cross_app sign-in needs oauth.client_secret, oauth.idp_token_endpoint, oauth.id_token "
+        "(secrets as ${keyring:NAME})",
+    ),
     ("command: x\ntimeout: 999\n", 6, "bad.timeout", "999 is above the maximum 300 (seconds)"),
     ("command: x\ntimeout: 0\n", 6, "bad.timeout", "0 is below the minimum 0.001 (seconds)"),
     (

@@ -60,6 +60,20 @@ def one_of(choices: Sequence[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " or " + items[-1]
 
 
+def machine_flow_needs(flow: object, values: dict[str, Any]) -> list[str]:
+    """The oauth keys a sign-in flow without a person cannot do without."""
+    if flow == "client_credentials":
+        signed = values.get("oauth.client_assertion_key") or (
+            values.get("oauth.token_endpoint_auth_method") == "private_key_jwt"
+        )
+        secret = "oauth.client_assertion_key" if signed else "oauth.client_secret"
+        return ["oauth.client_id", secret]
+    if flow == "cross_app":
+        return ["oauth.client_id", "oauth.client_secret", "oauth.idp_token_endpoint",
+                "oauth.id_token"]
+    return []
+
+
 def server_name_problem(name: str) -> str | None:
     """Why ``name`` cannot be a server name, or None when it can."""
     if not name:
@@ -539,6 +553,13 @@ class _Checker:
         if uri is not None and not re.match(r"https?://", uri, re.IGNORECASE):
             self.error(
                 found["oauth.redirect_uri"][1], f"must start with http:// or https://, not {uri!r}"
+            )
+        flow = values.get("oauth.flow")
+        missing = [key for key in machine_flow_needs(flow, values) if not values.get(key)]
+        if missing:
+            self.error(
+                found["oauth.flow"][1],
+                f"{flow} sign-in needs {', '.join(missing)} (secrets as ${{keyring:NAME}})",
             )
 
     def _warn_not_applicable(
