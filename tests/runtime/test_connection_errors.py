@@ -41,7 +41,7 @@ def test_our_own_failures_win_over_noise() -> None:
 def test_server_exited_wording() -> None:
     assert str(ServerExited("s", 3, [])) == "server exited (code 3)"
     killed = str(ServerExited("s", -9, ["last words"]))
-    assert killed.startswith("server exited (code -9, killed by signal 9)")
+    assert killed.startswith("server was killed by signal 9 (SIGKILL); last stderr lines:")
     assert killed.endswith("last words")
 
 
@@ -59,5 +59,7 @@ async def test_enrichment_uses_only_errors_since_the_mark() -> None:
 
 def test_sse_size_limit_names_the_sdk_cap() -> None:
     error = MCPError(-32000, "Server-sent event exceeded the 1048576 byte limit.")
-    assert "legacy SSE transport is capped at 1 MiB" in describe(error, transport="sse")
-    assert "capped" not in describe(error, transport="http")
+    text = describe(error, transport="sse")
+    assert "over 1 MiB" in text and "legacy SSE transport" in text
+    assert "1048576" not in text and "byte limit" not in text  # said once, in our words
+    assert "legacy SSE" not in describe(error, transport="http")

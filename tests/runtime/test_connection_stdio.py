@@ -76,12 +76,13 @@ async def test_kill_9_mid_call_reports_exit_code_and_stderr(
         with pytest.raises(ServerExited) as caught:
             await call
         message = str(caught.value)
-        assert "server exited (code -9" in message
+        assert message.startswith("server was killed by signal 9 (SIGKILL); last stderr lines:")
         assert "toolbox stderr line 2" in message
+        assert "[portico]" not in message  # only the server's own stderr lines
         await eventually(lambda: conn.state.status is Status.COOLDOWN, what="cooldown")
         statuses = events.statuses()
         assert statuses[-2:] == [Status.FAILED, Status.COOLDOWN]
-        assert "server exited" in (conn.state.error or "")
+        assert "killed by signal 9 (SIGKILL)" in (conn.state.error or "")
         assert conn.state.retry_at is not None
         # calls while cooling down fail at once with the reason and the next try
         with pytest.raises(RuntimeFailure, match="Cooldown"):

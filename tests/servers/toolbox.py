@@ -12,6 +12,9 @@ Options:
   --pid-file PATH       write the process id there at start
   --stdout-banner TEXT  print TEXT to stdout before serving (a misbehaving stdio server)
   --json-response       http: answer POSTs with application/json instead of an SSE stream
+  --tls-cert/--tls-key PATH   http: serve HTTPS with this certificate and key
+  --tls-client-ca PATH  http: with --tls-cert, require a client certificate signed by this CA
+  --slow-list S         answer each tools/list S seconds late (a refresh that takes a while)
 
 Tools (text tools use structured_output=False, so text is sent once):
   echo(text)                     -> text "echo: <text>"
@@ -33,6 +36,14 @@ Tools (text tools use structured_output=False, so text is sent once):
   big(mib=10)                    text of mib MiB ("x" * n)
   stderr(text, lines=1)          writes lines to stderr, returns "ok"
   pid()                          the process id as text
+  cwd()                          the process's working folder (os.getcwd())
+  burst(n=5)                     sends n tools/list_changed notifications in a row (both
+                                 the legacy notification and the 2026 listen event)
+  list_count()                   how many tools/list requests the server has answered
+  more_prompts()                 adds a prompt "extra_prompt_<k>" (k = 1, 2...) and sends
+                                 prompts/list_changed; returns the new prompt's name
+  more_resources()               adds a resource "toolbox://extra/<k>" and sends
+                                 resources/list_changed; returns the new resource's URI
 Prompts: greet(name). Resources: toolbox://readme (text).
 """
 
@@ -62,7 +73,7 @@ PNG_2X2 = base64.b64encode(
 ).decode()
 
 
-def build(name: str) -> MCPServer:
+def build(name: str, slow_list: float = 0.0) -> MCPServer:
     server = MCPServer(name, instructions="A test server for Portico.")
     state: dict[str, Any] = {"extra": False}
 
@@ -172,6 +183,66 @@ def build(name: str) -> MCPServer:
         """The process id."""
         return str(os.getpid())
 
+    @server.tool(structured_output=False)
+    def cwd() -> str:
+        """The working folder of the process."""
+        return os.getcwd()
+
+    counted = {"lists": 0}
+    list_tools = server.list_tools
+
+    async def counting_list_tools() -> Any:
+        counted["lists"] += 1
+        if slow_list:
+            await asyncio.sleep(slow_list)
+        return await list_tools()
+
+    server.list_tools = counting_list_tools  # type: ignore[method-assign]
+
+    async def announce(ctx: Context, kind: str) -> None:
+        """Send one list_changed of ``kind`` over both channels (legacy and 2026 listen)."""
+        legacy = getattr(ctx.session, f"send_{kind}_list_changed")
+        modern = getattr(ctx, f"notify_{kind}s_changed")
+        for send, what in ((legacy, "legacy list_changed"), (modern, "listen event")):
+            try:
+                await send()
+            except Exception as exc:  # each session kind has only one of the channels
+                sys.stderr.write(f"{what} not sent: {exc!r}\n")
+
+    @server.tool(structured_output=False)
+    async def burst(ctx: Context, n: int = 5) -> str:
+        """Send n tools/list_changed notifications in a row."""
+        for _ in range(n):
+            await announce(ctx, "tool")
+        return f"sent {n}"
+
+    @server.tool(structured_output=False)
+    def list_count() -> str:
+        """How many tools/list requests were answered."""
+        return str(counted["lists"])
+
+    @server.tool(structured_output=False)
+    async def more_prompts(ctx: Context) -> str:
+        """Add a prompt and announce it."""
+        from mcp.server.mcpserver.prompts.base import Prompt
+
+        state["prompts"] = state.get("prompts", 0) + 1
+        name = f"extra_prompt_{state['prompts']}"
+        server.add_prompt(Prompt.from_function(lambda: "extra", name=name))
+        await announce(ctx, "prompt")
+        return name
+
+    @server.tool(structured_output=False)
+    async def more_resources(ctx: Context) -> str:
+        """Add a resource and announce it."""
+        from mcp.server.mcpserver.resources.types import TextResource
+
+        state["resources"] = state.get("resources", 0) + 1
+        uri = f"toolbox://extra/{state['resources']}"
+        server.add_resource(TextResource(uri=uri, name=f"extra{state['resources']}", text="x"))
+        await announce(ctx, "resource")
+        return uri
+
     @server.prompt()
     def greet(name: str) -> str:
         """Greet someone."""
@@ -185,6 +256,26 @@ def build(name: str) -> MCPServer:
     return server
 
 
+def serve_https(server: MCPServer, opts: argparse.Namespace) -> None:
+    """Streamable HTTP over TLS (uvicorn), optionally requiring a client certificate."""
+    import ssl
+
+    import uvicorn
+
+    app = server.streamable_http_app(json_response=opts.json_response, host="127.0.0.1")
+    config = uvicorn.Config(
+        app,
+        host="127.0.0.1",
+        port=opts.port,
+        log_level="warning",
+        ssl_certfile=opts.tls_cert,
+        ssl_keyfile=opts.tls_key,
+        ssl_ca_certs=opts.tls_client_ca,
+        ssl_cert_reqs=ssl.CERT_REQUIRED if opts.tls_client_ca else ssl.CERT_NONE,
+    )
+    uvicorn.Server(config).run()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("transport", choices=["stdio", "http", "sse"])
@@ -196,6 +287,10 @@ def main() -> None:
     parser.add_argument("--pid-file", default=None)
     parser.add_argument("--stdout-banner", default=None)
     parser.add_argument("--json-response", action="store_true")
+    parser.add_argument("--tls-cert", default=None)
+    parser.add_argument("--slow-list", type=float, default=0.0)
+    parser.add_argument("--tls-key", default=None)
+    parser.add_argument("--tls-client-ca", default=None)
     opts = parser.parse_args()
     if opts.pid_file:
         with open(opts.pid_file, "w") as fh:
@@ -211,9 +306,11 @@ def main() -> None:
         time.sleep(opts.start_delay)
     if opts.stdout_banner:
         print(opts.stdout_banner, flush=True)
-    server = build(opts.name)
+    server = build(opts.name, slow_list=opts.slow_list)
     if opts.transport == "stdio":
         server.run("stdio")
+    elif opts.transport == "http" and opts.tls_cert:
+        serve_https(server, opts)
     elif opts.transport == "http":
         server.run(
             "streamable-http", host="127.0.0.1", port=opts.port, json_response=opts.json_response

@@ -265,7 +265,11 @@ async def _call(
         try:
             result = await registry.call(match[0].qualified, arguments)
         except Exception as exc:
-            err(f"{spec.name}: calling {tool!r} failed: {describe(exc)}")
+            text = describe(exc)
+            # Runtime errors already name the server and request: say them once.
+            for prefix in (f"{spec.name}: ", f"tools/call {tool}: "):
+                text = text.removeprefix(prefix)
+            err(f"{spec.name}: calling {tool!r} failed: {text}")
             return 1
         if as_json:
             print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))

@@ -208,7 +208,9 @@ KEYS: tuple[KeySpec, ...] = (
         ("cwd",),
         "string",
         C,
-        "Stdio servers: working directory of the process (unset: the project folder).",
+        "Stdio servers: working directory of the process. Unset: the project folder for "
+        "project servers, your home folder for global ones; a relative path is taken from "
+        "the project folder (project) or the config file's folder (global).",
         applies="stdio",
         example=".",
     ),

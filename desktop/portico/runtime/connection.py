@@ -16,10 +16,12 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from pathlib import Path
 from typing import Any
 
-from portico.config.model import Protocol, ServerSpec, Transport
-from portico.runtime import schema_cache
+from portico.config.model import Protocol, Scope, ServerSpec, Transport
+from portico.paths import PROJECT_DIR_NAME
+from portico.runtime import schema_cache, sdklog
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
@@ -51,6 +53,8 @@ PROGRESS_EXTENSION_CAP = 10.0  # progress may stretch a call to 10x its timeout
 STDERR_TAIL_LINES = 10
 MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
 STOP_GRACE = 10.0
+LIST_CHANGE_QUIET = 0.05  # a burst of list_changed is over after this long without one
+LIST_CHANGE_MAX_WAIT = 0.5  # a steady stream still gets a refresh this often
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
 
 SETTLED = frozenset(
@@ -126,8 +130,11 @@ class Connection:
         self._proc: Any = None  # transports.stdio.StdioProcessInfo of the live process
         self._refresh_task: asyncio.Task[None] | None = None
         self._refresh_again: set[str] = set()
+        self._last_list_change = 0.0  # time.monotonic() of the last list_changed
         self._describe_since = 0
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
+        # How many connected sessions have ended; Allow-for-this-Session approvals bind to it.
+        self.generation = 0
 
     # --- public surface -------------------------------------------------------------
 
@@ -219,9 +226,24 @@ class Connection:
         """Call a tool; starts a lazy or recycled server first. Returns CallToolResult."""
         client = await self._live_client()
         limit = self.spec.timeout if timeout is None else timeout
+        mark = self._begin_call()
+        try:
+            with sdklog.bind(self.log):
+                return await self._timed_call(client, name, arguments, progress, limit, mark)
+        finally:
+            self._end_call()
+
+    async def _timed_call(
+        self,
+        client: Any,
+        name: str,
+        arguments: dict[str, Any] | None,
+        progress: ProgressCallback | None,
+        limit: float,
+        mark: int,
+    ) -> Any:
         loop = asyncio.get_running_loop()
         hard_stop = loop.time() + limit * PROGRESS_EXTENSION_CAP
-        mark = self._begin_call()
         try:
             async with asyncio.timeout(limit) as deadline:
 
@@ -248,8 +270,6 @@ class Connection:
                     f" {limit * PROGRESS_EXTENSION_CAP:g} s); the call was cancelled"
                 ) from exc
             raise
-        finally:
-            self._end_call()
 
     async def list_prompts(self) -> list[Any]:
         client = await self._live_client()
@@ -339,6 +359,8 @@ class Connection:
     # --- the owner task -----------------------------------------------------------------
 
     async def _owner(self) -> None:
+        # The SDK's own log records about this server go to its log, not our stderr.
+        sdklog.bind_task(self.log)
         try:
             while not self._stop_requested:
                 try:
@@ -431,7 +453,8 @@ class Connection:
         if isinstance(leaf, RuntimeFailure | NeedsAuth):
             return str(leaf)
         if proc is not None and getattr(proc, "self_exit", False):
-            return str(ServerExited(self.name, proc.returncode, self.log.tail(STDERR_TAIL_LINES)))
+            tail = self.log.stderr_tail(STDERR_TAIL_LINES)
+            return str(ServerExited(self.name, proc.returncode, tail))
         return describe(
             exc,
             recorder=self._recorder,
@@ -504,6 +527,7 @@ class Connection:
                 reason = await self._serve()
             finally:
                 self._client = None
+                self.generation += 1
                 if listener is not None:
                     listener.cancel()
                     with contextlib.suppress(BaseException):
@@ -520,7 +544,7 @@ class Connection:
                 raise ServerExited(
                     self.name,
                     proc.returncode if proc is not None else None,
-                    self.log.tail(STDERR_TAIL_LINES),
+                    self.log.stderr_tail(STDERR_TAIL_LINES),
                 )
         if reason == "stop":
             raise _StopOwner
@@ -810,14 +834,29 @@ class Connection:
         return task
 
     def _schedule_refresh(self, kind: str) -> None:
-        """Coalesce bursts of list_changed into one refresh per kind."""
+        """Coalesce list_changed: at most one refresh in flight plus one pending.
+
+        One task per connection does the refreshing. A notification only marks its kind
+        as pending; the task waits for the burst to go quiet, takes everything pending,
+        refreshes, and loops while more arrived meanwhile (they all make one more round).
+        """
         self._refresh_again.add(kind)
+        self._last_list_change = time.monotonic()
         if self._refresh_task is None or self._refresh_task.done():
             self._refresh_task = asyncio.create_task(self._refresh_loop())
 
+    async def _burst_quiet(self) -> None:
+        """Until no list_changed came for LIST_CHANGE_QUIET s (at most LIST_CHANGE_MAX_WAIT)."""
+        give_up = time.monotonic() + LIST_CHANGE_MAX_WAIT
+        while True:
+            delay = min(self._last_list_change + LIST_CHANGE_QUIET, give_up) - time.monotonic()
+            if delay <= 0:
+                return
+            await asyncio.sleep(delay)
+
     async def _refresh_loop(self) -> None:
-        await asyncio.sleep(0)  # let the rest of a burst arrive
         while self._refresh_again:
+            await self._burst_quiet()
             kinds, self._refresh_again = self._refresh_again, set()
             client = self._client
             if client is None:
@@ -911,7 +950,7 @@ class Connection:
                         await proc.exited.wait()
                 if proc.exited.is_set() and not proc.closing:
                     return ServerExited(
-                        self.name, proc.returncode, self.log.tail(STDERR_TAIL_LINES)
+                        self.name, proc.returncode, self.log.stderr_tail(STDERR_TAIL_LINES)
                     )
             elif (
                 code == CONNECTION_CLOSED
@@ -932,13 +971,36 @@ class Connection:
         return exc
 
 
+def _base_folder(spec: ServerSpec) -> tuple[Path, str]:
+    """Where an unset or relative ``cwd`` points: (folder, how to say it)."""
+    path = spec.source.path
+    if spec.source.scope is Scope.PROJECT:
+        folder = path.parent
+        if folder.name == PROJECT_DIR_NAME:  # <project>/.portico/mcp.toml -> <project>
+            folder = folder.parent
+        return folder, "the project folder"
+    return path.parent, "the folder of the config file"
+
+
 def _checked_cwd(spec: ServerSpec) -> str | None:
+    """The stdio server's working folder.
+
+    Unset: the project folder for project servers, the user's home for global ones.
+    Relative: against the project folder (project) or the config file's folder (global).
+    """
+    base, what = _base_folder(spec)
     if not spec.cwd:
-        return None
-    cwd = os.path.expanduser(spec.cwd)
-    if not os.path.isdir(cwd):
-        raise ConfigProblem(f"{spec.source}: {spec.name}.cwd: folder {cwd} does not exist")
-    return cwd
+        default = base if spec.source.scope is Scope.PROJECT else Path.home()
+        return str(default) if default.is_dir() else None
+    given = Path(os.path.expanduser(spec.cwd))
+    cwd = given if given.is_absolute() else base / given
+    if not cwd.is_dir():
+        relative = "" if given.is_absolute() else f" ({spec.cwd!r} taken relative to {what})"
+        raise ConfigProblem(
+            f"{spec.source}: {spec.name}.cwd: folder {cwd} does not exist{relative};"
+            " create it or fix cwd"
+        )
+    return str(cwd)
 
 
 def _version() -> str:

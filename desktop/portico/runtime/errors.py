@@ -18,6 +18,10 @@ CONNECTION_CLOSED = -32000
 REQUEST_TIMEOUT = -32001
 BODY_PREVIEW = 200
 SSE_LEGACY_LIMIT = 1024 * 1024
+SSE_TOO_BIG = (
+    "the server sent a message over 1 MiB, the most the MCP SDK's legacy SSE transport"
+    " accepts per event; switch the server to Streamable HTTP (transport: http) if it offers it"
+)
 
 
 class RuntimeFailure(Exception):
@@ -45,12 +49,21 @@ class ServerExited(RuntimeFailure):
         if self.code is None:
             text = "server exited"
         elif self.code < 0:
-            text = f"server exited (code {self.code}, killed by signal {-self.code})"
+            text = f"server was killed by signal {-self.code}{_signal_name(-self.code)}"
         else:
             text = f"server exited (code {self.code})"
         if self.stderr_tail:
             text += "; last stderr lines:\n" + "\n".join(self.stderr_tail)
         return text
+
+
+def _signal_name(number: int) -> str:
+    import signal
+
+    try:
+        return f" ({signal.Signals(number).name})"
+    except ValueError:
+        return ""
 
 
 class CommandNotFound(RuntimeFailure):
@@ -181,10 +194,7 @@ def _describe_leaf(exc: BaseException, *, transport: str | None) -> str:
         if exc.error is not None and exc.error.code == REQUEST_TIMEOUT:
             return f"request timed out ({message})"
         if "exceeded the" in message and "byte limit" in message and transport == "sse":
-            message += (
-                "; the legacy SSE transport is capped at 1 MiB per event by the MCP SDK:"
-                " switch the server to Streamable HTTP (transport: http) if it offers it"
-            )
+            return SSE_TOO_BIG
         return message
     if isinstance(exc, TimeoutError | asyncio.TimeoutError):
         return str(exc) or "timed out"
@@ -194,10 +204,7 @@ def _describe_leaf(exc: BaseException, *, transport: str | None) -> str:
         return f"permission denied: {exc.filename}"
     name = type(exc).__name__
     if name == "SSEError" and transport == "sse":
-        return (
-            f"SSE stream failed: {exc}; the legacy SSE transport is capped at 1 MiB per event"
-            " by the MCP SDK: switch the server to Streamable HTTP (transport: http)"
-        )
+        return SSE_TOO_BIG if "byte limit" in str(exc) else f"SSE stream failed: {exc}"
     if name == "HTTPStatusError":
         response = getattr(exc, "response", None)
         if response is not None:

@@ -38,6 +38,7 @@ class ServerLog:
     ) -> None:
         self.server = server
         self.lines: deque[str] = deque(maxlen=ring_lines)
+        self.stderr_lines: deque[str] = deque(maxlen=ring_lines)  # the server's own lines only
         self.file = file if file is not None else log_file_for(server)
         self.max_bytes = max_bytes
         self.backups = backups
@@ -50,12 +51,18 @@ class ServerLog:
         text = text.rstrip("\r\n")
         shown = text if stream == "stderr" else f"[portico] {text}"
         self.lines.append(shown)
+        if stream == "stderr":
+            self.stderr_lines.append(text)
         self._write(shown + "\n")
         if self.on_line is not None:
             self.on_line(text, stream)
 
     def tail(self, n: int = 10) -> list[str]:
         return list(self.lines)[-n:] if n > 0 else []
+
+    def stderr_tail(self, n: int = 10) -> list[str]:
+        """The last ``n`` lines the server itself wrote (none of Portico's notes)."""
+        return list(self.stderr_lines)[-n:] if n > 0 else []
 
     def _write(self, data: str) -> None:
         if self.write_error is not None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 
@@ -38,14 +38,21 @@ class ProxySettings:
 
     @classmethod
     def from_environ(
-        cls, environ: Mapping[str, str], *, use_os_settings: bool = True
+        cls,
+        environ: Mapping[str, str],
+        *,
+        use_os_settings: bool = True,
+        os_proxies: Callable[[], Mapping[str, str]] | None = None,
     ) -> ProxySettings:
+        """``os_proxies``: reads the OS settings (default ``urllib.request.getproxies``:
+        the registry on Windows, System Configuration on macOS, the environment on Linux).
+        """
         everything = _get(environ, "ALL_PROXY")
         http = _get(environ, "HTTP_PROXY") or everything
         https = _get(environ, "HTTPS_PROXY") or everything
         no_proxy = _get(environ, "NO_PROXY") or ""
         if use_os_settings and not (http or https):
-            system = urllib.request.getproxies()
+            system = (os_proxies or urllib.request.getproxies)()
             http = system.get("http") or system.get("all")
             https = system.get("https") or system.get("all")
             no_proxy = no_proxy or system.get("no", "")

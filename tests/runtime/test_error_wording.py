@@ -1,0 +1,92 @@
+"""Error messages: SDK log records go to the server's log, the SSE cap said once, stderr tails."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from portico.runtime.connection import Connection
+from portico.runtime.errors import ServerExited
+from portico.runtime.events import EventBus, Status
+
+from .conftest import RunningServer, make_spec, toolbox_spec
+
+
+class RootRecords(logging.Handler):
+    """What the app's own logging setup (handlers on the root logger) would receive.
+
+    (pytest's caplog also hooks non-propagating loggers directly, so it cannot tell.)
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def root_records() -> Iterator[RootRecords]:
+    handler = RootRecords()
+    logging.getLogger().addHandler(handler)
+    yield handler
+    logging.getLogger().removeHandler(handler)
+
+
+async def test_sdk_sse_traceback_goes_to_the_server_log_not_our_stderr(
+    bus: EventBus,
+    toolbox_sse: RunningServer,
+    capfd: pytest.CaptureFixture[str],
+    root_records: RootRecords,
+) -> None:
+    conn = Connection(make_spec("old", "sse", url=toolbox_sse.url), bus=bus)
+    await conn.start()
+    try:
+        assert (await conn.wait_settled(30)).status is Status.RUNNING
+        with pytest.raises(Exception) as caught:
+            await conn.call_tool("big", {"mib": 2}, timeout=10)
+    finally:
+        await conn.stop()
+    message = str(caught.value)
+    # said once, clearly
+    assert message.count("old:") == 1 and message.count("1 MiB") == 1
+    assert "byte limit" not in message and ".;" not in message
+    assert "legacy SSE transport" in message and "transport: http" in message
+    # the library's own record is in the server's log, as one line ...
+    routed = [line for line in conn.log.lines if "Encountered SSE exception" in line]
+    assert routed and "SSEError" in routed[0]
+    # ... and nowhere else: not on our stderr, not in the app's (root) logging
+    err = capfd.readouterr().err
+    assert "Encountered SSE exception" not in err and "Traceback" not in err
+    assert not [r for r in root_records.records if "Encountered SSE" in r.getMessage()]
+
+
+def test_records_outside_a_connection_still_reach_the_root_logger(
+    root_records: RootRecords,
+) -> None:
+    from portico.runtime import sdklog
+
+    sdklog.install()
+    logging.getLogger("mcp.client.sse").warning("not about any server")
+    assert [r.getMessage() for r in root_records.records] == ["not about any server"]
+
+
+async def test_crash_tail_holds_only_the_servers_own_stderr(bus: EventBus) -> None:
+    conn = Connection(toolbox_spec("crashy"), bus=bus, cooldown_base=60.0)
+    await conn.start()
+    try:
+        assert (await conn.wait_settled(30)).status is Status.RUNNING
+        conn.note("list-change subscription ended: a note of ours")
+        with pytest.raises(ServerExited) as caught:
+            await conn.call_tool("crash", {"code": 7, "message": "dying words"})
+    finally:
+        await conn.stop()
+    assert caught.value.code == 7
+    assert caught.value.stderr_tail[-1] == "dying words"
+    assert not any(
+        "[portico]" in line or "a note of ours" in line for line in caught.value.stderr_tail
+    )
+    assert str(caught.value).startswith("server exited (code 7); last stderr lines:")
