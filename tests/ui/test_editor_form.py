@@ -195,7 +195,7 @@ def test_rename_and_project_replaces_global(qtbot: QtBot, project: Path) -> None
     assert window.current() == (window.file_for(path), "recall")
     assert "[mcp.recall]" in window.raw_tab(path).toPlainText()
     _type(window.form.name_edit, "bad.name")  # refused with the reason, name restored
-    assert "may only hold ASCII letters" in window.notice.text()
+    assert "contains a dot" in window.notice.text()
     assert window.form.name_edit.text() == "recall"
 
 
