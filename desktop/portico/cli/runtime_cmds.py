@@ -12,7 +12,7 @@ import json
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, cli_services, err, find_server, load_config
@@ -75,8 +75,12 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
 
     hooks = cli_services(config, ask_trust=False).hooks
     hub = Hub(hooks=hooks, wave_budget=budget, pass_budget=budget)
+    progress = DiscoveryProgress([s.name for s in config.servers if s.enabled], sys.stderr)
+    if sys.stderr.isatty() and not as_json:
+        hub.bus.subscribe(progress.on_event)
     try:
         summary = await hub.apply(config)
+        progress.finish()
         rows = [_row(hub, spec) for spec in config.servers]
     finally:
         await hub.close()
@@ -99,6 +103,45 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
                 print(f"           {line}")
     print(summary)
     return 0
+
+
+class DiscoveryProgress:
+    """One self-updating line on a terminal while servers connect, fed by the hub's events."""
+
+    SETTLED = frozenset(
+        {"Running", "Failed", "Cooldown", "AwaitingTrust", "NeedsAuth", "Lazy", "Disabled"}
+    )
+
+    def __init__(self, names: list[str], stream: TextIO) -> None:
+        self.pending = list(names)
+        self.total = len(names)
+        self.stream = stream
+        self.shown = False
+
+    def on_event(self, event: object) -> None:
+        from portico.runtime.events import StatusChanged
+
+        if not isinstance(event, StatusChanged):
+            return
+        state = event.state
+        if str(state.status) in self.SETTLED and state.name in self.pending:
+            self.pending.remove(state.name)
+            self.line()
+
+    def line(self) -> None:
+        done = self.total - len(self.pending)
+        waiting = ", ".join(self.pending[:3]) + (" …" if len(self.pending) > 3 else "")
+        text = f"connecting: {done} of {self.total} settled"
+        if self.pending:
+            text += f" (waiting for {waiting})"
+        self.stream.write("\r\033[K" + text)
+        self.stream.flush()
+        self.shown = True
+
+    def finish(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
 
 
 def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
