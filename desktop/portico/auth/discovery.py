@@ -99,15 +99,19 @@ async def discover(server: str, url: str, client: httpx2.AsyncClient) -> Discove
     )
 
 
-async def requires_auth(url: str) -> bool:
-    """True when the server answers an unauthenticated request with 401 / 403."""
+async def requires_auth(url: str, client: httpx2.AsyncClient | None = None) -> bool:
+    """True when the server answers an unauthenticated request with 401 / 403.
+
+    ``client`` (closed here): the vetted, pinned OAuth client of the server
+    (``portico.auth.netguard.OAuthNet.client()``); default a plain one.
+    """
     try:
-        async with httpx2.AsyncClient(timeout=15, follow_redirects=False) as client:
-            probe = await client.post(
+        async with client or httpx2.AsyncClient(timeout=15, follow_redirects=False) as http:
+            probe = await http.post(
                 url,
                 json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
                 headers={"Accept": "application/json, text/event-stream"},
             )
-    except httpx2.HTTPError:
-        return False  # unreachable: the connection reports that itself
+    except (httpx2.HTTPError, AuthError):
+        return False  # unreachable or refused: the connection reports that itself
     return probe.status_code in (401, 403)

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import urlparse
@@ -43,6 +43,7 @@ from portico.auth.machine import (
     cross_app_provider,
     is_machine_flow,
 )
+from portico.auth.netguard import OAuthNet
 from portico.auth.provider import PorticoOAuthProvider
 from portico.auth.token_storage import PorticoTokenStorage, fingerprint
 from portico.config.model import OAuthSpec, ServerSpec
@@ -58,7 +59,9 @@ log = logging.getLogger(__name__)
 CLIENT_METADATA_URL_ENV = "PORTICO_CLIENT_METADATA_URL"
 
 SecretLookup = Callable[[str], Awaitable[str | None]]
-EndpointPolicy = Callable[[ServerSpec, str], Awaitable[object]]
+# (spec, url, *, mcp_pins=...) -> the host -> IPs pins to dial; raises to refuse
+EndpointPolicy = Callable[..., Awaitable[object]]
+PinLookup = Callable[[ServerSpec], Mapping[str, list[str]] | None]
 
 # For developing against a local authorization server (e.g. one on localhost:8080 next
 # to an MCP server on localhost:3000): "1" lets OAuth endpoints on private addresses and
@@ -187,6 +190,9 @@ class AuthManager:
         self.endpoint_policy: EndpointPolicy | None = endpoint_policy
         self.client_metadata_url = client_metadata_url or os.environ.get(CLIENT_METADATA_URL_ENV)
         self._told_insecure = False
+        # The trust review's DNS pins (``ConnectionHooks.pinned_addresses``, taken over by
+        # ``hooks()``): OAuth requests to the MCP origin dial these, never a fresh lookup.
+        self.pinned_addresses: PinLookup | None = None
 
     # --- public API -----------------------------------------------------------------------
 
@@ -200,6 +206,8 @@ class AuthManager:
         hooks.auth_for = self.auth_for
         hooks.lookup_secret = self.lookup_keyring
         hooks.auth_stamp = self.auth_stamp
+        if self.pinned_addresses is None and hooks.pinned_addresses is not None:
+            self.pinned_addresses = hooks.pinned_addresses
         return hooks
 
     async def auth_stamp(self, spec: ServerSpec) -> str | None:
@@ -234,7 +242,7 @@ class AuthManager:
             found = await self._prime(spec, storage, provider)
             if found is not None and not interactive:
                 await self._refresh_if_expired(spec, provider)
-        elif not interactive and await requires_auth(spec.url):
+        elif not interactive and await requires_auth(spec.url, self._net(spec).client()):
             raise needs_auth(spec.name, _sign_in_text(spec.name))
         return provider
 
@@ -291,18 +299,21 @@ class AuthManager:
         self, spec: ServerSpec, storage: PorticoTokenStorage
     ) -> httpx2.Auth:
         oauth = spec.oauth or OAuthSpec()
-        check = self._endpoint_check(spec)
+        net = self._net(spec)
+        check = net.vet
 
         async def secret_text(text: str, key: str) -> str:
             where = f"{spec.source}: server '{spec.name}', key oauth.{key}"
             return await resolve_secret_text(text, self.lookup_keyring, where)
 
         if oauth.flow == "client_credentials":
-            return await client_credentials_provider(spec, storage, secret_text, check)
+            machine = await client_credentials_provider(spec, storage, secret_text, check)
+            machine.side_send = net.send_elsewhere
+            return machine
         issuer = oauth.issuer
         if issuer is None:
             assert spec.url is not None
-            async with _http_client(check=check) as http:
+            async with net.client() as http:
                 try:
                     issuer = (await discover(spec.name, spec.url, http)).issuer
                 except AuthError as exc:
@@ -310,9 +321,9 @@ class AuthManager:
                         f"{exc} Set oauth.issuer on server '{spec.name}' to name its "
                         "authorization server."
                     ) from exc
-        return await cross_app_provider(
-            spec, storage, secret_text, check, lambda: _http_client(check=check), issuer
-        )
+        cross = await cross_app_provider(spec, storage, secret_text, check, net.client, issuer)
+        cross.side_send = net.send_elsewhere
+        return cross
 
     async def _machine_login(self, spec: ServerSpec) -> None:
         """Run the grant now (nobody is asked) and store its token."""
@@ -320,7 +331,7 @@ class AuthManager:
         storage = self.storage_for(spec)
         await storage.clear_tokens()
         provider = await self._machine_provider(spec, storage)
-        async with _http_client(auth=provider) as http:
+        async with self._net(spec).client(auth=provider) as http:
             await http.post(
                 spec.url,
                 json=_INITIALIZE,
@@ -358,6 +369,7 @@ class AuthManager:
             token_endpoint_auth_method="client_secret_post" if secret else "none",
         )
         await self._apply_client(spec, storage, secret, redirect_uri, interactive)
+        net = self._net(spec)
         handoff = _Handoff(
             self,
             spec,
@@ -376,8 +388,9 @@ class AuthManager:
             callback_handler=handoff.callback,
             client_metadata_url=self.client_metadata_url,
             scope_override=oauth.scope,
-            endpoint_check=self._endpoint_check(spec),
+            endpoint_check=net.vet,
         )
+        provider.side_send = net.send_elsewhere
         handoff.provider = provider
         return provider
 
@@ -419,18 +432,13 @@ class AuthManager:
             log.info("server %r: the redirect URI changed; registering again", spec.name)
             await storage.forget_client()
 
-    def _endpoint_check(self, spec: ServerSpec) -> Callable[[str], Awaitable[None]] | None:
-        policy = self.endpoint_policy
-        if policy is None:
-            return None
+    def _net(self, spec: ServerSpec) -> OAuthNet:
+        """Vetted, pinned HTTP for ``spec``'s OAuth requests (see ``portico.auth.netguard``)."""
+        pins = self.pinned_addresses(spec) if self.pinned_addresses is not None else None
+        return OAuthNet(spec, self.endpoint_policy, pins)
 
-        async def check(url: str) -> None:
-            try:
-                await policy(spec, url)
-            except Exception as exc:
-                raise AuthError(str(exc)) from exc
-
-        return check
+    def _endpoint_check(self, spec: ServerSpec) -> Callable[[str], Awaitable[None]]:
+        return self._net(spec).vet
 
     async def _prime(
         self, spec: ServerSpec, storage: PorticoTokenStorage, provider: PorticoOAuthProvider
@@ -439,7 +447,7 @@ class AuthManager:
         granted the token (and only to it)."""
         assert spec.url is not None
         try:
-            async with _http_client(check=self._endpoint_check(spec)) as http:
+            async with self._net(spec).client() as http:
                 found = await discover(spec.name, spec.url, http)
         except AuthError as exc:
             log.info("server '%s': discovery before connecting failed: %s", spec.name, exc)
@@ -459,7 +467,7 @@ class AuthManager:
         if context.is_token_valid():
             return
         if context.can_refresh_token():
-            async with _http_client(check=self._endpoint_check(spec)) as http:
+            async with self._net(spec).client() as http:
                 response = await http.send(await provider._refresh_token())
                 if await provider._handle_refresh_response(response):
                     return
@@ -476,7 +484,7 @@ class AuthManager:
         provider = await self._provider(
             spec, storage, interactive=True, use_browser=use_browser, reauth=reauth
         )
-        async with _http_client(auth=provider) as http:
+        async with self._net(spec).client(auth=provider) as http:
             await http.post(
                 spec.url,
                 json=_INITIALIZE,
@@ -486,7 +494,7 @@ class AuthManager:
     async def _device_login(self, spec: ServerSpec, storage: PorticoTokenStorage) -> None:
         assert spec.url is not None
         oauth = spec.oauth or OAuthSpec()
-        async with _http_client(check=self._endpoint_check(spec)) as http:
+        async with self._net(spec).client() as http:
             found = await discover(spec.name, spec.url, http)
             endpoint = found.device_authorization_endpoint
             if endpoint is None:

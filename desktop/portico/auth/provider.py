@@ -60,6 +60,11 @@ class VettedFlow:
     the RFC 8414 §3.3 path/origin exception. Put it first in the bases."""
 
     endpoint_check: Callable[[str], Awaitable[object]] | None = None
+    # Sends the flow's own requests (discovery, registration, token) for other origins
+    # through a pinned, vetted client (``portico.auth.netguard.OAuthNet.send_elsewhere``)
+    # instead of the MCP connection's transport; where it (or it is None) returns None,
+    # the request is yielded to whichever client runs the flow.
+    side_send: Callable[[httpx2.Request], Awaitable[httpx2.Response | None]] | None = None
 
     async def _auth_flow(
         self, request: httpx2.Request
@@ -71,7 +76,11 @@ class VettedFlow:
                 if outgoing is not request and self.endpoint_check is not None:
                     # Discovery, registration and token requests: network policy first.
                     await self.endpoint_check(str(outgoing.url))
-                response = yield outgoing
+                response = None
+                if outgoing is not request and self.side_send is not None:
+                    response = await self.side_send(outgoing)
+                if response is None:
+                    response = yield outgoing
                 same = str(response.request.url) == str(outgoing.url)
                 token = quirks.metadata_fetch_url.set(str(outgoing.url) if same else None)
                 try:

@@ -93,6 +93,8 @@ async def _login(args: argparse.Namespace) -> int:
     from portico.auth import secret_store
     from portico.auth.errors import AuthError
     from portico.auth.manager import AuthManager
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.policy.trust import TrustGate
 
     config = load_config(args)
     spec = find_server(config, args.name)
@@ -103,6 +105,14 @@ async def _login(args: argparse.Namespace) -> int:
         return 2
     secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
     manager = AuthManager(_prompter())
+    # A project server is contacted only once trusted, and only at the addresses the
+    # trust check pinned (its OAuth requests to the MCP origin dial those).
+    gate = TrustGate(NonInteractivePrompter(), ask=False)
+    verdict = await gate(spec)
+    if not verdict.allowed:
+        err("; ".join(verdict.reasons))
+        return 1
+    manager.pinned_addresses = gate.pinned_addresses
     try:
         await manager.login(spec, flow=args.flow, browser=not args.no_browser)
     except AuthError as exc:

@@ -1,5 +1,10 @@
 """Remembered tool approvals: Session ones in memory, Always ones on disk.
 
+A Session approval also binds to the server's connection *generation*
+(``Connection.generation``, which changes when a connected session ends or the connection
+is replaced): a reconnect ends it. Always
+approvals bind to the authority and tool contract only, so they survive restarts.
+
 Always approvals live in ``<state dir>/approvals.json``. The file is rewritten atomically;
 a damaged file is reported (a warning in :attr:`ApprovalStore.problems`) and treated as
 empty, so a broken file can never approve anything.
@@ -34,19 +39,23 @@ def write_json_atomic(path: Path, data: object) -> None:
 class ApprovalStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or paths().state_dir / FILE_NAME
-        self._session: set[ApprovalKey] = set()
+        self._session: dict[ApprovalKey, int | None] = {}  # key -> connection generation
         self._always: set[ApprovalKey] | None = None
         self.problems: list[str] = []
 
     # --- lookups -------------------------------------------------------------------
-    def allows(self, key: ApprovalKey) -> bool:
-        """True when a Session or Always approval covers this exact key or any arguments."""
+    def allows(self, key: ApprovalKey, generation: int | None = None) -> bool:
+        """True when an Always approval, or a Session one given on this connection
+        ``generation``, covers this exact key or any arguments."""
         candidates = {key, key.widened()}
-        return bool(candidates & self._session) or bool(candidates & self._load())
+        for candidate in candidates:
+            if candidate in self._session and self._session[candidate] == generation:
+                return True
+        return bool(candidates & self._load())
 
     # --- recording -----------------------------------------------------------------
-    def allow_session(self, key: ApprovalKey) -> None:
-        self._session.add(key)
+    def allow_session(self, key: ApprovalKey, generation: int | None = None) -> None:
+        self._session[key] = generation
 
     def allow_always(self, key: ApprovalKey) -> None:
         always = self._load()
@@ -57,7 +66,7 @@ class ApprovalStore:
 
     def forget_server(self, server: str) -> None:
         """Drop every remembered approval of ``server`` (both kinds)."""
-        self._session = {k for k in self._session if k.server != server}
+        self._session = {k: g for k, g in self._session.items() if k.server != server}
         always = self._load()
         kept = {k for k in always if k.server != server}
         if kept != always:

@@ -147,6 +147,18 @@ def registry_spec(registry: Any, server: str) -> ServerSpec | None:
     return getattr(entry, "spec", None)
 
 
+def registry_generation(registry: Any, server: str) -> int | None:
+    """The connection generation of ``server`` (``Connection.generation``: changes when
+    a connected session ends or the connection is replaced), None when unknown."""
+    getter = getattr(registry, "generation", None)
+    if callable(getter):
+        value = getter(server)
+    else:
+        entry = getattr(registry, "_servers", {}).get(server)
+        value = getattr(getattr(entry, "caller", None), "generation", None)
+    return value if isinstance(value, int) else None
+
+
 def error_result(text: str) -> ToolResult:
     return ToolResult(parts=(TextPart(text),), is_error=True)
 
@@ -239,7 +251,8 @@ class ToolGuard:
             contract=view.contract,
             arguments=arguments_digest(args),
         )
-        if self.approvals.allows(key):
+        generation = registry_generation(self.registry, spec.name)
+        if self.approvals.allows(key, generation):
             return None
         request = ToolApprovalRequest(
             server=spec.name,
@@ -266,7 +279,7 @@ class ToolGuard:
             )
         remembered = key.widened() if answer.any_arguments else key
         if answer.choice is ApprovalChoice.SESSION:
-            self.approvals.allow_session(remembered)
+            self.approvals.allow_session(remembered, generation)
         elif answer.choice is ApprovalChoice.ALWAYS:
             self.approvals.allow_always(remembered)
         return None

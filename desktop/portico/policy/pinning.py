@@ -85,3 +85,16 @@ def pinned_transport(
     if pins and kwargs.get("proxy") is None:
         pin_transport(transport, pins)
     return transport
+
+
+def live_pinned_transport(
+    pins: dict[str, tuple[str, ...]], **kwargs: Any
+) -> httpx2.AsyncHTTPTransport:
+    """Like :func:`pinned_transport`, but dials whatever ``pins`` holds at connect time:
+    the caller adds hosts (lower-case keys) as it vets them, and the transport follows."""
+    import httpx2
+
+    transport = httpx2.AsyncHTTPTransport(**kwargs)
+    backend = pin_transport(transport, {})
+    backend.pins = pins
+    return transport

@@ -93,11 +93,6 @@ async def check_oauth_endpoint(
         raise NetworkPolicyError(f"OAuth endpoint host '{host}' has no address")
     if on_mcp_origin:
         return {host: list(ips)}
-    if scheme != "https":
-        raise NetworkPolicyError(
-            f"OAuth endpoint '{endpoint_url}' of server '{spec.name}' is plaintext http:// "
-            f"on another origin than the MCP server ({url_origin(spec.url or '')}); refused"
-        )
     for ip in ips:
         kind = address_class(ip)
         if kind is not None:
@@ -106,4 +101,9 @@ async def check_oauth_endpoint(
                 f"{kind}; private OAuth endpoints are accepted only on the MCP server's own "
                 f"origin ({url_origin(spec.url or '')})"
             )
+    if scheme != "https":
+        raise NetworkPolicyError(
+            f"OAuth endpoint '{endpoint_url}' of server '{spec.name}' is plaintext http:// "
+            f"on another origin than the MCP server ({url_origin(spec.url or '')}); refused"
+        )
     return {host: list(ips)}

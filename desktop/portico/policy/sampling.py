@@ -98,12 +98,16 @@ class SamplingPolicy:
         default_model: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         review_timeout: float = REVIEW_TIMEOUT,
+        rate_window: float = WINDOW,
     ) -> None:
+        """``rate_window``: the sliding window ``max_rpm`` counts over (seconds; one
+        minute in the product, shorter in tests)."""
         self.prompter = prompter
         self.provider = provider
         self.default_model = default_model
         self.clock = clock
         self.review_timeout = review_timeout
+        self.rate_window = rate_window
         self.metrics: dict[str, SamplingMetrics] = {}
         self._windows: dict[str, _Window] = {}
 
@@ -136,7 +140,7 @@ class SamplingPolicy:
         cfg = spec.sampling
         now = self.clock()
         window = self._windows.setdefault(spec.name, _Window()).times
-        while window and now - window[0] >= WINDOW:
+        while window and now - window[0] >= self.rate_window:
             window.popleft()
         if len(window) >= cfg.max_rpm:
             return fail(

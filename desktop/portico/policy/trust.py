@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from portico.config.model import Scope, ServerSpec, Transport
+from portico.config.secrets import mask_url
 from portico.policy.ask import ask_outcome
 from portico.policy.netcheck import NetReport, Resolver, check_url
 from portico.policy.prompters import trust_refusal
@@ -37,7 +38,7 @@ STDIO_REASON = "it is a project server that runs a command on this computer"
 def describe_target(spec: ServerSpec) -> str:
     if spec.transport is Transport.STDIO:
         return shlex.join([spec.command or "", *spec.args])
-    return spec.url or ""
+    return mask_url(spec.url or "")  # a review never shows a password in the URL
 
 
 @dataclass(frozen=True)

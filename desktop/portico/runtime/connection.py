@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import time
@@ -55,6 +56,7 @@ MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
 STOP_GRACE = 10.0
 LIST_CHANGE_QUIET = 0.05  # a burst of list_changed is over after this long without one
 LIST_CHANGE_MAX_WAIT = 0.5  # a steady stream still gets a refresh this often
+_GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
 
 SETTLED = frozenset(
@@ -133,8 +135,9 @@ class Connection:
         self._last_list_change = 0.0  # time.monotonic() of the last list_changed
         self._describe_since = 0
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
-        # How many connected sessions have ended; Allow-for-this-Session approvals bind to it.
-        self.generation = 0
+        # Changes whenever a connected session ends (unique in the process, so a new
+        # Connection never repeats one); Allow-for-this-Session approvals bind to it.
+        self.generation = next(_GENERATIONS)
 
     # --- public surface -------------------------------------------------------------
 
@@ -527,7 +530,7 @@ class Connection:
                 reason = await self._serve()
             finally:
                 self._client = None
-                self.generation += 1
+                self.generation = next(_GENERATIONS)
                 if listener is not None:
                     listener.cancel()
                     with contextlib.suppress(BaseException):

@@ -95,12 +95,9 @@ def _plain(value: Any) -> dict[str, Any]:
 
 
 def _target(conn: Connection) -> str:
-    spec = conn.spec
-    if spec.url:
-        return spec.url
-    import shlex
+    from portico.policy.trust import describe_target
 
-    return shlex.join([spec.command or "", *spec.args]).strip()
+    return describe_target(conn.spec)  # a URL's password never reaches the screen
 
 
 def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerDetails:
