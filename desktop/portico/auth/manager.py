@@ -603,21 +603,6 @@ def _same_redirect(a: str, b: str) -> bool:
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 
 
-def _http_client(
-    auth: httpx2.Auth | None = None, check: Callable[[str], Awaitable[None]] | None = None
-) -> httpx2.AsyncClient:
-    hooks: dict[str, list[Callable[..., Awaitable[None]]]] = {}
-    if check is not None:
-
-        async def vet(request: httpx2.Request) -> None:
-            await check(str(request.url))
-
-        hooks["request"] = [vet]
-    return httpx2.AsyncClient(
-        auth=auth, timeout=httpx2.Timeout(30.0), follow_redirects=False, event_hooks=hooks
-    )
-
-
 def _with_oauth(spec: ServerSpec, oauth: OAuthSpec) -> ServerSpec:
     from dataclasses import replace
 
