@@ -32,7 +32,7 @@ from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuth
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from portico.auth.errors import AuthError
-from portico.auth.provider import VettedFlow
+from portico.auth.provider import VettedFlow, fit_secret_method
 from portico.auth.token_storage import PorticoTokenStorage
 from portico.config.model import OAuthSpec, ServerSpec
 
@@ -86,7 +86,7 @@ class ClientSecretProvider(VettedFlow, _StoredExpiry, ClientCredentialsOAuthProv
 
     async def _perform_authorization(self) -> httpx2.Request:
         if self.fit_method:
-            _fit_secret_method(self)
+            fit_secret_method(self.context)
         return await super()._perform_authorization()
 
 
@@ -101,22 +101,6 @@ class KeyJwtProvider(VettedFlow, _StoredExpiry, PrivateKeyJWTOAuthProvider):
 
 class CrossAppProvider(VettedFlow, IdentityAssertionOAuthProvider):
     """The RFC 7523 jwt-bearer grant with an ID-JAG from the enterprise IdP."""
-
-
-def _fit_secret_method(provider: ClientCredentialsOAuthProvider) -> None:
-    """Without a configured method: basic (RFC 6749 §2.3.1), or post when the server's
-    metadata lists only that."""
-    client = provider.context.client_info
-    metadata = provider.context.oauth_metadata
-    if client is None or metadata is None:
-        return
-    supported = metadata.token_endpoint_auth_methods_supported
-    if not supported or client.token_endpoint_auth_method in supported:
-        return
-    for method in ("client_secret_basic", "client_secret_post"):
-        if method in supported:
-            client.token_endpoint_auth_method = method
-            return
 
 
 def signing_algorithm(pem: bytes) -> str:

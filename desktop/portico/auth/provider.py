@@ -202,16 +202,8 @@ class PorticoOAuthProvider(VettedFlow, OAuthClientProvider):
         """A client registered by hand (config client_id + client_secret) authenticates
         the way the server's metadata says it accepts (basic preferred, else post)."""
         client = self.context.client_info
-        metadata = self.context.oauth_metadata
-        if client is None or metadata is None or not client.client_secret or client.issuer:
-            return
-        supported = metadata.token_endpoint_auth_methods_supported
-        if not supported or client.token_endpoint_auth_method in supported:
-            return
-        for method in ("client_secret_basic", "client_secret_post"):
-            if method in supported:
-                client.token_endpoint_auth_method = method
-                return
+        if client is not None and client.client_secret and not client.issuer:
+            fit_secret_method(self.context)
 
 
 def _oauth_error(response: httpx2.Response) -> str | None:
@@ -221,3 +213,19 @@ def _oauth_error(response: httpx2.Response) -> str | None:
         return None
     error = body.get("error") if isinstance(body, dict) else None
     return error if isinstance(error, str) else None
+
+
+def fit_secret_method(context: Any) -> None:
+    """Make a secret-holding client use a token endpoint auth method the server accepts:
+    client_secret_basic (RFC 6749 §2.3.1) when listed, else client_secret_post."""
+    client = context.client_info
+    metadata = context.oauth_metadata
+    if client is None or metadata is None:
+        return
+    supported = metadata.token_endpoint_auth_methods_supported
+    if not supported or client.token_endpoint_auth_method in supported:
+        return
+    for method in ("client_secret_basic", "client_secret_post"):
+        if method in supported:
+            client.token_endpoint_auth_method = method
+            return
