@@ -92,9 +92,8 @@ def cmd_login(args: argparse.Namespace) -> int:
 async def _login(args: argparse.Namespace) -> int:
     from portico.auth import secret_store
     from portico.auth.errors import AuthError
-    from portico.auth.manager import AuthManager
     from portico.policy.prompters import NonInteractivePrompter
-    from portico.policy.trust import TrustGate
+    from portico.services import build_services
 
     config = load_config(args)
     spec = find_server(config, args.name)
@@ -103,18 +102,17 @@ async def _login(args: argparse.Namespace) -> int:
     if not spec.url:
         err(f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in")
         return 2
-    secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
-    manager = AuthManager(_prompter())
+    # Trust is reviewed elsewhere (`portico mcp trust`); sign-in questions come here.
+    services = build_services(NonInteractivePrompter(), ask_trust=False, auth_prompter=_prompter())
+    services.configure(config)
     # A project server is contacted only once trusted, and only at the addresses the
     # trust check pinned (its OAuth requests to the MCP origin dial those).
-    gate = TrustGate(NonInteractivePrompter(), ask=False)
-    verdict = await gate(spec)
+    verdict = await services.policy.trust(spec)
     if not verdict.allowed:
         err("; ".join(verdict.reasons))
         return 1
-    manager.pinned_addresses = gate.pinned_addresses
     try:
-        await manager.login(spec, flow=args.flow, browser=not args.no_browser)
+        await services.auth.login(spec, flow=args.flow, browser=not args.no_browser)
     except AuthError as exc:
         err(str(exc))
         return 1
