@@ -11,10 +11,14 @@ that awaits it; an implementation must then close whatever it showed. The policy
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol, runtime_checkable
+
+log = logging.getLogger(__name__)
 
 
 class Refused(Exception):
@@ -113,6 +117,51 @@ class AuthorizeRequest:
     reauth: bool = False  # a grant died: "X needs you to sign in again"
 
 
+class StatusLine:
+    """One line of progress text the core updates while a face shows a question.
+
+    Thread-safe: the core calls ``set`` on its loop; a watcher is called on the setter's
+    thread and must hop to its own (the Qt prompter uses ``call_soon_threadsafe``).
+    A watcher that raises is logged and kept; it never breaks the core.
+    """
+
+    def __init__(self, text: str = "") -> None:
+        self._lock = threading.Lock()
+        self._text = text
+        self._watchers: list[Callable[[str], None]] = []
+
+    @property
+    def text(self) -> str:
+        with self._lock:
+            return self._text
+
+    def set(self, text: str) -> None:
+        with self._lock:
+            self._text = text
+            watchers = list(self._watchers)
+        for watcher in watchers:
+            try:
+                watcher(text)
+            except Exception:
+                log.exception("a status watcher failed")
+
+    def watch(self, callback: Callable[[str], None]) -> Callable[[], None]:
+        """Call ``callback(text)`` now (if there is text) and on every change; returns the
+        function that stops watching."""
+        with self._lock:
+            self._watchers.append(callback)
+            current = self._text
+        if current:
+            callback(current)
+
+        def stop() -> None:
+            with self._lock:
+                if callback in self._watchers:
+                    self._watchers.remove(callback)
+
+        return stop
+
+
 @dataclass(frozen=True)
 class DeviceCodeRequest:
     server: str
@@ -121,6 +170,9 @@ class DeviceCodeRequest:
     verification_uri_complete: str | None
     expires_in: float
     interval: float
+    # The poller's state in plain words ("Waiting for you to approve…", "Slowing down: …",
+    # "Approved.", "Denied.", "Expired."), updated by the core while the face shows the code.
+    status: StatusLine = field(default_factory=StatusLine, compare=False)
 
 
 # --- elicitation and sampling --------------------------------------------------------------

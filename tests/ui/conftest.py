@@ -6,6 +6,7 @@ nested Qt loop and hang): use ``tests.ui.qt_helpers.until``.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -20,6 +21,14 @@ def _hooked_loop() -> PorticoEventLoop:
     # Like the app: closing the last dialog must not quit the application (and the loop).
     app.setQuitOnLastWindowClosed(False)
     return PorticoEventLoop(app)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """Collect the last test's cyclic garbage here, on the GUI thread. Each test gets a new
+    qasync loop; the old one (its Qt timer objects included) sits in reference cycles, and
+    a collection triggered on a runtime thread would destroy those QObjects there ("QObject::
+    ~QObject: Timers cannot be stopped from another thread", then segfaults later on)."""
+    gc.collect()
 
 
 def pytest_asyncio_loop_factories(config: pytest.Config, item: pytest.Item) -> Mapping[str, Any]:

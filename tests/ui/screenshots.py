@@ -26,6 +26,7 @@ from portico.prompts import (
     SamplingMessage,
     SamplingRequest,
     SpendApprovalRequest,
+    StatusLine,
     ToolApprovalRequest,
     TrustRequest,
 )
@@ -139,6 +140,7 @@ def dialogs() -> dict[str, Callable[[], QWidget]]:
                 verification_uri_complete=None,
                 expires_in=900,
                 interval=5,
+                status=StatusLine("Waiting for you to approve (checked 3 times, every 5 s)…"),
             )
         ),
         "elicitation": lambda: ElicitationDialog(

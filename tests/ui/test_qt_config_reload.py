@@ -41,8 +41,9 @@ async def test_outside_edits_apply_and_a_broken_file_keeps_its_servers() -> None
         # Another program (an editor, `portico mcp add`) adds a server.
         config.write_text(config.read_text() + _server("beta", 1), encoding="utf-8")
         await until(lambda: status("beta") == Status.RUNNING, 60, "beta to run after the edit")
+        # The pass that started beta ends with its summary, a moment after beta's status.
+        await until(lambda: len(applied) > passes, 60, "the reload's discovery pass")
         assert status("alpha") == Status.RUNNING
-        assert len(applied) > passes
 
         # A half-typed edit: the file no longer parses. Nothing that ran stops.
         config.write_text(config.read_text() + "[mcp.gamma\ncommand = [", encoding="utf-8")

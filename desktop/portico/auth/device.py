@@ -2,7 +2,8 @@
 
 Show the verification URL and user code through ``Prompter.device_code``, poll the token
 endpoint at the given interval, slow down when told (``slow_down`` adds 5 s), stop at
-expiry.
+expiry. Each poll's outcome is reported in plain words on ``request.status`` so the face
+can show the real polling state.
 """
 
 from __future__ import annotations
@@ -77,14 +78,18 @@ async def device_login(
         expires_in=expires_in,
         interval=interval,
     )
+    status = request.status
+    status.set(waiting_text(0, interval))
     shown = asyncio.ensure_future(prompter.device_code(request))
     deadline = time.monotonic() + min(expires_in, wait_seconds)
+    checks = 0
     try:
         while True:
             if shown.done():
                 shown.result()  # raises Refused if the face cannot show it
                 raise DeviceFlowError(f"Device login to '{server}' was cancelled.")
             if time.monotonic() + interval > deadline:
+                status.set(EXPIRED_TEXT)
                 raise DeviceFlowError(
                     f"The device code for '{server}' expired before it was approved; run "
                     "the login again."
@@ -100,21 +105,29 @@ async def device_login(
             token = await http.post(
                 token_endpoint, data=data, auth=auth or httpx2.USE_CLIENT_DEFAULT
             )
+            checks += 1
             if token.status_code == 200:
-                return OAuthToken.model_validate(token.json())
+                tokens = OAuthToken.model_validate(token.json())
+                status.set(APPROVED_TEXT)
+                return tokens
             error = _error_of(token)
             if error == "authorization_pending":
+                status.set(waiting_text(checks, interval))
                 continue
             if error == "slow_down":
                 interval += slow_down_step
+                status.set(slow_down_text(interval))
                 continue
             if error == "expired_token":
+                status.set(EXPIRED_TEXT)
                 raise DeviceFlowError(
                     f"The device code for '{server}' expired before it was approved; run "
                     "the login again."
                 )
             if error == "access_denied":
+                status.set(DENIED_TEXT)
                 raise DeviceFlowError(f"The device login to '{server}' was denied.")
+            status.set(f"The sign-in failed (HTTP {token.status_code}: {error}).")
             raise DeviceFlowError(
                 f"Device login to '{server}' failed (HTTP {token.status_code}: {error})."
             )
@@ -123,6 +136,22 @@ async def device_login(
             shown.cancel()
         with contextlib.suppress(BaseException):
             await shown
+
+
+APPROVED_TEXT = "Approved. Finishing the sign-in…"
+DENIED_TEXT = "The sign-in was denied on the other device."
+EXPIRED_TEXT = "The code expired before it was approved. Start the sign-in again."
+
+
+def waiting_text(checks: int, interval: float) -> str:
+    if checks == 0:
+        return f"Waiting for you to approve (checking every {interval:g} s)…"
+    times = "once" if checks == 1 else f"{checks} times"
+    return f"Waiting for you to approve (checked {times}, every {interval:g} s)…"
+
+
+def slow_down_text(interval: float) -> str:
+    return f"Slowing down: the server asked to poll every {interval:g} s."
 
 
 def _error_of(response: httpx2.Response) -> str:

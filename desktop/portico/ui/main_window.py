@@ -44,6 +44,7 @@ class ServerPage(QTabWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("server page")
+        self.tabBar().setAccessibleName("server page tabs")
         self.overview = QLabel("Select a server on the left.")
         self.overview.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.overview.setWordWrap(True)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Signal
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from portico.prompts import Notice
+from portico.ui.palette import tone
 
-_COLORS = {"info": "#2f6fb0", "warning": "#b07800", "error": "#b00020"}
 _TINTS = {
     "info": "rgba(47,111,176,0.10)",
     "warning": "rgba(208,138,0,0.14)",
@@ -29,9 +30,10 @@ class NoticeRow(QFrame):
         super().__init__(parent)
         self.notice = notice
         self.setObjectName("notice")
+        accent = tone(notice.level, role=QPalette.ColorRole.Window)
         self.setStyleSheet(
-            f"QFrame#notice {{ border: 1px solid {_COLORS[notice.level]};"
-            f" border-left: 5px solid {_COLORS[notice.level]}; border-radius: 3px;"
+            f"QFrame#notice {{ border: 1px solid {accent};"
+            f" border-left: 5px solid {accent}; border-radius: 3px;"
             f" background: {_TINTS[notice.level]}; }}"
         )
         row = QHBoxLayout(self)

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import shiboken6
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
@@ -78,7 +80,7 @@ class QtPrompter(QObject):
         return await self._ask(lambda p: OAuthDialog(request, p))
 
     async def device_code(self, request: DeviceCodeRequest) -> None:
-        await self._ask(lambda p: DeviceDialog(request, p))
+        await self._ask(lambda p: self._device_dialog(request, p))
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
         return await self._ask(lambda p: ElicitationDialog(request, p))
@@ -91,6 +93,24 @@ class QtPrompter(QObject):
             self.noticePosted.emit(notice)
         else:
             self._gui_loop.call_soon_threadsafe(self.noticePosted.emit, notice)
+
+    def _device_dialog(self, request: DeviceCodeRequest, parent: QWidget | None) -> DeviceDialog:
+        """The dialog follows the core's poll states; they arrive on the runtime thread."""
+        dialog = DeviceDialog(request, parent)
+        loop = self._gui_loop
+        # Only a weak reference may reach the runtime thread: if that thread dropped the
+        # last strong one, it would destroy the dialog there (and its timers with it).
+        ref = weakref.ref(dialog)
+
+        def deliver(text: str) -> None:  # on the GUI loop
+            shown = ref()
+            if shown is not None and shiboken6.isValid(shown) and not shown.is_answered:
+                shown.set_status(text)
+
+        stop = request.status.watch(lambda text: loop.call_soon_threadsafe(deliver, text))
+        dialog.finished.connect(lambda _result: stop())
+        dialog.destroyed.connect(lambda *_: stop())
+        return dialog
 
     # --- crossing to the GUI ----------------------------------------------------------------
 

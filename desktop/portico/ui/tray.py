@@ -1,7 +1,9 @@
 """The system tray icon: aggregate state, summary tooltip, per-server actions, notifications.
 
 Without a system tray (some Linux desktops) nothing is shown and ``available`` is False;
-the app keeps working in its window.
+the app keeps working in its window. Every notification that passes the rate limit is also
+emitted as ``notified`` (whether or not a tray can show it), so the window or a test can
+follow them.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ class Tray(QObject):
     configEditorRequested = Signal()
     quitRequested = Signal()
     serverActionRequested = Signal(str, str)  # Action value, server name
+    notified = Signal(str, str, bool)  # title, text, critical: a notification went out
 
     def __init__(self, parent: QObject | None = None, *, notify_interval: float = 60.0) -> None:
         super().__init__(parent)
@@ -96,6 +99,7 @@ class Tray(QObject):
         """Show a notification unless one with the same key was shown recently."""
         if not self._limiter.allow(key):
             return False
+        self.notified.emit(title, text, critical)
         if self.icon is not None and self.icon.supportsMessages():
             level = (
                 QSystemTrayIcon.MessageIcon.Critical

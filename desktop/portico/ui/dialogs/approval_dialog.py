@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QWidget
 
 from portico.prompts import (
@@ -11,6 +12,7 @@ from portico.prompts import (
     ToolApprovalRequest,
 )
 from portico.ui.dialogs.base import PromptDialog, esc, monospace_view, selectable_label
+from portico.ui.palette import tone
 
 CHOICE_LABELS: dict[ApprovalChoice, str] = {
     ApprovalChoice.ONCE: "Allow &Once",
@@ -77,6 +79,7 @@ class ApprovalDialog(_ApprovalBase):
         self.any_arguments: QCheckBox | None = None
         if request.offers_any_arguments and _WIDENABLE & set(request.choices):
             self.any_arguments = QCheckBox("Also allow with &any arguments")
+            self.any_arguments.setAccessibleName("Also allow with any arguments")
             self.any_arguments.setToolTip(
                 "Applies to Allow for Session and Always Allow; Allow Once covers this call only."
             )
@@ -115,6 +118,7 @@ class SpendDialog(_ApprovalBase):
         self.layout_.addWidget(self.spend_label)
         self.layout_.addWidget(QLabel("Arguments:"))
         self.arguments_view = monospace_view(request.arguments_json)
+        self.arguments_view.setAccessibleName("arguments")
         self.layout_.addWidget(self.arguments_view, 1)
         allowed = tuple(
             c for c in request.choices if c in (ApprovalChoice.ONCE, ApprovalChoice.DENY)
@@ -130,4 +134,5 @@ class SpendDialog(_ApprovalBase):
 
 
 def _tool_html(tool: str, qualified: str) -> str:
-    return f"<b>{esc(tool)}</b> <span style='color:gray'>({esc(qualified)})</span>"
+    muted = tone("muted", role=QPalette.ColorRole.Window)
+    return f"<b>{esc(tool)}</b> <span style='color:{muted}'>({esc(qualified)})</span>"

@@ -1,10 +1,12 @@
-"""Device login: the verification link and the user code in large type, while we poll."""
+"""Device login: the verification link and the user code in large type, the poller's real
+state (``request.status``, reported by the core: waiting, slowing down, approved, denied,
+expired) and how long the code stays valid."""
 
 from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, QTimer, QUrl
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
@@ -14,6 +16,8 @@ from portico.ui.dialogs.oauth_dialog import format_remaining
 
 
 class DeviceDialog(PromptDialog):
+    statusShown = Signal(str)  # the poll state now on screen
+
     def __init__(self, request: DeviceCodeRequest, parent: QWidget | None = None) -> None:
         super().__init__(request.server, "Sign in on another device", parent)
         self.request = request
@@ -31,9 +35,11 @@ class DeviceDialog(PromptDialog):
         row = QHBoxLayout()
         self.open_button = QPushButton("Open in &browser")
         self.open_button.setAutoDefault(False)
+        self.open_button.setAccessibleName("Open in browser")
         self.open_button.clicked.connect(self.open_in_browser)
         self.copy_button = QPushButton("&Copy code")
         self.copy_button.setAutoDefault(False)
+        self.copy_button.setAccessibleName("Copy code")
         self.copy_button.clicked.connect(self.copy_code)
         row.addStretch(1)
         row.addWidget(self.open_button)
@@ -41,8 +47,14 @@ class DeviceDialog(PromptDialog):
         row.addStretch(1)
         self.layout_.addLayout(row)
         self.state_label = QLabel()
+        self.state_label.setWordWrap(True)
         self.state_label.setAccessibleName("polling state")
         self.layout_.addWidget(self.state_label)
+        self.expiry_label = QLabel()
+        self.expiry_label.setAccessibleName("code validity")
+        self.layout_.addWidget(self.expiry_label)
+        every = f"{request.interval:g}"
+        self.set_status(request.status.text or f"Waiting for approval (checking every {every} s)…")
         self.cancel_button = self.add_button("Cancel", None)
         self.finish_layout()
         self._timer = QTimer(self)
@@ -60,17 +72,18 @@ class DeviceDialog(PromptDialog):
         QGuiApplication.clipboard().setText(self.request.user_code)
         self.copy_button.setText("Copied")
 
+    def set_status(self, text: str) -> None:
+        """Show the poller's state (GUI thread only; the prompter hops here)."""
+        self.state_label.setText(text)
+        self.statusShown.emit(text)
+
     def _tick(self) -> None:
         left = self._deadline - time.monotonic()
         if left <= 0:
-            self.state_label.setText("The code has expired.")
+            self.expiry_label.setText("The code has expired.")
             self._timer.stop()
             return
-        every = f"{self.request.interval:g}"
-        self.state_label.setText(
-            f"Waiting for approval (checking every {every} s)… code valid for "
-            f"{format_remaining(left)}"
-        )
+        self.expiry_label.setText(f"The code is valid for {format_remaining(left)}.")
 
     def decline_value(self) -> None:
         return None

@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 from portico.prompts import ElicitationAnswer, ElicitationRequest
 from portico.ui.dialogs.base import PromptDialog, selectable_label
+from portico.ui.palette import set_tone
 from portico.ui.schema_form import Field, SchemaForm
 
 __all__ = ["ElicitationDialog", "Field"]
@@ -21,7 +22,7 @@ class ElicitationDialog(PromptDialog):
         self.message.setAccessibleName("message")
         self.layout_.addWidget(self.message)
         self.error_label = QLabel(request.error or "")
-        self.error_label.setStyleSheet("color: #b00020")
+        set_tone(self.error_label, "error")
         self.error_label.setWordWrap(True)
         self.error_label.setAccessibleName("error")
         self.error_label.setVisible(bool(request.error))

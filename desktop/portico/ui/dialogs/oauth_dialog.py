@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidg
 
 from portico.prompts import AuthorizeRequest
 from portico.ui.dialogs.base import PromptDialog, selectable_label
+from portico.ui.palette import set_tone
 
 
 def format_remaining(seconds: float) -> str:
@@ -41,9 +42,11 @@ class OAuthDialog(PromptDialog):
         row = QHBoxLayout()
         self.open_button = QPushButton("Open in &browser")
         self.open_button.setAutoDefault(False)
+        self.open_button.setAccessibleName("Open in browser")
         self.open_button.clicked.connect(self.open_in_browser)
         self.copy_button = QPushButton("&Copy link")
         self.copy_button.setAutoDefault(False)
+        self.copy_button.setAccessibleName("Copy link")
         self.copy_button.clicked.connect(self.copy_link)
         row.addWidget(self.open_button)
         row.addWidget(self.copy_button)
@@ -73,6 +76,7 @@ class OAuthDialog(PromptDialog):
 
         self.continue_button = QPushButton("C&ontinue")
         self.continue_button.setAutoDefault(False)
+        self.continue_button.setAccessibleName("Continue")
         self.continue_button.setEnabled(False)
         self.continue_button.clicked.connect(self._submit)
         self.buttons_row.addWidget(self.continue_button)
@@ -121,10 +125,10 @@ class OAuthDialog(PromptDialog):
             self.feedback.setText("")
         elif ok:
             self.feedback.setText("✓ Looks right. Press Continue.")
-            self.feedback.setStyleSheet("color: green")
+            set_tone(self.feedback, "ok")
         else:
             self.feedback.setText(f"✗ {problem}")
-            self.feedback.setStyleSheet("color: #b00020")
+            set_tone(self.feedback, "error")
 
     def _submit(self) -> None:
         if self._problem(self.paste_field.text()) is None:

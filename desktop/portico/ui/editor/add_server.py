@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from portico.config.document import valid_server_name
 from portico.config.presets import PRESET_INFO, preset_fields
 from portico.ui.dialogs.base import monospace_view
+from portico.ui.palette import set_tone
 
 BLANK, PRESET, IMPORT = "Blank", "Preset", "Import"
 
@@ -75,7 +76,7 @@ class AddServerDialog(QDialog):
 
         self.problem = QLabel()
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #d32f2f;")
+        set_tone(self.problem, "error")
         self.problem.setAccessibleName("problem")
         self.problem.hide()
         column.addWidget(self.problem)

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QBrush, QColor
+from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -35,6 +35,7 @@ from portico.config.model import Diagnostic, Dialect
 from portico.config.schema import KeySpec
 from portico.config.secrets import has_references
 from portico.ui.editor.files import EditedFile
+from portico.ui.palette import set_tone, tone_color
 
 
 class _Unset:
@@ -95,7 +96,7 @@ class FieldEditor(QWidget):
         self.error_label = QLabel()
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.error_label.setStyleSheet("color: #d32f2f;")
+        set_tone(self.error_label, "error")
         self.error_label.setAccessibleName(f"{spec.name} error")
         self.error_label.hide()
         column.addWidget(self.error_label)
@@ -280,7 +281,7 @@ class MappingEditor(FieldEditor):
                 "Plain text in the config file. If this is a secret, select the row and "
                 f"use {KEYCHAIN_TEXT}: the file then holds a ${{keyring:NAME}} reference."
             )
-            item.setForeground(QBrush(QColor("#b35c00")))
+            item.setForeground(QBrush(tone_color("warning")))
         else:
             item.setToolTip("")
             item.setData(Qt.ItemDataRole.ForegroundRole, None)
@@ -421,7 +422,7 @@ class ServerForm(QScrollArea):
         column.addLayout(name_row)
         self.server_errors = QLabel()
         self.server_errors.setWordWrap(True)
-        self.server_errors.setStyleSheet("color: #d32f2f;")
+        set_tone(self.server_errors, "error")
         self.server_errors.setAccessibleName("server errors")
         self.server_errors.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.server_errors.hide()

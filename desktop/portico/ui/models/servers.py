@@ -2,7 +2,9 @@
 
 Rows appear in the order their first status arrives; ``set_order`` (from the config) fixes
 the order. A server whose status becomes Stopped (removed from the config) leaves the list.
-A one-second timer runs only while some row is in Cooldown, to count down its retry.
+A one-second timer runs only while some row is in Cooldown, to count down its retry; its
+ticks change only the text roles (``COUNTDOWN_ROLES``) and emit ``countdownTicked``, so
+listeners that care about real state changes can tell a tick from a change.
 """
 
 from __future__ import annotations
@@ -40,6 +42,15 @@ class ServerListModel(QAbstractListModel):
     ErrorRole = Qt.ItemDataRole.UserRole + 7
 
     statesChanged = Signal()  # any row changed: the tray re-aggregates
+    countdownTicked = Signal(str)  # server name: only its "Retrying in N s" text moved on
+
+    # What a countdown tick changes (the status text); the ServerState itself stays the same.
+    COUNTDOWN_ROLES = (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.AccessibleTextRole,
+        StatusTextRole,
+    )
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -173,5 +184,7 @@ class ServerListModel(QAbstractListModel):
 
     def _tick(self) -> None:
         for row in self._cooldown_rows():
-            self._changed(row)
+            index = self.index(row)
+            self.dataChanged.emit(index, index, list(self.COUNTDOWN_ROLES))
+            self.countdownTicked.emit(self._rows[row].name)
         self._update_timer()

@@ -3,7 +3,9 @@ the server actions that write the config (Enable / Disable, Remove) or ask (Revi
 adds the keyboard shortcuts and the re-auth notices.
 
 Everything the tabs show is fetched on the runtime thread (``session.pages``) as plain
-data; a refresh for a server that is no longer selected is dropped.
+data; a refresh for a server that is no longer selected is dropped. A row change refreshes
+only when the selected server really changed (its state or scope): the list's Cooldown
+countdown ticks every second and must not refetch anything (house rule 3: no polling).
 """
 
 from __future__ import annotations
@@ -67,6 +69,7 @@ class ServerPages(QObject):
         self.current: str | None = None
         self._generation = 0
         self._last_seen: ServerState | None = None
+        self._last_key: tuple[ServerState | None, Any] | None = None
         self._loaded: dict[str, str | None] = {"Prompts": None, "Resources": None}
         self.confirmation: QMessageBox | None = None
         self._lost: str | None = None  # the selected server's row left (a restart by apply)
@@ -94,7 +97,8 @@ class ServerPages(QObject):
         self._debounce.setInterval(60)
         self._debounce.timeout.connect(self.refresh)
         window.server_list.selectionModel().currentChanged.connect(lambda *_: self._schedule())
-        window.model.dataChanged.connect(lambda *_: self._schedule())
+        window.model.dataChanged.connect(lambda *_: self._row_changed())
+        window.model.countdownTicked.connect(self._countdown_ticked)
         window.model.rowsAboutToBeRemoved.connect(self._rows_leaving)
         window.model.rowsRemoved.connect(lambda *_: self._schedule())
         window.model.rowsInserted.connect(self._rows_arrived)
@@ -107,7 +111,31 @@ class ServerPages(QObject):
 
     # --- refreshing ----------------------------------------------------------------------
 
+    def _selected_key(self) -> tuple[ServerState | None, Any]:
+        state = self.window.selected_state()
+        model = self.window.model
+        row = model.row_of(state.name) if state is not None else None
+        scope = model.data(model.index(row), model.ScopeRole) if row is not None else None
+        return state, scope
+
+    def _row_changed(self) -> None:
+        """Some row's data changed: refresh only if it is the selected server's real state."""
+        if self._selected_key() == self._last_key:
+            return
+        self._schedule()
+
+    def _countdown_ticked(self, name: str) -> None:
+        """The selected server's retry countdown moved on: redraw its status line locally."""
+        if name != self.current:
+            return
+        state, scope = self._selected_key()
+        if self.overview.details is not None and self.overview.details.name == name:
+            self.overview.show_details(self.overview.details, state)
+        else:
+            self.overview.show_state(state, scope)
+
     def _schedule(self) -> None:
+        self._last_key = self._selected_key()
         state = self.window.selected_state()
         name = state.name if state else None
         if name != self.current:

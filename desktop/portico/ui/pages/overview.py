@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 from portico.runtime.events import ServerState
 from portico.ui.pages.common import esc
 from portico.ui.pages.snapshots import ServerDetails
+from portico.ui.palette import set_tone
 from portico.ui.tray_state import status_text
 
 
@@ -49,7 +50,7 @@ class OverviewPage(QScrollArea):
         self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setWordWrap(True)
         self.error.setAccessibleName("last error")
-        self.error.setStyleSheet("color: #b00020")
+        set_tone(self.error, "error")
         self.error.setTextInteractionFlags(
             Qt.TextInteractionFlag.TextSelectableByMouse
             | Qt.TextInteractionFlag.TextSelectableByKeyboard

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QColor, QPalette
+from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QGroupBox,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from portico.ui.pages.common import PageBackend, browser, esc, status_label
 from portico.ui.pages.result_view import ResultView
 from portico.ui.pages.snapshots import ToolInfo
+from portico.ui.palette import Tone, tone, tone_color
 from portico.ui.schema_form import SchemaForm, schema_kind
 
 COLUMNS = ("Name", "Description", "Annotations")
@@ -56,7 +57,7 @@ def schema_html(schema: Mapping[str, Any]) -> str:
     """The input schema as a readable table of parameters."""
     props = schema.get("properties") or {}
     if not isinstance(props, Mapping) or not props:
-        return "<p style='color:gray'>No parameters.</p>"
+        return f"<p style='color:{tone('muted')}'>No parameters.</p>"
     required = set(schema.get("required") or ())
     rows = []
     for name, prop in props.items():
@@ -70,7 +71,7 @@ def schema_html(schema: Mapping[str, Any]) -> str:
         for key, word in (("minimum", "min"), ("maximum", "max")):
             if key in prop:
                 notes.append(f"{word} {esc(prop[key])}")
-        mark = "<b style='color:#b00020'>required</b>" if name in required else "optional"
+        mark = f"<b style='color:{tone('error')}'>required</b>" if name in required else "optional"
         rows.append(
             f"<tr><td><code><b>{esc(name)}</b></code></td><td>{esc(type_text(prop))}</td>"
             f"<td>{mark}</td><td>{'; '.join(notes)}</td></tr>"
@@ -88,11 +89,13 @@ def tool_html(tool: ToolInfo) -> str:
         parts.append(f"<p><code>{esc(tool.name)}</code></p>")
     if tool.qualified:
         parts.append(
-            f"<p style='color:gray'>Called by models as <code>{esc(tool.qualified)}</code></p>"
+            f"<p style='color:{tone('muted')}'>Called by models as "
+            f"<code>{esc(tool.qualified)}</code></p>"
         )
     if tool.filtered_reason:
         parts.append(
-            f"<p style='color:#b07800'><b>Filtered out:</b> {esc(tool.filtered_reason)}</p>"
+            f"<p style='color:{tone('warning')}'><b>Filtered out:</b> "
+            f"{esc(tool.filtered_reason)}</p>"
         )
     if tool.badges:
         parts.append("<p>" + " ".join(_badge(b) for b in tool.badges) + "</p>")
@@ -104,11 +107,11 @@ def tool_html(tool: ToolInfo) -> str:
     return "".join(parts)
 
 
-_BADGE_COLORS = {"destructive": "#b00020", "read-only": "#2e7d32", "open-world": "#2f6fb0"}
+_BADGE_TONES: dict[str, Tone] = {"destructive": "error", "read-only": "ok", "open-world": "info"}
 
 
 def _badge(label: str) -> str:
-    color = _BADGE_COLORS.get(label, "#666666")
+    color = tone(_BADGE_TONES.get(label, "muted"))
     return f"<span style='color:{color}; border:1px solid {color}'>&nbsp;{esc(label)}&nbsp;</span>"
 
 
@@ -206,7 +209,7 @@ class ToolsPage(QWidget):
                 elif col == 1:
                     item.setToolTip(tool.description)
                 if col == 2 and "destructive" in tool.badges:
-                    item.setForeground(QBrush(QColor("#b00020")))
+                    item.setForeground(QBrush(tone_color("error")))
                 self.table.setItem(row, col, item)
         self.table.blockSignals(False)
         self.empty.setVisible(not tools)
@@ -251,7 +254,9 @@ class ToolsPage(QWidget):
         self.result_view.clear()
         self.call_status.clear()
         if tool is None:
-            self.details.setHtml("<p style='color:gray'>Select a tool to see its parameters.</p>")
+            self.details.setHtml(
+                f"<p style='color:{tone('muted')}'>Select a tool to see its parameters.</p>"
+            )
             self.form = None
             self.form_area.setWidget(QWidget())
             self.try_box.setEnabled(False)

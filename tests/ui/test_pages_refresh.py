@@ -1,0 +1,65 @@
+"""The server page refreshes on real changes of the selected server only (house rule 3):
+another server's Cooldown countdown, which ticks every second, must not refetch anything."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+from portico.runtime.events import Status
+from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
+from tests.ui.qt_helpers import until
+
+CONFIG = f"""[mcp.tiny]
+command = {command("tiny.py", "--tools", "2")}
+
+[mcp.broken]
+command = {command("tiny.py", "--exit", "3")}
+"""
+
+
+async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
+    write_global(CONFIG)
+    async with running_app("tiny") as desktop:
+        await until(lambda: status_of(desktop, "broken") is Status.COOLDOWN, 30, "broken cools")
+        pages = desktop.pages
+        calls: Counter[str] = Counter()
+        real_run = pages.backend.run
+
+        async def counting_run(method: str, *args: Any) -> Any:
+            calls[method] += 1
+            return await real_run(method, *args)
+
+        pages.backend.run = counting_run  # type: ignore[method-assign]
+        select(desktop, "tiny")
+        await until(lambda: len(pages.tools.tools) >= 3, 30, "tiny's tools on the page")
+        await asyncio.sleep(0.3)  # let the selection's debounced refresh finish
+        ticks: list[str] = []
+        desktop.model.countdownTicked.connect(ticks.append)
+        calls.clear()
+
+        await until(lambda: ticks.count("broken") >= 3, 10, "three countdown ticks")
+        await asyncio.sleep(0.2)  # a debounced refresh would have started by now
+        print(f"\ncountdown ticks: {len(ticks)}, page service calls: {dict(calls)}")
+        assert desktop.model._countdown.isActive()
+        assert calls["details"] == 0 and calls["tools"] == 0, calls
+
+        # The selected server's own countdown redraws its status line without fetching.
+        select(desktop, "broken")
+        await until(lambda: calls["details"] >= 1, 10, "the selection's refresh")
+        await until(lambda: pages.overview.details is not None, 10, "broken's details")
+        await asyncio.sleep(0.2)
+        calls.clear()
+        first = pages.overview.table.text()
+        assert "Retrying in" in first
+        await until(lambda: pages.overview.table.text() != first, 5, "the countdown to move")
+        assert calls["details"] == 0 and calls["tools"] == 0, calls
+
+        # A real change of the selected server still refreshes the page.
+        select(desktop, "tiny")
+        await until(lambda: calls["details"] >= 1, 10, "the selection's refresh")
+        calls.clear()
+        desktop.server_action("Restart", "tiny")
+        await until(lambda: calls["details"] >= 1, 30, "a refresh after the restart")
+        await until(lambda: status_of(desktop, "tiny") is Status.RUNNING, 30, "tiny runs again")
