@@ -24,8 +24,9 @@ from portico import __version__
 from portico.prompts import Notice
 from portico.ui.bridge import EventBridge
 from portico.ui.facade import RuntimeThread
+from portico.ui.gc_guard import GarbageCollector
 from portico.ui.icons import app_icon
-from portico.ui.loop import PorticoEventLoop, ensure_application
+from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
 from portico.ui.pages.controller import ServerPages
@@ -58,6 +59,7 @@ class DesktopApp(QObject):
         self._secrets_notice: str | None = None
         self.editor: Any = None  # the ConfigEditorWindow, built on first use
         self.prompter: QtPrompter | None = None
+        self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
         self.pages = ServerPages(
@@ -90,6 +92,7 @@ class DesktopApp(QObject):
 
     async def run(self) -> int:
         self._quit = asyncio.Event()
+        self.gc.start()  # cyclic garbage (Qt objects in it) dies on this thread only
         self.prompter = QtPrompter(
             parent_widget=lambda: self.window if self.window.isVisible() else None
         )
@@ -296,6 +299,7 @@ class DesktopApp(QObject):
         self.window.hide()
         if self.instance is not None:
             self.instance.close()
+        self.gc.stop()
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -305,6 +309,7 @@ class DesktopApp(QObject):
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[:1] if argv is None else argv)
+    sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # the GUI thread must win the GIL (loop.py)
     app = ensure_application(argv)
     app.setApplicationName("Portico")
     app.setApplicationVersion(__version__)

@@ -11,6 +11,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import logging
+import os
 import threading
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
@@ -18,6 +19,8 @@ from typing import Any, TypeVar
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+DIRECT_SUBMIT_ENV = "PORTICO_FACADE_DIRECT"  # "0": run_coroutine_threadsafe + wrap_future
 
 
 class RuntimeNotRunning(RuntimeError):
@@ -33,8 +36,11 @@ class RuntimeThread:
     future cancels the coroutine on the runtime loop.
     """
 
-    def __init__(self, name: str = "portico-runtime") -> None:
+    def __init__(self, name: str = "portico-runtime", *, direct: bool | None = None) -> None:
         self._name = name
+        # ``direct``: submit() hands results back with one call_soon_threadsafe and no
+        # concurrent future in between (see submit); may be flipped at any time.
+        self.direct = os.environ.get(DIRECT_SUBMIT_ENV, "1") != "0" if direct is None else direct
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -96,8 +102,25 @@ class RuntimeThread:
         return asyncio.run_coroutine_threadsafe(coro, loop)
 
     def submit(self, coro: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
-        """Schedule ``coro`` on the runtime loop; an asyncio future on the calling loop."""
-        return asyncio.wrap_future(self.submit_concurrent(coro))
+        """Schedule ``coro`` on the runtime loop; an asyncio future on the calling loop.
+
+        The direct path (``self.direct``) skips run_coroutine_threadsafe's concurrent
+        future (its lock, condition and chained callbacks): the task's done callback
+        settles the caller's future with one call_soon_threadsafe. Same semantics:
+        cancelling the returned future cancels the task on the runtime loop, and the
+        task's result, exception or cancellation reaches the caller.
+        """
+        try:
+            runtime = self.loop
+            caller = asyncio.get_running_loop()
+        except (RuntimeNotRunning, RuntimeError):
+            if not self.is_running:
+                coro.close()
+                raise RuntimeNotRunning("the runtime thread is not running") from None
+            caller = None
+        if caller is None or not self.direct:
+            return asyncio.wrap_future(self.submit_concurrent(coro))
+        return _submit_direct(coro, runtime, caller)
 
     def call_soon(self, callback: Callable[..., Any], *args: Any) -> None:
         """Run a plain callable on the runtime loop (thread-safe, fire and forget)."""
@@ -145,6 +168,58 @@ class RuntimeThread:
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # closed since the check
                 loop.call_soon_threadsafe(loop.stop)
+
+
+def _submit_direct(
+    coro: Coroutine[Any, Any, T],
+    runtime: asyncio.AbstractEventLoop,
+    caller: asyncio.AbstractEventLoop,
+) -> asyncio.Future[T]:
+    outer: asyncio.Future[T] = caller.create_future()
+    started: list[asyncio.Task[T]] = []
+
+    def settle(task: asyncio.Task[T]) -> None:  # on the caller's loop
+        if outer.done():
+            if not task.cancelled():
+                task.exception()  # retrieved: the caller gave up on it
+            return
+        if task.cancelled():
+            outer.cancel()
+        elif (exc := task.exception()) is not None:
+            outer.set_exception(exc)
+        else:
+            outer.set_result(task.result())
+
+    def finished(task: asyncio.Task[T]) -> None:  # on the runtime loop
+        try:
+            caller.call_soon_threadsafe(settle, task)
+        except RuntimeError:  # the caller's loop is closed: nobody waits for the result
+            if not task.cancelled():
+                task.exception()
+
+    def start() -> None:  # on the runtime loop; always runs before cancel()
+        task = runtime.create_task(coro)
+        started.append(task)
+        task.add_done_callback(finished)
+
+    def cancel() -> None:  # on the runtime loop
+        if started:
+            started[0].cancel()
+
+    def on_outer_done(fut: asyncio.Future[T]) -> None:  # on the caller's loop
+        if fut.cancelled():
+            with contextlib.suppress(RuntimeError):  # the runtime loop has stopped
+                runtime.call_soon_threadsafe(cancel)
+
+    outer.add_done_callback(on_outer_done)
+    try:
+        runtime.call_soon_threadsafe(start)
+    except RuntimeError:
+        coro.close()
+        outer.remove_done_callback(on_outer_done)
+        outer.cancel()
+        raise RuntimeNotRunning("the runtime thread is not running") from None
+    return outer
 
 
 def _cancel_all_tasks(loop: asyncio.AbstractEventLoop) -> None:
