@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections.abc import Iterator
+from typing import ClassVar
 
 import pytest
 from PySide6.QtCore import QObject
@@ -16,7 +17,7 @@ from portico.ui.loop import ensure_application
 class Cycle:
     """A QObject kept alive only by a reference cycle; records where it was finalized."""
 
-    finalized_in: list[str] = []
+    finalized_in: ClassVar[list[str]] = []
 
     def __init__(self) -> None:
         self.me = self
