@@ -208,9 +208,8 @@ KEYS: tuple[KeySpec, ...] = (
         ("cwd",),
         "string",
         C,
-        "Stdio servers: working directory of the process. Unset: the project folder for "
-        "project servers, your home folder for global ones; a relative path is taken from "
-        "the project folder (project) or the config file's folder (global).",
+        "Stdio cwd. Unset: project folder for project servers, home folder for global ones; "
+        "relative: from the project or config file's folder.",
         applies="stdio",
         example=".",
     ),
