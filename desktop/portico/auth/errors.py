@@ -21,19 +21,3 @@ def own_client_message(server: str, detail: str = "") -> str:
         "`oauth: {client_id: ..., client_secret: ...}` in config.yaml; keep the secret in the "
         "keyring with `portico secret set NAME` and write ${keyring:NAME})."
     )
-
-
-def needs_auth(server: str, message: str) -> Exception:
-    """A ``portico.runtime.errors.NeedsAuth`` (a stand-in until the runtime defines it)."""
-    try:
-        from portico.runtime.errors import NeedsAuth
-    except ImportError:  # pragma: no cover - the runtime's module has not landed yet
-        return _FallbackNeedsAuth(message)
-    try:
-        return NeedsAuth(message)
-    except TypeError:  # pragma: no cover - a richer constructor
-        return NeedsAuth(server, message)  # type: ignore[call-arg]
-
-
-class _FallbackNeedsAuth(Exception):
-    pass

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Literal
@@ -28,7 +27,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from portico.auth import quirks, secret_store
 from portico.auth.device import DEVICE_GRANT, device_login
 from portico.auth.discovery import Discovered, discover, requires_auth
-from portico.auth.errors import AuthError, NeedsOwnClient, needs_auth, own_client_message
+from portico.auth.errors import AuthError, NeedsOwnClient, own_client_message
 from portico.auth.handoff import (
     LoginCancelled,
     LoginTimeout,
@@ -46,8 +45,10 @@ from portico.auth.machine import (
 from portico.auth.netguard import OAuthNet
 from portico.auth.provider import PorticoOAuthProvider
 from portico.auth.token_storage import PorticoTokenStorage, fingerprint
+from portico.config import secrets as config_secrets
 from portico.config.model import OAuthSpec, ServerSpec
 from portico.prompts import Notice, Prompter
+from portico.runtime.errors import NeedsAuth
 
 if TYPE_CHECKING:
     from portico.runtime.hooks import ConnectionHooks
@@ -81,34 +82,10 @@ def default_endpoint_policy() -> EndpointPolicy | None:
     return check_oauth_endpoint
 
 
-_REF = re.compile(r"\$\{(env|keyring):([^}]+)\}")
-
-
-async def _resolve_simple(text: str, lookup: SecretLookup, where: str) -> str:
-    """Expand ``${env:X}`` / ``${keyring:X}`` (used until portico.config.secrets exists)."""
-    out: list[str] = []
-    last = 0
-    for match in _REF.finditer(text):
-        out.append(text[last : match.start()])
-        kind, name = match.group(1), match.group(2)
-        value = os.environ.get(name) if kind == "env" else await lookup(name)
-        if value is None:
-            hint = f"run `portico secret set {name}`" if kind == "keyring" else f"set ${name}"
-            raise AuthError(f"{where}: the {kind} secret '{name}' is not set; {hint}.")
-        out.append(value)
-        last = match.end()
-    out.append(text[last:])
-    return "".join(out)
-
-
 async def resolve_secret_text(text: str, lookup: SecretLookup, where: str) -> str:
     try:
-        from portico.config import secrets as config_secrets
-    except ImportError:
-        return await _resolve_simple(text, lookup, where)
-    try:
         return await config_secrets.resolve(text, lookup_keyring=lookup, where=where)
-    except Exception as exc:
+    except config_secrets.SecretError as exc:
         raise AuthError(str(exc)) from exc
 
 
@@ -138,7 +115,7 @@ class _Handoff:
 
     async def redirect(self, authorize_url: str) -> None:
         if not self.interactive:
-            raise needs_auth(self.spec.name, _sign_in_text(self.spec.name))
+            raise NeedsAuth(_sign_in_text(self.spec.name))
         issuer = self.provider.current_issuer() if self.provider else None
         self._authorize_url = quirks.authorize_url_extras(authorize_url, issuer)
 
@@ -232,8 +209,7 @@ class AuthManager:
         if is_machine_flow(spec):
             return await self._machine_provider(spec, storage)
         if not interactive and await storage.is_rejected():
-            raise needs_auth(
-                spec.name,
+            raise NeedsAuth(
                 f"The sign-in for server '{spec.name}' was refused by its authorization server; "
                 f"run `portico mcp login {spec.name}` to sign in again.",
             )
@@ -243,7 +219,7 @@ class AuthManager:
             if found is not None and not interactive:
                 await self._refresh_if_expired(spec, provider)
         elif not interactive and await requires_auth(spec.url, self._net(spec).client()):
-            raise needs_auth(spec.name, _sign_in_text(spec.name))
+            raise NeedsAuth(_sign_in_text(spec.name))
         return provider
 
     async def login(self, spec: ServerSpec, flow: str | None = None, browser: bool = True) -> None:
@@ -471,7 +447,7 @@ class AuthManager:
                 response = await http.send(await provider._refresh_token())
                 if await provider._handle_refresh_response(response):
                     return
-        raise needs_auth(spec.name, _sign_in_text(spec.name, expired=True))
+        raise NeedsAuth(_sign_in_text(spec.name, expired=True))
 
     # --- logins --------------------------------------------------------------------------------
 

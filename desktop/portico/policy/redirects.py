@@ -1,7 +1,7 @@
 """Network policy for MCP and OAuth HTTP requests: no cross-origin redirects, pinned
 OAuth endpoints, private OAuth endpoints only on the reviewed MCP origin.
 
-For the auth code (H7):
+For the auth code (``portico.auth.netguard``):
 
 - ``check_redirect(from_url, location)`` -> None or the reason to refuse;
   ``refuse_cross_origin_redirects`` is an httpx2 ``response`` event hook doing the same.

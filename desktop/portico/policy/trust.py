@@ -231,13 +231,8 @@ def disable_in_file(spec: ServerSpec) -> str | None:
     so the server stays off).
     """
     path = spec.source.path
-    try:
-        from portico.config.document import ConfigDocument
-    except ImportError:
-        return (
-            f"could not write 'enabled = false' for '{spec.name}' to {path}: config "
-            f"editing is not available; the rejection is saved and the server will not start"
-        )
+    from portico.config.document import ConfigDocument
+
     try:
         document = ConfigDocument.load(path)
         document.set_enabled(spec.name, False)

@@ -1,14 +1,13 @@
 """What other parts plug into a connection: policy, auth, secrets, callbacks.
 
 A :class:`ConnectionHooks` is a bag of optional callables. Every field may be ``None``;
-the connection then uses the documented default. Policy (H6) and auth (H7) may ADD
-fields; nobody renames or removes one.
+the connection then uses the documented default. ``portico.services`` fills them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -73,4 +72,3 @@ class ConnectionHooks:
     active_profile: Callable[[], str] | None = None
     environ: Mapping[str, str] | None = None
     auth_stamp: AuthStamp | None = None
-    extra: dict[str, Any] = field(default_factory=dict)  # room for experiments, unused by H4

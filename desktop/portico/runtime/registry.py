@@ -35,7 +35,7 @@ UTILITY_TOOLS = ("list_resources", "read_resource", "list_prompts", "get_prompt"
 
 
 class ToolCaller(Protocol):
-    """What the registry needs from a connection (H4's Connection has all of it)."""
+    """What the registry needs from a connection (``runtime.connection.Connection``)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, *, progress: Any = None

@@ -578,13 +578,7 @@ class ConfigEditorWindow(QMainWindow):
 
 
 def _default_hooks() -> ConnectionHooks:
+    from portico.auth.secret_store import lookup_secret
     from portico.runtime.hooks import ConnectionHooks
 
-    hooks = ConnectionHooks()
-    try:
-        from portico.auth.secret_store import lookup_secret
-
-        hooks.lookup_secret = lookup_secret
-    except ImportError:
-        pass
-    return hooks
+    return ConnectionHooks(lookup_secret=lookup_secret)
