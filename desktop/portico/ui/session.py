@@ -119,8 +119,6 @@ class RuntimeSession:
 
     async def authorize(self, name: str) -> ServerState:
         """Sign in (the Prompter shows the hand-off), then connect again."""
-        if self.auth is None:
-            raise RuntimeError("sign-in is not available in this build")
         spec = self.hub.connection(name).spec
         await self.auth.login(spec)
         return await self.hub.retry(name)

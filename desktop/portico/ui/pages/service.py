@@ -52,11 +52,6 @@ class PageService:
     def guard(self) -> Any:
         if self._guard is None:
             policy = self.session.policy
-            if policy is None:
-                raise RuntimeError(
-                    "the approval policy is not available in this build, so tools cannot "
-                    "be tried from the app; use `portico mcp call` instead"
-                )
             from portico.policy.guard import ChatContext
 
             hub = self.hub
