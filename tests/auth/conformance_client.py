@@ -22,27 +22,12 @@ from typing import Any
 
 import httpx2
 import keyring
-from keyring.backend import KeyringBackend
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, for tests.*
+from tests.memory_keyring import MemoryKeyring
 
 # Conformance's CIMD scenario expects exactly this URL as the client id.
 CIMD_URL = "https://conformance-test.local/client-metadata.json"
-
-
-class _MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.items.pop((service, username), None)
 
 
 class FollowingPrompter:
@@ -181,7 +166,7 @@ def main() -> int:
     home = tempfile.mkdtemp(prefix="portico-conformance-")
     os.environ["PORTICO_HOME"] = home
     os.environ["BROWSER"] = "true"  # webbrowser runs `true URL`: never a real browser tab
-    keyring.set_keyring(_MemoryKeyring())
+    keyring.set_keyring(MemoryKeyring())
     logging.basicConfig(level=logging.INFO, stream=sys.stderr)
     return asyncio.run(run(sys.argv[1]))
 

@@ -25,7 +25,6 @@ import httpx2
 import keyring
 import pytest
 import uvicorn
-from keyring.backend import KeyringBackend
 
 from portico.config.model import Dialect, OAuthSpec, Scope, ServerSpec, Source, Transport
 from portico.prompts import (
@@ -34,6 +33,7 @@ from portico.prompts import (
     DeviceCodeRequest,
     Notice,
 )
+from tests.memory_keyring import MemoryKeyring
 
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
@@ -43,23 +43,6 @@ sys.path.insert(0, str(REPO / "tests" / "servers"))
 from protected import ProtectedApp, ProtectedState  # noqa: E402
 
 # --- keyring: an in-memory secure backend (never the real keyring) ---------------------------
-
-
-class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.items.pop((service, username), None)
 
 
 @pytest.fixture(autouse=True)

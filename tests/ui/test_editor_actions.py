@@ -8,34 +8,17 @@ from pathlib import Path
 
 import keyring
 import pytest
-from keyring.backend import KeyringBackend
 from pytestqt.qtbot import QtBot
 
 from portico.auth import secret_store
 from portico.config.presets import PRESET_INFO
 from portico.ui.editor.form import MappingEditor
 from portico.ui.facade import RuntimeThread
+from tests.memory_keyring import MemoryKeyring
 from tests.ui.editor_helpers import FIXTURES, diff, install_global, open_editor
 from tests.ui.qt_helpers import until
 
 TOOLBOX = Path(__file__).resolve().parents[1] / "servers" / "toolbox.py"
-
-
-class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.items: dict[tuple[str, str], str] = {}
-
-    def get_password(self, service: str, username: str) -> str | None:
-        return self.items.get((service, username))
-
-    def set_password(self, service: str, username: str, password: str) -> None:
-        self.items[(service, username)] = password
-
-    def delete_password(self, service: str, username: str) -> None:
-        self.items.pop((service, username), None)
 
 
 @pytest.fixture

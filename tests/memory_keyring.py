@@ -1,0 +1,22 @@
+"""An in-memory keyring backend that counts as secure: tests never touch the real keyring."""
+
+from __future__ import annotations
+
+from keyring.backend import KeyringBackend
+
+
+class MemoryKeyring(KeyringBackend):
+    priority = 1  # type: ignore[assignment]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.items: dict[tuple[str, str], str] = {}
+
+    def get_password(self, service: str, username: str) -> str | None:
+        return self.items.get((service, username))
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        self.items[(service, username)] = password
+
+    def delete_password(self, service: str, username: str) -> None:
+        self.items.pop((service, username), None)
