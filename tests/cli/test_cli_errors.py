@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from portico.paths import paths
+from tests.runtime.conftest import start_toolbox, stop_server
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"
@@ -20,25 +19,9 @@ TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"
 
 @pytest.fixture
 def sse_url() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), "sse", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline and proc.poll() is None, "toolbox did not start"
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/sse"
-    proc.kill()
-    proc.wait(timeout=10)
+    server = start_toolbox("sse")
+    yield server.url
+    stop_server(server)
 
 
 def test_sse_event_over_1_mib_is_one_clear_line(

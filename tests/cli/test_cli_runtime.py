@@ -7,13 +7,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from portico.paths import paths
+from tests.runtime.conftest import start_toolbox, stop_server
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "servers" / "tiny.py"
@@ -95,25 +95,9 @@ def test_test_name(global_config: Path, tmp_path: Path) -> None:
 
 @pytest.fixture
 def toolbox_url() -> Iterator[str]:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    proc = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), "http", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline and proc.poll() is None, "toolbox did not start"
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/mcp"
-    proc.kill()
-    proc.wait(timeout=10)
+    server = start_toolbox("http")
+    yield server.url
+    stop_server(server)
 
 
 def test_test_url(toolbox_url: str, tmp_path: Path) -> None:
