@@ -58,3 +58,23 @@ def test_no_display_says_so_instead_of_crashing() -> None:
     assert result.returncode == 1
     assert "no display to open the app on" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_unexpected_error_is_one_line_and_a_log_file(portico_home: Path) -> None:
+    env = {
+        **os.environ,
+        "PYTHON_KEYRING_BACKEND": "tests.exploding_keyring.ExplodingKeyring",
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+    }
+    exe = Path(sys.executable).parent / "portico"
+    result = subprocess.run(
+        [str(exe), "secret", "get", "TOKEN"], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "portico: secret failed unexpectedly: RuntimeError: the secret service fell over" in (
+        result.stderr
+    )
+    log = paths().log_dir / "cli-crash.log"
+    assert f"The details are in {log}" in result.stderr
+    assert "Traceback" in log.read_text() and "fell over" in log.read_text()

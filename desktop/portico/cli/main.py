@@ -53,6 +53,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # the last resort: one line, never a traceback
+        log_file = _log_crash(exc)
+        what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        print(
+            f"portico: {args.command} failed unexpectedly: {what}\n"
+            f"The details are in {log_file}; please report them.",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _log_crash(exc: BaseException) -> str:
+    """Write the traceback under the log dir (never to the terminal); return where."""
+    import traceback
+
+    from portico.paths import paths
+
+    try:
+        folder = paths().log_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "cli-crash.log"
+        with path.open("a", encoding="utf-8") as out:
+            out.write("".join(traceback.format_exception(exc)) + "\n")
+        return str(path)
+    except OSError:
+        return "(the log folder could not be written)"
 
 
 if __name__ == "__main__":
