@@ -107,9 +107,16 @@ async def _connect_once(spec: ServerSpec, hooks: ConnectionHooks) -> int:
     connection = Connection(spec, bus=EventBus(), hooks=hooks)
     await connection.start()
     try:
-        state = await connection.wait_settled(60.0)
+        # connect_timeout already bounds the connect; the margin covers start-up and stop.
+        state = await connection.wait_settled(spec.connect_timeout + 10)
+    except TimeoutError:
+        err(
+            f"'{spec.name}' did not finish connecting within {spec.connect_timeout + 10:g} s "
+            f"(connect_timeout is {spec.connect_timeout:g} s in {spec.source})"
+        )
+        return 1
     finally:
-        tools = list(getattr(connection, "tools", []) or [])
+        tools = list(connection.tools)
         await connection.stop()
     if state.status is Status.RUNNING:
         print(f"Connected to '{state.name}' once: {len(tools)} tools. Nothing was saved.")
