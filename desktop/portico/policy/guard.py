@@ -66,6 +66,10 @@ class ChatContext:
 class CallableRegistry(Protocol):
     def resolve(self, qualified: str) -> Any: ...
 
+    def spec(self, server: str) -> ServerSpec | None: ...
+
+    def generation(self, server: str) -> int | None: ...
+
     async def call(
         self,
         qualified: str,
@@ -138,27 +142,6 @@ def tool_view(registered: Any, qualified: str) -> ToolView:
     )
 
 
-def registry_spec(registry: Any, server: str) -> ServerSpec | None:
-    """The ServerSpec the registry holds for ``server``."""
-    getter = getattr(registry, "spec", None)
-    if callable(getter):
-        return getter(server)
-    entry = getattr(registry, "_servers", {}).get(server)
-    return getattr(entry, "spec", None)
-
-
-def registry_generation(registry: Any, server: str) -> int | None:
-    """The connection generation of ``server`` (``Connection.generation``: changes when
-    a connected session ends or the connection is replaced), None when unknown."""
-    getter = getattr(registry, "generation", None)
-    if callable(getter):
-        value = getter(server)
-    else:
-        entry = getattr(registry, "_servers", {}).get(server)
-        value = getattr(getattr(entry, "caller", None), "generation", None)
-    return value if isinstance(value, int) else None
-
-
 def error_result(text: str) -> ToolResult:
     return ToolResult(parts=(TextPart(text),), is_error=True)
 
@@ -179,7 +162,7 @@ class ToolGuard:
     ) -> None:
         self.registry = registry
         self.prompter = prompter
-        self.spec_for = spec_for or (lambda name: registry_spec(registry, name))
+        self.spec_for = spec_for or registry.spec
         self.approvals = approvals or ApprovalStore()
         # approvals.mode: off (the profile's setting); a callable is read on every call,
         # e.g. ``lambda: hub.settings.approvals_mode == "off"`` to follow config reloads
@@ -251,7 +234,7 @@ class ToolGuard:
             contract=view.contract,
             arguments=arguments_digest(args),
         )
-        generation = registry_generation(self.registry, spec.name)
+        generation = self.registry.generation(spec.name)
         if self.approvals.allows(key, generation):
             return None
         request = ToolApprovalRequest(

@@ -276,6 +276,17 @@ class Registry:
     def servers(self) -> list[str]:
         return list(self._servers)
 
+    def spec(self, server: str) -> ServerSpec | None:
+        """The config the server's tools were registered under."""
+        entry = self._servers.get(server)
+        return entry.spec if entry else None
+
+    def generation(self, server: str) -> int | None:
+        """The server connection's generation (changes when a session ends), if known."""
+        entry = self._servers.get(server)
+        value = getattr(entry.caller, "generation", None) if entry else None
+        return value if isinstance(value, int) else None
+
     def server_tools(self, server: str) -> list[RegisteredTool]:
         entry = self._servers.get(server)
         return list(entry.tools) if entry else []
