@@ -94,10 +94,3 @@ def test_google_parameters_only_for_google() -> None:
     assert query["client_id"] == ["a"]
     other = "https://auth.example.com/authorize?client_id=a&scope=s"
     assert quirks.authorize_url_extras(other, "https://auth.example.com") == other
-
-
-def test_scope_override() -> None:
-    url = "https://as.example/authorize?scope=a+b&state=x"
-    query = parse_qs(urlparse(quirks.override_scope(url, "repo read:org")).query)
-    assert query["scope"] == ["repo read:org"]
-    assert quirks.override_scope(url, None) == url

@@ -183,6 +183,3 @@ class LoopbackListener:
             f"Portico is now signed in to '{self.server_name}'. You can close this tab.",
         )
 
-
-def redirect_host_of(uri: str) -> str:
-    return urlparse(uri).hostname or ""

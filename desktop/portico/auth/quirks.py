@@ -113,12 +113,3 @@ def authorize_url_extras(authorize_url: str, issuer: str | None) -> str:
     query += [("access_type", "offline"), ("prompt", "consent")]
     return urlunparse(parts._replace(query=urlencode(query)))
 
-
-def override_scope(authorize_url: str, scope: str | None) -> str:
-    """Replace the ``scope`` parameter of an authorize URL with ``oauth.scope``."""
-    if not scope:
-        return authorize_url
-    parts = urlparse(authorize_url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "scope"]
-    query.append(("scope", scope))
-    return urlunparse(parts._replace(query=urlencode(query)))

@@ -87,9 +87,6 @@ class RuntimeThread:
     def is_running(self) -> bool:
         return self._ready.is_set() and not self._stopped.is_set()
 
-    def in_runtime_thread(self) -> bool:
-        return threading.current_thread() is self._thread
-
     # --- crossing the thread boundary ---------------------------------------------------
 
     def submit_concurrent(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:

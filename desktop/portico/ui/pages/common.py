@@ -9,7 +9,6 @@ from collections.abc import Callable, Coroutine
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QLabel, QTextBrowser
 
 from portico.ui.facade import RuntimeThread
@@ -97,6 +96,3 @@ def status_label(name: str) -> QLabel:
     )
     return label
 
-
-def mono_family() -> str:
-    return QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont).family()
