@@ -13,10 +13,9 @@ empty, so a broken file can never approve anything.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from portico.config.atomic import write_atomic
 from portico.paths import paths
 from portico.policy.approvals import ApprovalKey
 
@@ -24,16 +23,9 @@ FILE_NAME = "approvals.json"
 
 
 def write_json_atomic(path: Path, data: object) -> None:
+    """State files: written whole or not at all (temp file, fsync, rename), mode 0600."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=2, sort_keys=True) + "\n", mode=0o600)
 
 
 class ApprovalStore:
