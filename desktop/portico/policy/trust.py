@@ -121,11 +121,22 @@ class TrustGate:
         if not self.ask:
             self.pending[spec.name] = review
             return self._waiting(review, trust_refusal(review.request))
+        return await self.ask_and_apply(review)
+
+    async def review(self, spec: ServerSpec) -> TrustVerdict:
+        """Ask about ``spec`` now, whatever was decided before (Review trust… in the app)."""
+        review = await self.check(spec)
+        if review is None:
+            return TrustVerdict(True, pinned=self._pins.get(_key(spec)))
+        return await self.ask_and_apply(review)
+
+    async def ask_and_apply(self, review: Review) -> TrustVerdict:
+        """Ask the person and apply the answer; declined, aborted or refused: still waiting."""
         outcome = await ask_outcome(
             self.prompter.review_trust(review.request), self.question_timeout
         )
         if not outcome.answered or outcome.answer in (None, TrustChoice.DECLINE):
-            self.pending[spec.name] = review
+            self.pending[review.request.server] = review
             message = (
                 outcome.message if outcome.ended_by == "refused" else trust_refusal(review.request)
             )

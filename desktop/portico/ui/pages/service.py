@@ -126,12 +126,5 @@ class PageService:
 
     async def review_trust(self, name: str) -> ServerState:
         """Ask the trust review again (also after a Reject), then reconnect."""
-        policy = self.session.policy
-        if policy is None:
-            return await self.hub.retry(name)
-        spec = self._spec(name)
-        review = await policy.trust.check(spec)
-        if review is not None:
-            choice = await policy.prompter.review_trust(review.request)
-            await policy.trust.apply(review, choice)
+        await self.session.policy.trust.review(self._spec(name))
         return await self.hub.retry(name)
