@@ -20,3 +20,22 @@ class MemoryKeyring(KeyringBackend):
 
     def delete_password(self, service: str, username: str) -> None:
         self.items.pop((service, username), None)
+
+
+class LockedKeyring(MemoryKeyring):
+    """A keyring whose collection is locked: every access raises KeyringLocked."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        from keyring.errors import KeyringLocked
+
+        raise KeyringLocked("the collection is locked")
+
+    def set_password(self, service: str, username: str, password: str) -> None:
+        from keyring.errors import KeyringLocked
+
+        raise KeyringLocked("the collection is locked")
+
+    def delete_password(self, service: str, username: str) -> None:
+        from keyring.errors import KeyringLocked
+
+        raise KeyringLocked("the collection is locked")

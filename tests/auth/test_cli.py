@@ -22,7 +22,12 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-async def portico(home: Path, *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+async def portico(
+    home: Path, *args: str, stdin: bytes = b"", keyring_backend: str | None = None
+) -> tuple[int, str, str]:
+    env = _env(home)
+    if keyring_backend:
+        env["PYTHON_KEYRING_BACKEND"] = keyring_backend
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -31,7 +36,7 @@ async def portico(home: Path, *args: str, stdin: bytes = b"") -> tuple[int, str,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=_env(home),
+        env=env,
     )
     out, err = await asyncio.wait_for(process.communicate(stdin), 60)
     return process.returncode or 0, out.decode(), err.decode()
@@ -115,3 +120,20 @@ async def test_secret_set_get_delete(portico_home: Path) -> None:
     assert "memory" in err
     assert not stored.exists()
     assert code == 1 and "portico secret set API_KEY" in err
+
+
+async def test_secret_set_with_a_locked_keyring_is_one_line(portico_home: Path) -> None:
+    write_config(portico_home, "http://127.0.0.1:9/mcp")
+    code, out, err = await portico(
+        portico_home,
+        "secret",
+        "set",
+        "API_KEY",
+        stdin=b"s3cret\n",
+        keyring_backend="tests.memory_keyring.LockedKeyring",
+    )
+    lines = err.strip().splitlines()
+    assert code == 1 and "Stored" not in out, (out, err)
+    assert len(lines) == 1 and lines[0].startswith("portico: "), err
+    assert "'API_KEY'" in err and "LockedKeyring" in err and "unlock your keyring" in err
+    assert "Traceback" not in err and "s3cret" not in err

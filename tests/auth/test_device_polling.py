@@ -14,7 +14,7 @@ import uvicorn
 from mcp.shared.auth import OAuthClientInformationFull
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from portico.auth.device import DeviceFlowError, device_login
@@ -22,15 +22,25 @@ from tests.auth.conftest import ScriptedPrompter, free_port
 
 
 class FakeDeviceServer:
-    def __init__(self, answers: list[str], expires_in: float = 30) -> None:
+    def __init__(
+        self,
+        answers: list[str],
+        expires_in: float = 30,
+        device_body: str | None = None,
+        token_body: str | None = None,
+    ) -> None:
         self.answers = answers  # errors to give before the token ("" = token)
         self.expires_in = expires_in
+        self.device_body = device_body  # a raw (malformed) device authorization answer
+        self.token_body = token_body  # a raw (malformed) token answer
         self.polls: list[float] = []
         self.forms: list[dict[str, Any]] = []
 
     def app(self) -> Starlette:
-        async def device(request: Request) -> JSONResponse:
+        async def device(request: Request) -> Response:
             self.forms.append(dict(await request.form()))
+            if self.device_body is not None:
+                return Response(self.device_body, media_type="application/json")
             return JSONResponse(
                 {
                     "device_code": "dc",
@@ -41,13 +51,15 @@ class FakeDeviceServer:
                 }
             )
 
-        async def token(request: Request) -> JSONResponse:
+        async def token(request: Request) -> Response:
             self.polls.append(time.monotonic())
             form = dict(await request.form())
             assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code"
             answer = self.answers.pop(0) if self.answers else "authorization_pending"
             if answer:
                 return JSONResponse({"error": answer}, status_code=400)
+            if self.token_body is not None:
+                return Response(self.token_body, media_type="application/json")
             return JSONResponse({"access_token": "at", "token_type": "bearer"})
 
         return Starlette(
@@ -129,3 +141,23 @@ async def test_denied(serve: Any) -> None:
     base = await serve(FakeDeviceServer(["access_denied"]))
     with pytest.raises(DeviceFlowError, match="denied"):
         await _login(base, _Waiting())
+
+
+@pytest.mark.parametrize(
+    ("device_body", "token_body", "endpoint", "words"),
+    [
+        ("<html>oops</html>", None, "/device", "not JSON"),
+        ('{"user_code": "A", "verification_uri": "http://x"}', None, "/device", "device_code"),
+        ('["not", "an", "object"]', None, "/device", "not an object"),
+        (None, "<html>oops</html>", "/token", "not JSON"),
+        (None, '{"token_type": "bearer"}', "/token", "access_token"),
+    ],
+)
+async def test_malformed_answers_are_device_flow_errors(
+    serve: Any, device_body: str | None, token_body: str | None, endpoint: str, words: str
+) -> None:
+    base = await serve(FakeDeviceServer([""], device_body=device_body, token_body=token_body))
+    with pytest.raises(DeviceFlowError) as caught:
+        await _login(base, _Waiting())
+    message = str(caught.value)
+    assert f"{base}{endpoint}" in message and words in message and "'dev'" in message

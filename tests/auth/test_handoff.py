@@ -158,3 +158,41 @@ async def test_scope_override_and_reauth_flag(oidc: Oidc, protected: ProtectedSt
     assert not first.reauth and second.reauth
     assert not first.browser_opened and second.browser_opened
     assert await call_echo(manager, spec) == "echo: hi"
+
+
+async def test_browser_lookup_does_not_block_the_loop(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """webbrowser's first lookup runs xdg-settings (here: a slow one); the loop keeps going."""
+    import asyncio
+    import shutil
+    import stat
+    import webbrowser
+    from pathlib import Path
+
+    from portico.auth.handoff import open_browser
+
+    folder = Path(str(tmp_path))
+    script = folder / "xdg-settings"
+    script.write_text(f"#!/bin/sh\n{shutil.which('sleep')} 1.5\necho none.desktop\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.delenv("BROWSER", raising=False)
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.setattr(webbrowser, "_tryorder", None)  # forget earlier lookups
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+    ticks = 0
+
+    async def heartbeat() -> None:
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.05)
+            ticks += 1
+
+    beat = asyncio.create_task(heartbeat())
+    try:
+        opened = await open_browser("http://127.0.0.1:9/authorize")
+    finally:
+        beat.cancel()
+    assert opened is False  # nothing runnable on this PATH
+    assert ticks >= 5  # the loop ran while xdg-settings slept (0 when it blocked)

@@ -125,3 +125,24 @@ async def test_rejected_grant_until_tokens_change() -> None:
     assert await storage.is_rejected()
     await storage.set_tokens(OAuthToken(access_token="at2", refresh_token="rt2"))
     assert not await storage.is_rejected()
+
+
+async def test_locked_keyring_names_secret_and_backend() -> None:
+    from portico.auth.secret_store import SecretStoreError
+    from tests.memory_keyring import LockedKeyring
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    try:
+        for call in (
+            secret_store.set_secret("TOKEN", "v"),
+            secret_store.lookup_secret("TOKEN"),
+            secret_store.delete_secret("TOKEN"),
+        ):
+            with pytest.raises(SecretStoreError) as caught:
+                await call
+            message = str(caught.value)
+            assert "'TOKEN'" in message and "LockedKeyring" in message
+            assert "unlock your keyring" in message
+    finally:
+        keyring.set_keyring(previous)

@@ -90,3 +90,51 @@ async def test_crash_tail_holds_only_the_servers_own_stderr(bus: EventBus) -> No
         "[portico]" in line or "a note of ours" in line for line in caught.value.stderr_tail
     )
     assert str(caught.value).startswith("server exited (code 7); last stderr lines:")
+
+
+async def test_url_query_never_reaches_the_connect_error(bus: EventBus) -> None:
+    """Tokens some servers take as ``?api_key=`` stay out of connect errors and logs."""
+    from .conftest import free_port
+
+    base = f"http://127.0.0.1:{free_port()}/mcp"
+    spec = make_spec("keyed", "http", url=f"{base}?api_key=SECRET123", connect_timeout=20.0)
+    conn = Connection(spec, bus=bus, cooldown_base=60.0)
+    await conn.start()
+    try:
+        state = await conn.wait_settled(30)
+    finally:
+        await conn.stop()
+    assert state.status is not Status.RUNNING
+    assert state.error and base in state.error
+    assert "SECRET123" not in state.error and "api_key" not in state.error
+    assert all("SECRET123" not in line for line in conn.log.lines)
+
+
+async def test_url_query_never_reaches_the_http_status_error(
+    toolbox_http: RunningServer,
+) -> None:
+    import httpx2
+
+    from portico.runtime.errors import describe
+
+    base = toolbox_http.url.rsplit("/", 1)[0] + "/no-such-endpoint"
+    async with httpx2.AsyncClient() as client:
+        response = await client.get(f"{base}?api_key=SECRET123")
+    with pytest.raises(httpx2.HTTPStatusError) as caught:
+        response.raise_for_status()
+    message = describe(caught.value)
+    assert f"HTTP 404 from GET {base}" in message
+    assert "SECRET123" not in message and "api_key" not in message
+
+
+async def test_unknown_server_error_reads_plainly() -> None:
+    from portico.runtime.hub import Hub, UnknownServer
+
+    hub = Hub()
+    try:
+        with pytest.raises(LookupError) as caught:
+            hub.connection("x")
+    finally:
+        await hub.close()
+    assert isinstance(caught.value, UnknownServer) and not isinstance(caught.value, KeyError)
+    assert str(caught.value) == "no server named 'x' in the config (configured: none)"

@@ -103,3 +103,49 @@ def test_process_resource_strips_tags() -> None:
     )
     out = process_resource(raw)
     assert out.parts[0].text == "data"
+
+
+def _image_result() -> t.CallToolResult:
+    return t.CallToolResult(
+        content=[
+            t.TextContent(type="text", text="done"),
+            t.ImageContent(
+                type="image", data=base64.b64encode(PNG).decode(), mime_type="image/png"
+            ),
+        ]
+    )
+
+
+async def test_unwritable_image_dir_keeps_the_result(portico_home: Path) -> None:
+    """A FILE where the image folder's parent should be: the write fails (even as root),
+    the tool's result survives with the bytes in memory and a note in its text."""
+    from portico.paths import paths
+    from portico.runtime.results import aprocess_result
+
+    image_dir = paths().image_cache_dir
+    image_dir.parent.parent.mkdir(parents=True, exist_ok=True)
+    image_dir.parent.write_text("not a folder")
+    for result in (
+        process_result(_image_result(), image_dir),
+        await aprocess_result(_image_result(), lambda: image_dir),
+    ):
+        text, image = result.parts
+        assert text.text == "done"
+        assert isinstance(image, ImagePart)
+        assert image.path is None and image.data == PNG
+        rendered = result.text()
+        assert "not saved to" in rendered and str(image_dir) in rendered
+        assert "MEDIA:" not in rendered
+        assert result.to_json()["content"][1]["path"] is None
+
+
+def test_identical_images_saved_at_once(tmp_path: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from portico.runtime.results import save_image
+
+    folder = tmp_path / "images"
+    with ThreadPoolExecutor(8) as pool:
+        paths_ = list(pool.map(lambda _: save_image(PNG, "image/png", folder), range(32)))
+    assert len(set(paths_)) == 1 and paths_[0].read_bytes() == PNG
+    assert [p.name for p in folder.iterdir()] == [paths_[0].name]  # no temp files left

@@ -69,3 +69,17 @@ def test_other_servers_entries_survive() -> None:
     schema_cache.save(toolbox_spec("a", timeout=5.0), sample())
     assert not pa.exists()
     assert pab.exists()
+
+
+async def test_probe_keeps_a_lazy_servers_cache_entry() -> None:
+    """Probing flips lazy off (another digest): it must not replace the real entry."""
+    from portico.runtime.probe import probe
+
+    spec = toolbox_spec("lazybox", lazy=True)
+    entry = schema_cache.save(spec, sample())
+    result = await probe(spec)
+    assert result.ok, result.error
+    assert entry.exists()
+    loaded = schema_cache.load(spec)
+    assert loaded is not None and loaded.tools[0].name == "echo"
+    assert sorted(p.name for p in entry.parent.glob("lazybox-*.json")) == [entry.name]

@@ -12,9 +12,11 @@ import asyncio
 import contextlib
 import logging
 import time
+from typing import Any
 
 import httpx2
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import ValidationError
 
 from portico.auth.errors import AuthError
 from portico.prompts import DeviceCodeRequest, Prompter
@@ -66,18 +68,31 @@ async def device_login(
             f"Server '{server}' refused to start a device login (HTTP {response.status_code}: "
             f"{_error_of(response)})."
         )
-    body = response.json()
-    device_code = body["device_code"]
-    interval = float(body.get("interval") or 5)
-    expires_in = float(body.get("expires_in") or wait_seconds)
-    request = DeviceCodeRequest(
-        server=server,
-        verification_uri=body["verification_uri"],
-        user_code=body["user_code"],
-        verification_uri_complete=body.get("verification_uri_complete"),
-        expires_in=expires_in,
-        interval=interval,
-    )
+    body = _json_object(response, server, device_endpoint, "device authorization")
+    missing = [k for k in ("device_code", "user_code", "verification_uri") if not body.get(k)]
+    if missing:
+        raise DeviceFlowError(
+            f"Server '{server}' answered the device authorization at {device_endpoint} "
+            f"without {', '.join(missing)}; the server does not support device login "
+            "properly: use the browser login instead."
+        )
+    try:
+        device_code = str(body["device_code"])
+        interval = float(body.get("interval") or 5)
+        expires_in = float(body.get("expires_in") or wait_seconds)
+        request = DeviceCodeRequest(
+            server=server,
+            verification_uri=str(body["verification_uri"]),
+            user_code=str(body["user_code"]),
+            verification_uri_complete=body.get("verification_uri_complete"),
+            expires_in=expires_in,
+            interval=interval,
+        )
+    except (TypeError, ValueError) as exc:
+        raise DeviceFlowError(
+            f"Server '{server}' answered the device authorization at {device_endpoint} "
+            f"with an invalid value ({exc}); use the browser login instead."
+        ) from exc
     status = request.status
     status.set(waiting_text(0, interval))
     shown = asyncio.ensure_future(prompter.device_code(request))
@@ -107,7 +122,11 @@ async def device_login(
             )
             checks += 1
             if token.status_code == 200:
-                tokens = OAuthToken.model_validate(token.json())
+                try:
+                    tokens = _tokens(token, server, token_endpoint)
+                except DeviceFlowError:
+                    status.set("The sign-in failed: the server's token response was invalid.")
+                    raise
                 status.set(APPROVED_TEXT)
                 return tokens
             error = _error_of(token)
@@ -162,3 +181,42 @@ def _error_of(response: httpx2.Response) -> str:
     if isinstance(body, dict) and isinstance(body.get("error"), str):
         return body["error"]
     return "no error code"
+
+
+def _json_object(
+    response: httpx2.Response, server: str, endpoint: str, what: str
+) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError as exc:
+        raise DeviceFlowError(
+            f"Server '{server}' answered the {what} at {endpoint} with a body that is not "
+            f"JSON ({_preview(response)}); check the server's OAuth endpoints."
+        ) from exc
+    if not isinstance(body, dict):
+        raise DeviceFlowError(
+            f"Server '{server}' answered the {what} at {endpoint} with JSON that is not an "
+            f"object ({_preview(response)}); check the server's OAuth endpoints."
+        )
+    return body
+
+
+def _tokens(response: httpx2.Response, server: str, endpoint: str) -> OAuthToken:
+    body = _json_object(response, server, endpoint, "token request")
+    try:
+        return OAuthToken.model_validate(body)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'body'}: {e['msg']}" for e in exc.errors()
+        )
+        raise DeviceFlowError(
+            f"Server '{server}' answered the token request at {endpoint} with an invalid "
+            f"token response ({problems}); check the server's OAuth endpoints."
+        ) from exc
+
+
+def _preview(response: httpx2.Response) -> str:
+    text = response.text.strip().replace("\n", " ")
+    if not text:
+        return "empty body"
+    return repr(text[:80] + ("…" if len(text) > 80 else ""))

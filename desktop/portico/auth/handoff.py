@@ -67,11 +67,14 @@ def browser_available() -> bool:
     return True
 
 
+def _open_if_available(url: str) -> bool:
+    # the first webbrowser.get() runs xdg-settings and many shutil.which: never on the loop
+    return browser_available() and bool(webbrowser.open(url, 2))
+
+
 async def open_browser(url: str) -> bool:
-    if not browser_available():
-        return False
     try:
-        return bool(await asyncio.to_thread(webbrowser.open, url, 2))
+        return await asyncio.to_thread(_open_if_available, url)
     except Exception:
         log.info("could not open a browser", exc_info=True)
         return False

@@ -12,7 +12,6 @@ go to files under the state dir with mode 0600.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 import os
@@ -146,11 +145,36 @@ def _file_delete(name: str) -> None:
     _file_for(name).unlink(missing_ok=True)
 
 
+class SecretStoreError(Exception):
+    """The keyring refused (locked, unavailable, write failed); the message names the
+    secret, the backend and what to do."""
+
+
+def _keyring_failure(action: str, name: str, exc: Exception) -> SecretStoreError:
+    from keyring.errors import KeyringLocked
+
+    detail = str(exc) or type(exc).__name__
+    if isinstance(exc, KeyringLocked):
+        todo = "unlock your keyring (log in to the desktop session) and try again"
+    else:
+        todo = (
+            "check that the keyring service is running and unlocked, or set "
+            "secrets.file_fallback: true in config.yaml to keep secrets in 0600 files"
+        )
+    return SecretStoreError(
+        f"cannot {action} secret {name!r} in the keyring ({backend_name()}): {detail}; {todo}"
+    )
+
+
 def _get_sync(name: str) -> str | None:
     if secure_backend():
         import keyring
+        from keyring.errors import KeyringError
 
-        return keyring.get_password(SERVICE, name)
+        try:
+            return keyring.get_password(SERVICE, name)
+        except KeyringError as exc:
+            raise _keyring_failure("read", name, exc) from exc
     _warn_once()
     if _file_fallback:
         return _file_get(name)
@@ -160,8 +184,12 @@ def _get_sync(name: str) -> str | None:
 def _set_sync(name: str, value: str) -> None:
     if secure_backend():
         import keyring
+        from keyring.errors import KeyringError
 
-        keyring.set_password(SERVICE, name, value)
+        try:
+            keyring.set_password(SERVICE, name, value)
+        except KeyringError as exc:
+            raise _keyring_failure("store", name, exc) from exc
         return
     _warn_once()
     if _file_fallback:
@@ -173,10 +201,14 @@ def _set_sync(name: str, value: str) -> None:
 def _delete_sync(name: str) -> None:
     if secure_backend():
         import keyring
-        from keyring.errors import PasswordDeleteError
+        from keyring.errors import KeyringError, PasswordDeleteError
 
-        with contextlib.suppress(PasswordDeleteError):
+        try:
             keyring.delete_password(SERVICE, name)
+        except PasswordDeleteError:
+            pass  # nothing stored under that name
+        except KeyringError as exc:
+            raise _keyring_failure("delete", name, exc) from exc
         return
     if _file_fallback:
         _file_delete(name)

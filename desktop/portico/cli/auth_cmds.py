@@ -154,7 +154,13 @@ async def _logout(args: argparse.Namespace) -> int:
 
 
 def cmd_secret(args: argparse.Namespace) -> int:
-    return asyncio.run(_secret(args))
+    from portico.auth.secret_store import SecretStoreError
+
+    try:
+        return asyncio.run(_secret(args))
+    except SecretStoreError as exc:
+        err(str(exc))
+        return 1
 
 
 async def _secret(args: argparse.Namespace) -> int:

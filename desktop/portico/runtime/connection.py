@@ -323,7 +323,7 @@ class Connection:
         client = await self._live_client()
         tools = await self._all_pages(client.list_tools, "tools", cache_mode="refresh")
         self._set_tools(tools)
-        self._save_cache()
+        await self._save_cache()
         return tools
 
     # --- status -----------------------------------------------------------------------
@@ -475,7 +475,7 @@ class Connection:
                 self._publish(Status.AWAITING_TRUST, error=reasons)
                 await self._park()
                 return
-        if not self._want_live and (self._parked_lazy or (spec.lazy and self._adopt_cache())):
+        if not self._want_live and (self._parked_lazy or (spec.lazy and await self._adopt_cache())):
             if self._state.status is not Status.LAZY:
                 self._publish(Status.LAZY)
             while not self._want_live:
@@ -483,8 +483,8 @@ class Connection:
             return  # loop again, now wanting a live connection
         await self._connect_and_serve()
 
-    def _adopt_cache(self) -> bool:
-        cached = schema_cache.load(self.spec)
+    async def _adopt_cache(self) -> bool:
+        cached = await asyncio.to_thread(schema_cache.load, self.spec)
         if cached is None:
             return False
         self.prompts = cached.prompts
@@ -520,7 +520,7 @@ class Connection:
             self.connect_seconds = time.monotonic() - started
             self.connected_at = time.time()
             self.from_cache = False
-            self._save_cache()
+            await self._save_cache()
             self._delay = self.cooldown_base
             self._parked_lazy = False
             self._want_live = False
@@ -755,20 +755,20 @@ class Connection:
         self.prompts, self.resources, self.resource_templates = prompts, resources, templates
         self._set_tools(tools)
 
-    def _save_cache(self) -> None:
+    async def _save_cache(self) -> None:
+        if not self.hooks.write_schema_cache:
+            return
+        schema = schema_cache.CachedSchema(
+            tools=list(self.tools),
+            prompts=list(self.prompts),
+            resources=list(self.resources),
+            resource_templates=list(self.resource_templates),
+            server_info=self.server_info,
+            protocol_version=self.protocol_version,
+            capabilities=self.capabilities,
+        )
         try:
-            schema_cache.save(
-                self.spec,
-                schema_cache.CachedSchema(
-                    tools=self.tools,
-                    prompts=self.prompts,
-                    resources=self.resources,
-                    resource_templates=self.resource_templates,
-                    server_info=self.server_info,
-                    protocol_version=self.protocol_version,
-                    capabilities=self.capabilities,
-                ),
-            )
+            await asyncio.to_thread(schema_cache.save, self.spec, schema)
         except OSError as exc:
             self.note(f"cannot write the schema cache: {exc}")
 
@@ -876,7 +876,7 @@ class Connection:
                     self.resources = await self._all_pages(
                         client.list_resources, "resources", cache_mode="refresh"
                     )
-                self._save_cache()
+                await self._save_cache()
             except Exception as exc:
                 self.note(f"refreshing {', '.join(sorted(kinds))} failed: {describe(exc)}")
 

@@ -93,6 +93,12 @@ class HttpErrorResponse:
         return text
 
 
+def _no_query(url: Any) -> str:
+    """The URL without its query: some servers take tokens as ``?api_key=``, which must
+    not reach logs or notices."""
+    return str(url.copy_with(query=None)) if url.query else str(url)
+
+
 class HttpErrorRecorder:
     """An httpx2 ``response`` event hook that remembers recent error responses."""
 
@@ -110,7 +116,7 @@ class HttpErrorRecorder:
         except Exception:  # a body we cannot read still leaves status and URL
             body = ""
         request = response.request
-        url = str(request.url.copy_with(query=None)) if request.url.query else str(request.url)
+        url = _no_query(request.url)
         self.recent.append(HttpErrorResponse(response.status_code, request.method, url, body))
         self.count += 1
 
@@ -209,10 +215,10 @@ def _describe_leaf(exc: BaseException, *, transport: str | None) -> str:
         response = getattr(exc, "response", None)
         if response is not None:
             request = response.request
-            return f"HTTP {response.status_code} from {request.method} {request.url}"
+            return f"HTTP {response.status_code} from {request.method} {_no_query(request.url)}"
     if name in {"ConnectError", "ConnectTimeout"}:
         request = getattr(exc, "_request", None)
-        where = f" to {request.url}" if request is not None else ""
+        where = f" to {_no_query(request.url)}" if request is not None else ""
         return f"cannot connect{where}: {exc or name}"
     if name in {"ClosedResourceError", "BrokenResourceError", "EndOfStream"}:
         return "Connection closed"

@@ -59,6 +59,9 @@ class ConnectionHooks:
       without one; read from storage only. A server parked in NeedsAuth reconnects by
       itself once the stamp changes (a new login); without this hook it waits for
       retry_now.
+    - ``write_schema_cache``: False for a one-off probe (``portico mcp test``): its
+      connection is not the configured server's live connect, so it must not replace
+      (or delete) that server's schema cache entry.
     """
 
     trust_gate: TrustGate | None = None
@@ -72,3 +75,4 @@ class ConnectionHooks:
     active_profile: Callable[[], str] | None = None
     environ: Mapping[str, str] | None = None
     auth_stamp: AuthStamp | None = None
+    write_schema_cache: bool = True

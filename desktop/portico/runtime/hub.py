@@ -60,6 +60,11 @@ def _default_factory(spec: ServerSpec, bus: EventBus, hooks: ConnectionHooks) ->
     return Connection(spec, bus=bus, hooks=hooks)
 
 
+class UnknownServer(LookupError):
+    """``Hub.connection`` of a name not in the config. A LookupError (catch that), not a
+    KeyError: ``str(KeyError(msg))`` wraps the message in quotes."""
+
+
 class Hub:
     def __init__(
         self,
@@ -94,7 +99,7 @@ class Hub:
         conn = self.connections.get(name)
         if conn is None:
             known = ", ".join(self._order) or "none"
-            raise KeyError(f"no server named {name!r} in the config (configured: {known})")
+            raise UnknownServer(f"no server named {name!r} in the config (configured: {known})")
         return conn
 
     def states(self) -> list[ServerState]:

@@ -57,11 +57,13 @@ async def probe(
     """Connect ``spec`` alone (lazy is ignored), list what it offers, then close it."""
     from portico.config.model import Config as ConfigCls
     from portico.runtime.events import Status
+    from portico.runtime.hooks import ConnectionHooks
     from portico.runtime.hub import Hub
 
     spec = replace(spec, lazy=False)
     base = config or ConfigCls()
-    hub = Hub(hooks=hooks)
+    # lazy=False changes the digest: writing the cache would delete the real entry
+    hub = Hub(hooks=replace(hooks or ConnectionHooks(), write_schema_cache=False))
     try:
         started = time.perf_counter()
         await hub.apply(replace(base, servers=(spec,)))

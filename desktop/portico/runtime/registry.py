@@ -427,13 +427,13 @@ class Registry:
     ) -> ToolResult:
         if not tool.utility:
             raw = await caller.call_tool(tool.tool, args, progress=progress)
-            return results.process_result(raw, self.image_dir)
+            return await results.aprocess_result(raw, self.image_dir)
         if tool.tool == "read_resource":
             return results.process_resource(await caller.read_resource(str(args["uri"])))
         if tool.tool == "get_prompt":
             prompt_args = {k: str(v) for k, v in (args.get("arguments") or {}).items()}
             raw = await caller.get_prompt(str(args["name"]), prompt_args or None)
-            return results.process_prompt(raw, self.image_dir)
+            return await results.aprocess_prompt(raw, self.image_dir)
         if tool.tool == "list_resources":
             return _listing(await caller.list_resources(), "resources")
         return _listing(await caller.list_prompts(), "prompts")

@@ -12,10 +12,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import hashlib
+import os
 import re
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,14 +98,17 @@ class TextPart:
 
 @dataclass(frozen=True)
 class ImagePart:
-    path: Path
+    path: Path | None  # None: the file could not be written; ``data`` still holds it
     mime_type: str
     data: bytes = field(repr=False)
     meta: dict[str, Any] | None = None
     kind: str = "image"
+    note: str | None = None  # why it was not saved (shown in the text instead of a path)
 
     @property
     def marker(self) -> str:
+        if self.path is None:
+            return f"[image {self.mime_type}, {len(self.data)} bytes: {self.note or 'not saved'}]"
         return f"MEDIA:{self.path}"
 
     def render(self) -> str:
@@ -180,7 +186,13 @@ class ToolResult:
             if isinstance(p, TextPart):
                 d["text"] = p.text
             elif isinstance(p, ImagePart):
-                d.update(path=str(p.path), mime_type=p.mime_type, marker=p.marker)
+                d.update(
+                    path=str(p.path) if p.path is not None else None,
+                    mime_type=p.mime_type,
+                    marker=p.marker,
+                )
+                if p.note:
+                    d["note"] = p.note
             elif isinstance(p, AudioPart):
                 d.update(mime_type=p.mime_type, size=len(p.data))
             elif isinstance(p, ResourcePart):
@@ -219,15 +231,37 @@ _EXT = {
 
 
 def save_image(data: bytes, mime_type: str, image_dir: Path) -> Path:
-    """Content-addressed: the same image is written once."""
+    """Content-addressed: the same image is written once. Raises OSError."""
     ext = _EXT.get(mime_type.lower(), ".bin")
     path = image_dir / f"{hashlib.sha256(data).hexdigest()[:32]}{ext}"
     if not path.exists():
         image_dir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        # a unique temp name: two identical images saved at once must not share one
+        fd, tmp = tempfile.mkstemp(dir=image_dir, prefix=".tmp-", suffix=ext)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     return path
+
+
+def _image_part(
+    data: bytes, mime_type: str, image_dir: ImageDir, meta: dict[str, Any] | None
+) -> ImagePart:
+    """Save the image; a failed write keeps the bytes and says why instead of raising
+    (the tool already ran: losing its result over a full disk would be worse)."""
+    folder: Path | None = None
+    try:
+        folder = image_dir() if callable(image_dir) else image_dir
+        return ImagePart(save_image(data, mime_type, folder), mime_type, data, meta)
+    except OSError as exc:
+        where = f" to {folder}" if folder is not None else ""
+        reason = exc.strerror or str(exc)
+        note = f"not saved{where} ({reason}); check that the folder is writable and has space"
+        return ImagePart(None, mime_type, data, meta, note=note)
 
 
 def _b64(data: str) -> bytes | None:
@@ -263,8 +297,7 @@ def process_block(block: Any, image_dir: ImageDir) -> Part:
         data = _b64(block.data)
         if data is None:
             return TextPart(f"[image {block.mime_type}: invalid base64 data, not shown]", meta)
-        folder = image_dir() if callable(image_dir) else image_dir
-        return ImagePart(save_image(data, block.mime_type, folder), block.mime_type, data, meta)
+        return _image_part(data, block.mime_type, image_dir, meta)
     if kind == "audio":
         data = _b64(block.data) or b""
         return AudioPart(block.mime_type, data, meta)
@@ -294,6 +327,14 @@ def process_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
     )
 
 
+async def aprocess_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
+    """``process_result``; a result with images is processed in a worker thread (the
+    images are written to disk), any other right here (no thread hop per call)."""
+    if not any(getattr(block, "type", None) == "image" for block in result.content):
+        return process_result(result, image_dir)
+    return await asyncio.to_thread(process_result, result, image_dir)
+
+
 def process_resource(result: ReadResourceResult) -> ToolResult:
     parts = tuple(_resource_part(c, filter_meta(getattr(c, "meta", None))) for c in result.contents)
     return ToolResult(parts=parts, meta=filter_meta(result.meta))
@@ -309,3 +350,10 @@ def process_prompt(result: GetPromptResult, image_dir: ImageDir) -> ToolResult:
             part = TextPart(f"[{message.role}] {part.text}", part.meta)
         parts.append(part)
     return ToolResult(parts=tuple(parts), meta=filter_meta(result.meta))
+
+
+async def aprocess_prompt(result: GetPromptResult, image_dir: ImageDir) -> ToolResult:
+    """``process_prompt``; with images, in a worker thread (see ``aprocess_result``)."""
+    if not any(getattr(m.content, "type", None) == "image" for m in result.messages):
+        return process_prompt(result, image_dir)
+    return await asyncio.to_thread(process_prompt, result, image_dir)
