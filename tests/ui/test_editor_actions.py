@@ -11,8 +11,11 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from portico.auth import secret_store
+from portico.auth.secret_store import lookup_secret
 from portico.config.presets import PRESET_INFO
+from portico.runtime.hooks import ConnectionHooks
 from portico.ui.editor.form import MappingEditor
+from portico.ui.editor.window import NO_RUNTIME
 from portico.ui.facade import RuntimeThread
 from tests.memory_keyring import MemoryKeyring
 from tests.ui.editor_helpers import FIXTURES, diff, install_global, open_editor
@@ -145,12 +148,17 @@ def test_add_blank_stdio(qtbot: QtBot) -> None:
     assert 'command = ["uvx", "mcp-server-time", "--local-timezone", "UTC"]' in text
 
 
+def policy_hooks() -> ConnectionHooks:
+    """Session-like hooks for a test connection (global servers need no trust review)."""
+    return ConnectionHooks(lookup_secret=lookup_secret)
+
+
 async def test_test_button_connects_edited_server_without_saving(
     qtbot: QtBot, runtime: RuntimeThread
 ) -> None:
     path = install_global("edit_servers.toml")
     saved = path.read_text()
-    window = open_editor(qtbot, runtime=runtime)
+    window = open_editor(qtbot, runtime=runtime, hooks=policy_hooks)
     window.add_servers(
         str(path), [("box", {"command": sys.executable, "args": [str(TOOLBOX), "stdio"]})]
     )
@@ -171,8 +179,10 @@ async def test_test_button_connects_edited_server_without_saving(
     assert path.read_text() == saved  # nothing was saved
 
 
-async def test_test_button_shows_the_full_error(qtbot: QtBot, tmp_path: Path) -> None:
-    window = open_editor(qtbot)  # no runtime thread: runs on a task of this loop
+async def test_test_button_shows_the_full_error(
+    qtbot: QtBot, runtime: RuntimeThread, tmp_path: Path
+) -> None:
+    window = open_editor(qtbot, runtime=runtime, hooks=policy_hooks)
     path = window.files[0].path
     window.add_servers(str(path), [("nothing", {"command": str(tmp_path / "no-such-program")})])
     dialog = await window.test_selected()
@@ -181,3 +191,27 @@ async def test_test_button_shows_the_full_error(qtbot: QtBot, tmp_path: Path) ->
     output = dialog.view.toPlainText()
     assert "status:    Failed" in output
     assert "error:     " in output and "no-such-program" in output
+
+
+@pytest.mark.parametrize("with_runtime", [False, True])
+async def test_test_button_refuses_without_a_runtime_session(
+    qtbot: QtBot, runtime: RuntimeThread, tmp_path: Path, with_runtime: bool
+) -> None:
+    """No runtime thread, or no session hooks (the app's runtime did not start): Test says
+    so in the window and runs nothing (no unreviewed command, no MCP on the GUI loop)."""
+    marker = tmp_path / "ran"
+    kwargs: dict[str, object] = {"hooks": lambda: None}
+    if with_runtime:
+        kwargs["runtime"] = runtime  # a runtime, but no session: the hooks are None
+    else:
+        kwargs["hooks"] = policy_hooks  # hooks, but no runtime thread
+    window = open_editor(qtbot, **kwargs)
+    path = window.files[0].path
+    script = f"open({str(marker)!r}, 'w').close()"
+    window.add_servers(str(path), [("probe", {"command": sys.executable, "args": ["-c", script]})])
+    assert window.current() == (window.file_for(path), "probe")
+    assert await window.test_selected() is None
+    assert window.notice.text() == NO_RUNTIME
+    assert "not running" in window.notice.text()
+    assert window.last_test is None and window.test_button.isEnabled()
+    assert not marker.exists()

@@ -94,7 +94,9 @@ async def test_a_10_mib_result_shows_cut_without_freezing(tmp_path: Path) -> Non
         view.copy_all()
         assert QGuiApplication.clipboard().text() == "x" * (10 * MIB)
         target = tmp_path / "result.txt"
-        view.save_to(str(target))
+        saving = view.save_to(str(target))
+        assert saving is not None
+        await saving
         assert target.read_text(encoding="utf-8") == "x" * (10 * MIB)
 
         # A smaller cut result: Show all renders every character.

@@ -50,15 +50,21 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FORM_TAB = "Form"
+NO_RUNTIME = (
+    "Test needs the server runtime, which is not running; start it (restart Portico) "
+    "and test again."
+)
 _KEYRING_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
 
 
 class ConfigEditorWindow(QMainWindow):
     """``ConfigEditorWindow(project, runtime=..., hooks=...)``.
 
-    ``runtime``: the app's runtime thread; the Test button's connection then runs there
-    (else on a task of the calling loop). ``hooks``: returns the ConnectionHooks a test
-    connection uses (the app passes its session's: trust review, secrets, sign-in).
+    ``runtime``: the app's runtime thread; the Test button's connection runs there.
+    ``hooks``: returns the ConnectionHooks a test connection uses (the app passes its
+    session's: trust review, secrets, sign-in), or None while there is no session. Without
+    both, Test refuses: a probe without the trust gate would run a project server's command
+    unreviewed, and MCP traffic does not belong on the GUI loop.
     """
 
     saved = Signal(list)  # the paths written
@@ -525,6 +531,10 @@ class ConfigEditorWindow(QMainWindow):
             self._say("Select a server to test.")
             return None
         file, server = current
+        hooks = self.hooks_factory() if self.hooks_factory is not None else None
+        if hooks is None or self.runtime is None or not self.runtime.is_running:
+            self._say(NO_RUNTIME)
+            return None
         dialog = TestResultDialog(server, self)
         self._keep(dialog)
         self.last_test = dialog
@@ -539,13 +549,9 @@ class ConfigEditorWindow(QMainWindow):
             return dialog
         from portico.runtime.probe import probe, report_lines
 
-        hooks = self.hooks_factory() if self.hooks_factory is not None else _default_hooks()
         self.test_button.setEnabled(False)
         try:
-            if self.runtime is not None and self.runtime.is_running:
-                result = await self.runtime.submit(probe(spec, None, hooks))
-            else:
-                result = await probe(spec, None, hooks)
+            result = await self.runtime.submit(probe(spec, None, hooks))
         except Exception as exc:
             log.exception("testing %s failed", server)
             dialog.show_error(f"{type(exc).__name__}: {exc}")
@@ -576,9 +582,3 @@ class ConfigEditorWindow(QMainWindow):
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
 
-
-def _default_hooks() -> ConnectionHooks:
-    from portico.auth.secret_store import lookup_secret
-    from portico.runtime.hooks import ConnectionHooks
-
-    return ConnectionHooks(lookup_secret=lookup_secret)

@@ -1,7 +1,9 @@
 """The server list: one row per configured server, fed by the bridge's signals (no polling).
 
-Rows appear in the order their first status arrives; ``set_order`` (from the config) fixes
-the order. A server whose status becomes Stopped (removed from the config) leaves the list.
+Rows keep the configured order (``set_order``, from the config); servers not in it follow in
+the order their first status arrives. A server whose status becomes Stopped (removed from
+the config, or for a moment while it restarts) leaves the list; when it comes back it is
+inserted at its configured position again, not appended at the bottom.
 A one-second timer runs only while some row is in Cooldown, to count down its retry; its
 ticks change only the text roles (``COUNTDOWN_ROLES``) and emit ``countdownTicked``, so
 listeners that care about real state changes can tell a tick from a change.
@@ -43,6 +45,10 @@ class ServerListModel(QAbstractListModel):
 
     statesChanged = Signal()  # any row changed: the tray re-aggregates
     countdownTicked = Signal(str)  # server name: only its "Retrying in N s" text moved on
+    # Server name, emitted before its row is removed: the list view moves its current
+    # index away inside rowsAboutToBeRemoved, so listeners that want to keep a selection
+    # across a restart must learn of it earlier.
+    rowLeaving = Signal(str)
 
     # What a countdown tick changes (the status text); the ServerState itself stays the same.
     COUNTDOWN_ROLES = (
@@ -56,6 +62,7 @@ class ServerListModel(QAbstractListModel):
         super().__init__(parent)
         self._rows: list[ServerState] = []
         self._scopes: dict[str, str] = {}
+        self._rank: dict[str, int] = {}  # configured position by server name
         self._clock = time.time
         self._countdown = QTimer(self)
         self._countdown.setInterval(1000)
@@ -71,12 +78,14 @@ class ServerListModel(QAbstractListModel):
         row = self.row_of(state.name)
         if state.status is Status.STOPPED:
             if row is not None:
+                self.rowLeaving.emit(state.name)
                 self.beginRemoveRows(QModelIndex(), row, row)
                 del self._rows[row]
                 self.endRemoveRows()
         elif row is None:
-            self.beginInsertRows(QModelIndex(), len(self._rows), len(self._rows))
-            self._rows.append(state)
+            at = self._insert_position(state.name)
+            self.beginInsertRows(QModelIndex(), at, at)
+            self._rows.insert(at, state)
             self.endInsertRows()
         else:
             self._rows[row] = state
@@ -99,9 +108,9 @@ class ServerListModel(QAbstractListModel):
             self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
 
     def set_order(self, names: Iterable[str]) -> None:
-        rank = {name: i for i, name in enumerate(names)}
+        self._rank = {name: i for i, name in enumerate(names)}
         self.layoutAboutToBeChanged.emit()
-        self._rows.sort(key=lambda s: rank.get(s.name, len(rank)))
+        self._rows.sort(key=lambda s: self._rank.get(s.name, len(self._rank)))
         self.layoutChanged.emit()
 
     # --- reading -------------------------------------------------------------------------
@@ -167,6 +176,16 @@ class ServerListModel(QAbstractListModel):
         }
 
     # --- internals -----------------------------------------------------------------------
+
+    def _insert_position(self, name: str) -> int:
+        """Before the first row ranked after ``name``; unconfigured servers go last."""
+        rank = self._rank.get(name)
+        if rank is None:
+            return len(self._rows)
+        for i, state in enumerate(self._rows):
+            if self._rank.get(state.name, len(self._rank)) > rank:
+                return i
+        return len(self._rows)
 
     def _changed(self, row: int) -> None:
         index = self.index(row)

@@ -99,7 +99,7 @@ class ServerPages(QObject):
         window.server_list.selectionModel().currentChanged.connect(lambda *_: self._schedule())
         window.model.dataChanged.connect(lambda *_: self._row_changed())
         window.model.countdownTicked.connect(self._countdown_ticked)
-        window.model.rowsAboutToBeRemoved.connect(self._rows_leaving)
+        window.model.rowLeaving.connect(self._row_leaving)
         window.model.rowsRemoved.connect(lambda *_: self._schedule())
         window.model.rowsInserted.connect(self._rows_arrived)
         window.model.modelReset.connect(lambda *_: self._schedule())
@@ -149,11 +149,9 @@ class ServerPages(QObject):
         self._last_seen = state
         self._debounce.start()
 
-    def _rows_leaving(self, _parent: Any, first: int, last: int) -> None:
-        model = self.window.model
-        for row in range(first, last + 1):
-            if model.data(model.index(row), model.NameRole) == self.current:
-                self._lost = self.current
+    def _row_leaving(self, name: str) -> None:
+        if name == self.current:
+            self._lost = name
 
     def _rows_arrived(self, _parent: Any, first: int, last: int) -> None:
         """A server that re-applying the config stopped and started again stays selected."""
@@ -195,7 +193,7 @@ class ServerPages(QObject):
         try:
             details = await self.backend.run("details", name)
             tools = await self.backend.run("tools", name)
-        except KeyError:
+        except LookupError:
             return  # removed from the config meanwhile
         except Exception as exc:
             log.warning("could not read %s for its page: %s", name, exc)

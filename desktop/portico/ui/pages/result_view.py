@@ -6,18 +6,27 @@ Laying out text is done on the GUI thread, so a big result is shown cut: each te
 up to ``MAX_TEXT`` characters, with a note and a "Show all (N characters)" link; runs
 without line breaks are broken every ``LINE_BREAK`` characters for display (Qt wraps one
 huge unbroken line in quadratic time: 200,000 characters took 3.3 s). "Copy all" and
-"Save…" (links and context menu) always give the exact, complete text.
+"Save…" (links and context menu) always give the exact, complete text; Save writes on a
+worker thread (up to ~10 MiB) and a failure shows in a notice line above the text.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QContextMenuEvent, QGuiApplication, QImage, QTextDocument
-from PySide6.QtWidgets import QFileDialog, QTextBrowser, QWidget
+from PySide6.QtGui import (
+    QContextMenuEvent,
+    QGuiApplication,
+    QImage,
+    QResizeEvent,
+    QTextDocument,
+)
+from PySide6.QtWidgets import QFileDialog, QLabel, QTextBrowser, QWidget
 
 from portico.ui.pages.common import esc
 from portico.ui.palette import tone
@@ -29,9 +38,12 @@ LINE_BREAK = 1_000  # display-only break in longer runs without a newline
 
 _ACTION = "portico-action:"
 
+log = logging.getLogger(__name__)
+
 
 class ResultView(QTextBrowser):
     saved = Signal(str)  # the path the full text was written to
+    saveFailed = Signal(str, str)  # path, reason
 
     def __init__(self, name: str = "result", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -45,6 +57,13 @@ class ResultView(QTextBrowser):
         self._shown: tuple[Any, str] | None = None
         self._show_all = False
         self.save_dialog: QFileDialog | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        # A notice line above the text (a failed save); it sits in a top viewport margin.
+        self.notice = QLabel(self)
+        self.notice.setAccessibleName("result notice")
+        self.notice.setWordWrap(True)
+        self.notice.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice.hide()
         self.setPlaceholderText("The result appears here.")
         self.anchorClicked.connect(self._anchor)
 
@@ -55,6 +74,7 @@ class ResultView(QTextBrowser):
         self.truncated = False
         self.full_text = ""
         self._shown = None
+        self.hide_notice()
 
     def show_message(self, text: str, *, error: bool = False) -> None:
         self.images = []
@@ -62,12 +82,14 @@ class ResultView(QTextBrowser):
         self.truncated = False
         self._shown = None
         self.full_text = text
+        self.hide_notice()
         color = tone("error" if error else "muted")
         self.setHtml(f"<p style='color:{color}; white-space:pre-wrap'>{esc(text)}</p>")
 
     def show_result(self, result: Any, heading: str = "") -> None:
         """``result`` is a ``portico.runtime.results.ToolResult``."""
         self._show_all = False
+        self.hide_notice()
         self._render(result, heading)
 
     def show_all(self) -> None:
@@ -170,10 +192,52 @@ class ResultView(QTextBrowser):
     def copy_all(self) -> None:
         QGuiApplication.clipboard().setText(self.full_text)
 
-    def save_to(self, path: str) -> None:
-        if path:
-            Path(path).write_text(self.full_text, encoding="utf-8")
-            self.saved.emit(path)
+    def save_to(self, path: str) -> asyncio.Task[None] | None:
+        """Write the full text to ``path`` on a worker thread (a slot: returns the task)."""
+        if not path:
+            return None
+        task = asyncio.ensure_future(self._write(path, self.full_text))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _write(self, path: str, text: str) -> None:
+        try:
+            await asyncio.to_thread(Path(path).write_text, text, encoding="utf-8")
+        except (OSError, ValueError) as exc:  # ValueError: text a codec cannot encode
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            log.warning("saving the result to %s failed: %s", path, reason)
+            self.show_notice(f"Could not save the result to {path}: {reason}.", error=True)
+            self.saveFailed.emit(path, reason)
+            return
+        self.hide_notice()
+        self.saved.emit(path)
+
+    def show_notice(self, text: str, *, error: bool = False) -> None:
+        color = tone("error" if error else "muted")
+        self.notice.setStyleSheet(f"color:{color}; padding:4px")
+        self.notice.setText(text)
+        self.notice.show()
+        self._place_notice()
+
+    def hide_notice(self) -> None:
+        self.notice.hide()
+        self.notice.clear()
+        self.setViewportMargins(0, 0, 0, 0)
+
+    def _place_notice(self) -> None:
+        if self.notice.isHidden():
+            return
+        frame = self.frameWidth()
+        width = max(1, self.width() - 2 * frame)
+        height = self.notice.heightForWidth(width)
+        height = height if height > 0 else self.notice.sizeHint().height()
+        self.notice.setGeometry(frame, frame, width, height)
+        self.setViewportMargins(0, height, 0, 0)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_notice()
 
     def save(self) -> QFileDialog:
         """Ask where to save the full text (non-modal; no nested loop)."""
