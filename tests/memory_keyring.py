@@ -6,7 +6,10 @@ from keyring.backend import KeyringBackend
 
 
 class MemoryKeyring(KeyringBackend):
-    priority = 1  # type: ignore[assignment]
+    # Below the fail backend's 0: keyring discovers every KeyringBackend subclass, and a
+    # positive priority would make these test doubles the process's default keyring (or
+    # members of its chain) for every later test. Tests install one with set_keyring.
+    priority = -1  # type: ignore[assignment]
 
     def __init__(self) -> None:
         super().__init__()
