@@ -52,11 +52,7 @@ class PromptDialog(QDialog):
         self.layout_.addLayout(self.buttons_row)
 
     def add_button(self, text: str, value: Any, *, name: str | None = None) -> QPushButton:
-        button = QPushButton(text)
-        button.setAutoDefault(False)
-        button.setDefault(False)
-        button.setAccessibleName(name or text.replace("&", ""))
-        button.clicked.connect(lambda: self.answer(value))
+        button = action_button(text, lambda: self.answer(value), name=name)
         self.buttons_row.addWidget(button)
         return button
 
@@ -99,6 +95,16 @@ class PromptDialog(QDialog):
             self.queue_label.show()
         else:
             self.queue_label.hide()
+
+
+def action_button(text: str, slot: Any, *, name: str | None = None) -> QPushButton:
+    """A button Enter never presses (no auto-default), named for screen readers."""
+    button = QPushButton(text)
+    button.setAutoDefault(False)
+    button.setDefault(False)
+    button.setAccessibleName(name or text.replace("&", ""))
+    button.clicked.connect(slot)
+    return button
 
 
 def monospace_view(text: str, *, read_only: bool = True) -> QPlainTextEdit:

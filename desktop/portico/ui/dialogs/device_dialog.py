@@ -8,10 +8,10 @@ import time
 
 from PySide6.QtCore import Qt, QTimer, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from portico.prompts import DeviceCodeRequest
-from portico.ui.dialogs.base import PromptDialog, large_font, selectable_label
+from portico.ui.dialogs.base import PromptDialog, action_button, large_font, selectable_label
 from portico.ui.dialogs.oauth_dialog import format_remaining
 
 
@@ -33,14 +33,8 @@ class DeviceDialog(PromptDialog):
         self.code_label.setAccessibleName("user code")
         self.layout_.addWidget(self.code_label)
         row = QHBoxLayout()
-        self.open_button = QPushButton("Open in &browser")
-        self.open_button.setAutoDefault(False)
-        self.open_button.setAccessibleName("Open in browser")
-        self.open_button.clicked.connect(self.open_in_browser)
-        self.copy_button = QPushButton("&Copy code")
-        self.copy_button.setAutoDefault(False)
-        self.copy_button.setAccessibleName("Copy code")
-        self.copy_button.clicked.connect(self.copy_code)
+        self.open_button = action_button("Open in &browser", self.open_in_browser)
+        self.copy_button = action_button("&Copy code", self.copy_code)
         row.addStretch(1)
         row.addWidget(self.open_button)
         row.addWidget(self.copy_button)

@@ -6,10 +6,10 @@ import time
 
 from PySide6.QtCore import QTimer, QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from portico.prompts import AuthorizeRequest
-from portico.ui.dialogs.base import PromptDialog, selectable_label
+from portico.ui.dialogs.base import PromptDialog, action_button, selectable_label
 from portico.ui.palette import set_tone
 
 
@@ -40,14 +40,8 @@ class OAuthDialog(PromptDialog):
         self.url_field.setCursorPosition(0)
         self.layout_.addWidget(self.url_field)
         row = QHBoxLayout()
-        self.open_button = QPushButton("Open in &browser")
-        self.open_button.setAutoDefault(False)
-        self.open_button.setAccessibleName("Open in browser")
-        self.open_button.clicked.connect(self.open_in_browser)
-        self.copy_button = QPushButton("&Copy link")
-        self.copy_button.setAutoDefault(False)
-        self.copy_button.setAccessibleName("Copy link")
-        self.copy_button.clicked.connect(self.copy_link)
+        self.open_button = action_button("Open in &browser", self.open_in_browser)
+        self.copy_button = action_button("&Copy link", self.copy_link)
         row.addWidget(self.open_button)
         row.addWidget(self.copy_button)
         row.addStretch(1)
@@ -74,11 +68,8 @@ class OAuthDialog(PromptDialog):
         self.feedback.setWordWrap(True)
         self.layout_.addWidget(self.feedback)
 
-        self.continue_button = QPushButton("C&ontinue")
-        self.continue_button.setAutoDefault(False)
-        self.continue_button.setAccessibleName("Continue")
+        self.continue_button = action_button("C&ontinue", self._submit)
         self.continue_button.setEnabled(False)
-        self.continue_button.clicked.connect(self._submit)
         self.buttons_row.addWidget(self.continue_button)
         self.cancel_button = self.add_button("Cancel", None)
         self.finish_layout()
