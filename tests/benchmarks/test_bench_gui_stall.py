@@ -175,7 +175,7 @@ async def _through_app(figures: dict[str, Any]) -> None:
     from portico.ui.bridge import EventBridge
     from portico.ui.facade import RuntimeThread
     from portico.ui.prompter import QtPrompter
-    from portico.ui.session import RuntimeSession
+    from portico.ui.runtime_thread.session import RuntimeSession
 
     loop = asyncio.get_running_loop()
     variants = _variants()

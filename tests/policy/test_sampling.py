@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from mcp import types
 
-from portico.chat.provider import Usage
 from portico.config.model import SamplingSpec, TrustLevel
+from portico.model_port import Usage
 from portico.policy.sampling import SamplingPolicy
 from portico.policy.setup import Policy
 from portico.prompts import SamplingAnswer, SamplingMessage

@@ -129,7 +129,7 @@ async def test_dark_palette_keeps_coloured_text_readable(dark: QPalette) -> None
     view.show_result(ToolResult(parts=()))
     samples += document_colors(view, "empty result")
 
-    from portico.ui.pages.snapshots import ToolInfo
+    from portico.ui.runtime_thread.snapshots import ToolInfo
 
     tool = ToolInfo(
         name="delete_item",

@@ -29,8 +29,8 @@ import httpx2
 from portico.auth.errors import AuthError
 from portico.config.model import ServerSpec
 from portico.policy.approvals import url_origin
-from portico.policy.pinning import live_pinned_transport
 from portico.policy.redirects import check_redirect
+from portico.runtime.transports.pinning import live_pinned_transport
 
 # (spec, url, *, mcp_pins) -> host -> IPs to dial (or anything else: nothing to pin)
 EndpointPolicy = Callable[..., Awaitable[object]]

@@ -7,7 +7,7 @@ For the auth code (``portico.auth.netguard``):
   ``refuse_cross_origin_redirects`` is an httpx2 ``response`` event hook doing the same.
 - ``await check_oauth_endpoint(spec, endpoint_url, resolver=..., mcp_pins=...)`` resolves
   an OAuth discovery / token endpoint and returns the host -> IPs pins to dial (give them
-  to :func:`portico.policy.pinning.pinned_transport`); raises
+  to :func:`portico.runtime.transports.pinning.pinned_transport`); raises
   :class:`NetworkPolicyError` for a private address on any origin other than the MCP one.
 """
 

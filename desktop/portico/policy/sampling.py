@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from portico.chat.provider import ModelProvider
 from portico.config.model import ServerSpec, TrustLevel
+from portico.model_port import ModelProvider
 from portico.policy.ask import ask_outcome
 from portico.prompts import Prompter, SamplingAnswer, SamplingMessage, SamplingRequest
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from portico.chat.provider import ModelProvider
+from portico.model_port import ModelProvider
 from portico.policy.approval_store import ApprovalStore
 from portico.policy.elicitation import ElicitationPolicy
 from portico.policy.guard import CallableRegistry, ToolGuard

@@ -148,7 +148,7 @@ class DesktopApp(QObject):
                 await asyncio.wait_for(painted, FIRST_PAINT_WAIT)
 
     async def start_runtime(self) -> None:
-        from portico.ui.session import RuntimeSession
+        from portico.ui.runtime_thread.session import RuntimeSession
 
         assert self.prompter is not None
         self.window.set_summary("Starting the servers…")

@@ -159,7 +159,7 @@ def build_client(
         except ImportError as exc:  # socks5 without socksio
             raise ConfigProblem(f"{spec.name}: proxy {proxy} cannot be used: {exc}") from exc
         if pins and proxy is None:
-            from portico.policy.pinning import pin_transport
+            from portico.runtime.transports.pinning import pin_transport
 
             pin_transport(transport, pins)
         return transport

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from portico.runtime.events import ServerState
 from portico.ui.pages.common import esc
-from portico.ui.pages.snapshots import ServerDetails
 from portico.ui.palette import set_tone
+from portico.ui.runtime_thread.snapshots import ServerDetails
 from portico.ui.tray_state import status_text
 
 

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 
 from portico.ui.pages.common import PageBackend, status_label
 from portico.ui.pages.result_view import ResultView
-from portico.ui.pages.snapshots import PromptInfo
+from portico.ui.runtime_thread.snapshots import PromptInfo
 
 
 class PromptsPage(QWidget):

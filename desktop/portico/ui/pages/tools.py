@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
 
 from portico.ui.pages.common import PageBackend, browser, esc, status_label
 from portico.ui.pages.result_view import ResultView
-from portico.ui.pages.snapshots import ToolInfo
 from portico.ui.palette import Tone, tone, tone_color
+from portico.ui.runtime_thread.snapshots import ToolInfo
 from portico.ui.schema_form import SchemaForm, schema_kind
 
 COLUMNS = ("Name", "Description", "Annotations")

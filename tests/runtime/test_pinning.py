@@ -15,7 +15,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from portico.policy.pinning import pinned_transport
+from portico.runtime.transports.pinning import pinned_transport
 
 
 def _name(cn: str) -> x509.Name:

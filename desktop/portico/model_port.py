@@ -1,7 +1,8 @@
 """The ModelProvider port: how the core asks a model for a completion.
 
-Small on purpose: sampling (``portico.policy.sampling``) needs one call. The chat issue
-supplies real providers (OpenAI / Anthropic HTTP APIs) behind the same protocol.
+It sits at the bottom of the house, beside the Prompter port, because policy (sampling
+review) needs it and chat implements it: ``portico.chat`` provides the real providers
+(OpenAI-compatible and Anthropic HTTP APIs) behind this protocol.
 """
 
 from __future__ import annotations

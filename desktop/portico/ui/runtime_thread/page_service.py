@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.runtime.events import ServerState
-from portico.ui.pages import snapshots
-from portico.ui.pages.snapshots import PromptInfo, ResourceInfo, ServerDetails, ToolInfo
+from portico.ui.runtime_thread import snapshots
+from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, ServerDetails, ToolInfo
 
 if TYPE_CHECKING:
     from portico.config.model import ServerSpec
     from portico.runtime.results import ToolResult
-    from portico.ui.session import RuntimeSession
+    from portico.ui.runtime_thread.session import RuntimeSession
 
 DIRECT_CHAT_ID = "direct"
 

@@ -125,9 +125,9 @@ class RuntimeSession:
 
     @property
     def pages(self) -> Any:
-        """The server pages' runtime side (``portico.ui.pages.service.PageService``)."""
+        """The server pages' runtime side (``runtime_thread.page_service.PageService``)."""
         if self._pages is None:
-            from portico.ui.pages.service import PageService
+            from portico.ui.runtime_thread.page_service import PageService
 
             self._pages = PageService(self)
         return self._pages
