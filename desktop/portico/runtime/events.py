@@ -8,8 +8,9 @@ A subscriber that raises is logged and kept; it never breaks the publisher.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 log = logging.getLogger(__name__)
@@ -51,7 +52,10 @@ class ToolsChanged:
 class LogLine:
     server: str
     text: str
-    stream: str = "stderr"  # "stderr" (the server's own) or "portico" (our lines about it)
+    stream: str = "stderr"  # "stderr" (the server's own), "portico" (our lines about it),
+    # or "mcp" (the server's notifications/message log, with its level)
+    level: str = ""  # an MCP log level ("debug" … "emergency") for stream "mcp", else ""
+    time: float = field(default_factory=time.time)  # time.time() when it was received
 
 
 @dataclass(frozen=True)
