@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from portico.config.model import Scope, ServerSpec, Transport
 from portico.config.masking import mask_url
+from portico.config.model import Scope, ServerSpec, Transport
 from portico.policy.ask import ask_outcome
 from portico.policy.netcheck import NetReport, Resolver, check_url
 from portico.policy.prompters import trust_refusal
