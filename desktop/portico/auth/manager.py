@@ -24,7 +24,7 @@ from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenEr
 from mcp.client.auth.utils import create_client_registration_request, handle_registration_response
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
-from portico.auth import quirks, secret_store
+from portico.auth import quirks
 from portico.auth.device import DEVICE_GRANT, device_login
 from portico.auth.discovery import Discovered, discover, requires_auth
 from portico.auth.errors import AuthError, NeedsOwnClient, own_client_message
@@ -44,7 +44,8 @@ from portico.auth.machine import (
 )
 from portico.auth.netguard import OAuthNet
 from portico.auth.provider import PorticoOAuthProvider
-from portico.auth.token_storage import PorticoTokenStorage, fingerprint
+from portico.auth.secret_store import SecretStore
+from portico.auth.token_storage import PorticoTokenStorage, fingerprint, record_key
 from portico.config import secrets as config_secrets
 from portico.config.model import OAuthSpec, ServerSpec
 from portico.prompts import Notice, Prompter
@@ -143,7 +144,8 @@ class AuthManager:
         self,
         prompter: Prompter,
         *,
-        lookup_keyring: SecretLookup = secret_store.lookup_secret,
+        store: SecretStore | None = None,
+        lookup_keyring: SecretLookup | None = None,
         client_metadata_url: str | None = None,
         endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
     ) -> None:
@@ -151,7 +153,10 @@ class AuthManager:
         (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
         tests whose authorization server is a private address on another port)."""
         self.prompter = prompter
-        self.lookup_keyring = lookup_keyring
+        # The process's secret store (``build_services`` passes its one); a manager made
+        # on its own (tests, one-off tools) gets a store of its own.
+        self.store = store if store is not None else SecretStore()
+        self.lookup_keyring: SecretLookup = lookup_keyring or self.store.lookup_secret
         if endpoint_policy == "default":
             endpoint_policy = default_endpoint_policy()
         self.endpoint_policy: EndpointPolicy | None = endpoint_policy
@@ -185,7 +190,7 @@ class AuthManager:
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
-        return PorticoTokenStorage(spec.name, spec.url or "")
+        return PorticoTokenStorage(spec.name, spec.url or "", self.store, key=token_key(spec))
 
     async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
         """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.
@@ -530,8 +535,8 @@ class AuthManager:
         return client
 
     async def _tell_if_insecure(self, server: str) -> None:
-        notice = secret_store.insecure_notice()
-        if notice and not self._told_insecure and secret_store.storage_kind() == "memory":
+        notice = self.store.insecure_notice()
+        if notice and not self._told_insecure and self.store.storage_kind() == "memory":
             self._told_insecure = True
             try:
                 await self.prompter.notify(Notice(level="warning", text=notice, server=server))
@@ -549,6 +554,11 @@ _INITIALIZE = {
         "clientInfo": {"name": "portico-login", "version": "1"},
     },
 }
+
+
+def token_key(spec: ServerSpec) -> str:
+    """The internal record holding ``spec``'s sign-in."""
+    return record_key(spec.name)
 
 
 def _sign_in_text(server: str, *, expired: bool = False) -> str:

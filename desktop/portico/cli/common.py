@@ -89,9 +89,9 @@ def cli_services(config: Config | None = None, *, ask_trust: bool = True) -> Ser
     from portico.policy.prompters import NonInteractivePrompter
     from portico.services import build_services
 
-    services = build_services(
-        cli_prompter(), ask_trust=ask_trust, auth_prompter=NonInteractivePrompter()
+    return build_services(
+        cli_prompter(),
+        ask_trust=ask_trust,
+        auth_prompter=NonInteractivePrompter(),
+        config=config,
     )
-    if config is not None:
-        services.configure(config)
-    return services

@@ -245,6 +245,7 @@ class DesktopApp(QObject):
                 project,
                 runtime=self.runtime,
                 hooks=lambda: self.session.hub.hooks if self.session is not None else None,
+                secrets=lambda: self.session.services.secrets if self.session else None,
             )
             self.editor.saved.connect(lambda _paths: self._spawn(self.apply_config()))
         elif not self.editor.dirty:
