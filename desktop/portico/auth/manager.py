@@ -12,6 +12,7 @@ again until the stored tokens change.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -47,7 +48,8 @@ from portico.auth.provider import PorticoOAuthProvider
 from portico.auth.secret_store import SecretStore
 from portico.auth.token_storage import PorticoTokenStorage, fingerprint, record_key
 from portico.config import secrets as config_secrets
-from portico.config.model import OAuthSpec, ServerSpec
+from portico.config.model import OAuthSpec, Scope, ServerSpec
+from portico.paths import PROJECT_DIR_NAME
 from portico.prompts import Notice, Prompter
 from portico.runtime.errors import NeedsAuth
 
@@ -557,8 +559,22 @@ _INITIALIZE = {
 
 
 def token_key(spec: ServerSpec) -> str:
-    """The internal record holding ``spec``'s sign-in."""
-    return record_key(spec.name)
+    """The internal record holding ``spec``'s sign-in.
+
+    A global server's is keyed by its name. A project server's is its own per project
+    folder, so a cloned project never reads (nor overwrites) your sign-in to a server of
+    the same name; only a project server that replaces a global one with exactly the same
+    target shares that server's sign-in.
+    """
+    if spec.source.scope is not Scope.PROJECT:
+        return record_key(spec.name)
+    if spec.replaces is not None and spec.replaces.same_target:
+        return record_key(spec.name)
+    folder = spec.source.path.parent
+    if folder.name == PROJECT_DIR_NAME:
+        folder = folder.parent
+    tag = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    return record_key(spec.name, f"project-{tag}")
 
 
 def _sign_in_text(server: str, *, expired: bool = False) -> str:
