@@ -52,9 +52,11 @@ def load_config(
 ) -> Config:
     """Load both scopes and print the diagnostics asked for on stderr."""
     from portico.config import load
+    from portico.config.project_rules import is_security_note
 
     config = load(project_of(args))
-    shown = {"errors": config.errors, "all": config.diagnostics, "none": ()}[report]
+    errors = tuple(d for d in config.diagnostics if d.is_error or is_security_note(d))
+    shown = {"errors": errors, "all": config.diagnostics, "none": ()}[report]
     for diag in shown:
         print(str(diag), file=sys.stderr)
     return config

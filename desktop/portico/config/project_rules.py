@@ -46,6 +46,14 @@ _KEYS = {spec.field: spec.name for spec in schema.SETTINGS if spec.field}
 
 Seen = Mapping[str, tuple[Any, Path, int]]  # field -> (value, file, line)
 
+_IGNORED = "ignored: a project file may tighten but never loosen"
+
+
+def is_security_note(diagnostic: Diagnostic) -> bool:
+    """A warning every face shows, even where it lists errors only: a project setting
+    that was ignored because it would loosen yours."""
+    return diagnostic.message.startswith(_IGNORED)
+
 
 def _shown(value: Any) -> str:
     if isinstance(value, bool):
@@ -67,7 +75,7 @@ def merge_settings(
             notes.append(
                 Diagnostic(
                     "warning",
-                    f"ignored: a project file may tighten but never loosen {key} (your "
+                    f"{_IGNORED} {key} (your "
                     f"setting is {_shown(current)}); set it in your own config.yaml if you "
                     "mean it",
                     path,
