@@ -89,7 +89,7 @@ def server_view(spec: Any) -> dict[str, Any]:
     """One server as shown by ``config show``: plain values, secret values masked."""
     from portico.config.secrets import mask, mask_url
 
-    data = _plain(asdict(spec))
+    data: dict[str, Any] = _plain(asdict(spec))
     if spec.url:
         data["url"] = mask_url(spec.url)
     source = data.pop("source")

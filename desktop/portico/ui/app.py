@@ -140,7 +140,12 @@ class DesktopApp(QObject):
 
     async def show_and_paint(self) -> None:
         painted = asyncio.get_running_loop().create_future()
-        self.window.firstPainted.connect(lambda: painted.done() or painted.set_result(None))
+
+        def on_painted() -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.window.firstPainted.connect(on_painted)
         self.window.show()
         self.window.repaint()
         if not self.window.painted:
