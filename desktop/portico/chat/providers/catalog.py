@@ -127,7 +127,7 @@ class ModelCatalog:
         names = ", ".join(s.name for s in self._config.providers)
         if not names:
             return (
-                f"no model provider named '{ref}': none is configured. Add one with "
+                f"no model is configured (asked for '{ref}'). Add one with "
                 "`portico model add NAME --kind openai --base-url URL` (or `portico model "
                 "detect` for a local server)."
             )
