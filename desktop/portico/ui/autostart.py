@@ -18,7 +18,7 @@ import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 LABEL = "org.portico.portico"
 RUN_KEY = r"Software\Microsoft\Windows\CurrentVersion\Run"
@@ -120,9 +120,7 @@ class WindowsRunKey:
         return subprocess.list2cmdline(self.command)
 
     def enabled(self) -> bool:
-        assert sys.platform == "win32"
-        import winreg
-
+        winreg = _winreg()
         try:
             with winreg.OpenKey(winreg.HKEY_CURRENT_USER, RUN_KEY) as key:
                 winreg.QueryValueEx(key, RUN_VALUE)
@@ -131,15 +129,20 @@ class WindowsRunKey:
         return True
 
     def set_enabled(self, on: bool) -> None:
-        assert sys.platform == "win32"
-        import winreg
-
+        winreg = _winreg()
         with winreg.CreateKey(winreg.HKEY_CURRENT_USER, RUN_KEY) as key:
             if on:
                 winreg.SetValueEx(key, RUN_VALUE, 0, winreg.REG_SZ, self.value())
             else:
                 with contextlib.suppress(FileNotFoundError):
                     winreg.DeleteValue(key, RUN_VALUE)
+
+
+def _winreg() -> Any:
+    """The registry module (Windows only; typed loosely so every platform type-checks)."""
+    import importlib
+
+    return importlib.import_module("winreg")
 
 
 def login_item(platform: str = sys.platform, command: Sequence[str] | None = None) -> LoginItem:
