@@ -19,7 +19,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
 from portico.prompts import Notice
@@ -92,7 +92,7 @@ class DesktopApp(QObject):
         quit_action = self.window.quit_action
         for top in self.window.menuBar().actions():
             menu = top.menu()
-            if menu is not None and quit_action in menu.actions():
+            if isinstance(menu, QMenu) and quit_action in menu.actions():
                 menu.insertAction(quit_action, action)
                 menu.insertSeparator(quit_action)
                 return
