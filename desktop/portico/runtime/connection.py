@@ -1007,9 +1007,8 @@ def _checked_cwd(spec: ServerSpec) -> str | None:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # The package's own constant: an app bundle may carry no installed metadata, and a
+    # server should never be told version "0".
+    from portico import __version__
 
-        return version("portico")
-    except Exception:
-        return "0"
+    return __version__
