@@ -80,7 +80,7 @@ class _StopOwner(Exception):
 
 
 class Connection:
-    """A live (or parked) connection to one MCP server. See CONTRACTS.md."""
+    """A live (or parked) connection to one MCP server (docs/architecture.md)."""
 
     def __init__(
         self,
