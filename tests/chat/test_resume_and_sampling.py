@@ -3,6 +3,7 @@ sampling answered by the configured provider after review."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -80,7 +81,15 @@ asyncio.run(main())
 """
 
 
-async def test_kill_9_while_streaming_loses_only_the_streamed_text(models, tmp_path) -> None:
+async def _load(db: Path, conversation: str):  # type: ignore[no-untyped-def]
+    store = ChatStore(db)
+    try:
+        return await store.load(conversation)
+    finally:
+        await store.close()
+
+
+def test_kill_9_while_streaming_loses_only_the_streamed_text(models, tmp_path) -> None:
     db = tmp_path / "chats.sqlite3"
     words = [f"word{i}" for i in range(400)]
     models.script({"text": " ".join(words), "delay": 0.02})
@@ -98,9 +107,7 @@ async def test_kill_9_while_streaming_loses_only_the_streamed_text(models, tmp_p
             seen += 1
     child.send_signal(signal.SIGKILL)
     child.wait(10)
-    store = ChatStore(db)
-    stored = await store.load(conversation)
-    await store.close()
+    stored = asyncio.run(_load(db, conversation))
     user, answer = stored.messages
     assert user.text == "tell me a long story" and user.status == "complete"
     assert answer.status == "streaming"  # what the crash left; open() shows it stopped
