@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +24,13 @@ from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, SingleKey
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
 from portico.config.model import Dialect
+from portico.config.parse_count import counted
+from portico.config.raw import KeyPath
+from portico.config.toml_dialect import describe_parse_error
+from portico.config.toml_dialect import key_lines as toml_key_lines
 
 SERVERS = schema.TOML_SERVERS_KEY
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-_LOCATION = re.compile(r"\s+at line \d+ col \d+$")
 
 TableLike = Table | InlineTable | Container | OutOfOrderTableProxy
 
@@ -84,13 +87,19 @@ class TomlTree:
     def __init__(self, text: str, path: Path) -> None:
         self.path = path
         self._styles: dict[int, Style] = {}  # inline-table styles, taken before each edit
+        counted(path)
         try:
             self.doc = tomlkit.parse(text)
-        except ParseError as exc:
-            message = _LOCATION.sub("", str(exc)).rstrip(".")
-            raise DocumentParseError(path, f"not valid TOML: {message}", exc.line) from None
-        except TOMLKitError as exc:
-            raise DocumentParseError(path, f"not valid TOML: {exc}") from None
+        except (ParseError, TOMLKitError) as exc:
+            message, line, column = describe_parse_error(exc, text)
+            raise DocumentParseError(path, f"not valid TOML: {message}", line, column) from None
+
+    def key_lines(self, names: Sequence[str]) -> dict[KeyPath, int]:
+        lines = toml_key_lines(self.dumps())
+        wanted = set(names)
+        return {
+            p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == SERVERS and p[1] in wanted
+        }
 
     def dumps(self) -> str:
         return self.doc.as_string()
@@ -230,7 +239,7 @@ class TomlTree:
         for part in path:
             if not _is_table(node):
                 return None
-            key, logical = _resolve(node, part, logical)
+            key, logical = schema.resolve_key(Dialect.TOML, node, logical, part)
             if key not in node:
                 return None
             node = node[key]
@@ -251,10 +260,10 @@ class TomlTree:
         chain: list[tuple[Any, str]] = [(parent, parent_key)] if parent is not None else []
         logical: str | None = None
         for depth, part in enumerate(path[:-1]):
-            key, logical = _resolve(node, part, logical)
+            key, logical = schema.resolve_key(Dialect.TOML, node, logical, part)
             if key not in node:
                 nested: Any = value
-                for inner in reversed(_spelled(path[depth + 1 :], logical)):
+                for inner in reversed(schema.spelled(Dialect.TOML, logical, path[depth + 1 :])):
                     nested = {inner: nested}
                 value = nested
                 path = (*path[:depth], key)
@@ -268,7 +277,7 @@ class TomlTree:
                 )
             chain.append((node, key))
             node = child
-        last, _ = _resolve(node, path[-1], logical)
+        last, _ = schema.resolve_key(Dialect.TOML, node, logical, path[-1])
         existing = node.get(last) if last in node else None
         if _refillable(existing, value):
             _refill(existing, value)
@@ -284,12 +293,12 @@ class TomlTree:
         chain: list[tuple[Any, str]] = [(parent, parent_key)] if parent is not None else []
         logical: str | None = None
         for part in path[:-1]:
-            key, logical = _resolve(node, part, logical)
+            key, logical = schema.resolve_key(Dialect.TOML, node, logical, part)
             if key not in node or not _is_table(node[key]):
                 return False
             chain.append((node, key))
             node = node[key]
-        last, _ = _resolve(node, path[-1], logical)
+        last, _ = schema.resolve_key(Dialect.TOML, node, logical, path[-1])
         if last not in node:
             return False
         del node[last]
@@ -409,30 +418,6 @@ def _add_key(node: Any, key: str, item: Item) -> None:
         container._insert_at(at, key, item)
         if isinstance(node, Table):
             dict.__setitem__(node, key, item)  # the table mirrors its container's keys
-
-
-def _spelled(parts: tuple[str, ...], logical: str | None) -> list[str]:
-    """New nested keys in TOML spelling (``redirect_port`` -> ``callback_port``)."""
-    out: list[str] = []
-    for part in parts:
-        spec = schema.lookup(Dialect.TOML, logical, part)
-        out.append(spec.spelling(Dialect.TOML) if spec and spec.type != "command" else part)
-        logical = spec.name if spec else None
-    return out
-
-
-def _resolve(node: Any, part: str, logical_parent: str | None) -> tuple[str, str | None]:
-    """The key to use for ``part``: an existing spelling of the same key, or ``part``."""
-    spec = schema.lookup(Dialect.TOML, logical_parent, part)
-    if part in node:
-        return part, spec.name if spec else None
-    if spec is not None:
-        for spelling in spec.spellings(Dialect.TOML):
-            if spelling in node:
-                return spelling, spec.name
-        if spec.type != "command":
-            return spec.spelling(Dialect.TOML), spec.name
-    return part, spec.name if spec else None
 
 
 Style = tuple[bool, str]  # (spaced braces, the "=" with its spacing)

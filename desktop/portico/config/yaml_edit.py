@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,10 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
 from portico.config.model import Dialect
+from portico.config.parse_count import counted
+from portico.config.raw import KeyPath
 from portico.config.replay import replay
+from portico.config.yaml_dialect import key_lines as yaml_key_lines
 
 SERVERS = "mcp_servers"
 _KEY_LINE = re.compile(r"^(\s*)[^\s#\-][^#]*?:(\s|$)")
@@ -121,13 +124,17 @@ class YamlTree:
     # -- text and tree ---------------------------------------------------------------
 
     def _set_text(self, text: str) -> None:
+        counted(self.path)
         try:
             data = _load(text)
         except MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             problem = exc.problem or exc.context or "syntax error"
             line = mark.line + 1 if mark else None
-            raise DocumentParseError(self.path, f"not valid YAML: {problem}", line) from None
+            column = mark.column + 1 if mark else None
+            raise DocumentParseError(
+                self.path, f"not valid YAML: {problem}", line, column
+            ) from None
         except YAMLError as exc:
             raise DocumentParseError(self.path, f"not valid YAML: {exc}") from None
         if data is None:
@@ -170,6 +177,17 @@ class YamlTree:
 
     def dumps(self) -> str:
         return self.text
+
+    def key_lines(self, names: Sequence[str]) -> dict[KeyPath, int]:
+        servers = self._servers()
+        lines: dict[KeyPath, int] = {}
+        if not isinstance(servers, CommentedMap):
+            return lines
+        for name in names:
+            if name in servers:
+                lines[(name,)] = servers.lc.key(name)[0] + 1
+                lines.update(yaml_key_lines(servers[name], (name,)))
+        return lines
 
     def parse_value(self, text: str) -> Any:
         try:
@@ -237,7 +255,7 @@ class YamlTree:
             if not isinstance(node, CommentedMap):
                 return chain, depth
             if depth >= logical_from:
-                key, logical = _resolve(node, part, logical)
+                key, logical = schema.resolve_key(Dialect.YAML, node, logical, part)
             else:
                 key = part
             chain.append((node, key))
@@ -498,13 +516,7 @@ def _own(node: CommentedMap) -> list[Any]:
 
 def _spelled(path: tuple[str, ...], logical_from: int) -> list[str]:
     """``path`` with the keys after ``logical_from`` in YAML spelling (for new keys)."""
-    out = list(path[:logical_from])
-    logical: str | None = None
-    for part in path[logical_from:]:
-        spec = schema.lookup(Dialect.YAML, logical, part)
-        out.append(spec.spelling(Dialect.YAML) if spec else part)
-        logical = spec.name if spec else None
-    return out
+    return [*path[:logical_from], *schema.spelled(Dialect.YAML, None, path[logical_from:])]
 
 
 def _comment_start(line: str) -> int | None:
@@ -519,16 +531,3 @@ def _comment_start(line: str) -> int | None:
         elif char == "#" and at > 0 and line[at - 1] in " \t":
             return at
     return None
-
-
-def _resolve(node: CommentedMap, part: str, logical_parent: str | None) -> tuple[str, str | None]:
-    """The key to use for ``part``: an existing spelling of the same key, or the YAML one."""
-    spec = schema.lookup(Dialect.YAML, logical_parent, part)
-    if part in node:
-        return part, spec.name if spec else None
-    if spec is not None:
-        for spelling in spec.spellings(Dialect.YAML):
-            if spelling in node:
-                return spelling, spec.name
-        return spec.spelling(Dialect.YAML), spec.name
-    return part, None
