@@ -456,17 +456,17 @@ def _shape_problem(spec: schema.KeySpec, value: Any, dialect: Dialect) -> str | 
             return None
         if kind == "command":
             return (
-                'command is an array in mcp.toml (program, then arguments): write it like '
+                'must be an array in mcp.toml (program, then arguments), like '
                 '["npx", "-y", "some-server"]'
             )
         example = '["a", "b"]' if dialect is Dialect.TOML else "[a, b]"
-        return f"{spec.name} is a list of strings: write it like {example}"
+        return f"must be a list of strings, like {example}"
     if kind == "mapping":
         if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
             return None
         example = '{ NAME = "value" }' if dialect is Dialect.TOML else "{NAME: value}"
-        return f"{spec.name} is a table of names to strings: write it like {example}"
+        return f"must be a table of names to strings, like {example}"
     if kind == "table" and not isinstance(value, dict):
         example = "{ key = value }" if dialect is Dialect.TOML else "{key: value}"
-        return f"{spec.name} is a table of settings: write it like {example}"
+        return f"must be a table of settings, like {example}"
     return None

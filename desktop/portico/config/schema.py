@@ -1020,7 +1020,7 @@ def typed_text(spec: KeySpec, dialect: Dialect, text: str) -> Any:
         lowered = text.strip().lower()
         if lowered in ("true", "false"):
             return lowered == "true"
-        raise ValueTypeError(f"{spec.name} is true or false, not {text!r}")
+        raise ValueTypeError(f"must be true or false, not {text!r}")
     if kind in ("int", "number", "duration"):
         stripped = text.strip().replace("_", "") if dialect is Dialect.TOML else text.strip()
         whole = kind == "int" or spec.in_ms(dialect)
@@ -1032,5 +1032,5 @@ def typed_text(spec: KeySpec, dialect: Dialect, text: str) -> Any:
             return int(stripped)
         if not whole and _NUMBER.match(stripped):
             return float(stripped)
-        raise ValueTypeError(f"{spec.name} is {what}, not {text!r}")
+        raise ValueTypeError(f"must be {what}, not {text!r}")
     return None

@@ -50,7 +50,8 @@ def literal(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        # JSON escapes are TOML escapes, except that TOML wants DEL escaped too
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, Mapping):
         if not value:
             return "{}"

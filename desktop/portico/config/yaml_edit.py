@@ -21,6 +21,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
@@ -58,9 +59,46 @@ def plain(value: Any) -> Any:
     return value
 
 
+# What a plain scalar may not be, for any YAML 1.1 or 1.2 reader to read it back as the
+# same string: a bool, null or number of either version, or text with an indicator.
+_NOT_A_STRING = re.compile(
+    r"""^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
+    |null|Null|NULL|~|=|<<
+    |[-+]?(?:0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?
+    |(?:[0-9][0-9_]*)?\.?[0-9_]*(?:[eE][-+]?[0-9]+)?|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_PLAIN_START = re.compile(r"""^(?:[^\s\-?:,\[\]{}#&*!|>'"%@`]|[-?:][^\s])""")
+_PLAIN_SAFE = re.compile(r"^[\x21-\x7e\u00a0-\ud7ff\ue000-\ufffd ]*$")
+
+
+def _plain_is_safe(text: str) -> bool:
+    """Whether ``text`` written plain reads back as exactly this string, in block and flow
+    context alike."""
+    return bool(
+        text
+        and text == text.strip()
+        and _PLAIN_START.match(text)
+        and _PLAIN_SAFE.match(text)
+        and not _NOT_A_STRING.match(text)
+        and ": " not in text
+        and " #" not in text
+        and not text.endswith(":")
+        and not any(c in text for c in ",[]{}")
+    )
+
+
+def _scalar(value: str) -> Any:
+    if _plain_is_safe(value):
+        return value
+    return DoubleQuotedScalarString(value)
+
+
 def _to_ruamel(value: Any) -> Any:
     if isinstance(value, (CommentedMap, CommentedSeq)):
         return value
+    if isinstance(value, str) and type(value) is str:
+        return _scalar(value)
     if isinstance(value, Mapping):
         out = CommentedMap()
         for k, v in value.items():
@@ -472,7 +510,9 @@ class YamlTree:
         after = end
         while after < region and _blank(lines[after]):
             after += 1
-        drop_blanks = lead - 1 == parent_line or lead == 0 or _blank(lines[lead - 1])
+        # (for the last server the blank lines separate the mapping from what follows)
+        last = _own(servers)[-1] == name
+        drop_blanks = (lead - 1 == parent_line and not last) or _blank(lines[lead - 1])
         stop = after if drop_blanks else end
         if stop >= len(lines) or (after == region and region == len(lines)):
             stop = region
