@@ -19,7 +19,7 @@ from typing import Any
 import tomlkit
 from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.exceptions import ParseError, TOMLKitError
-from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, SingleKey, Table, Whitespace
+from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, Table, Whitespace
 
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
@@ -28,6 +28,7 @@ from portico.config.parse_count import counted
 from portico.config.raw import KeyPath
 from portico.config.toml_dialect import describe_parse_error
 from portico.config.toml_dialect import key_lines as toml_key_lines
+from portico.config.toml_rename import rename_in_text
 
 SERVERS = schema.TOML_SERVERS_KEY
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -195,32 +196,18 @@ class TomlTree:
             self.doc[SERVERS] = to_item(rebuilt)
             self._restyle_inline(self.doc, SERVERS)
             return
-        if not isinstance(servers, Table):
-            raise EditError(
-                f"{self.path}: the [{SERVERS}.*] tables are split by other tables; "
-                "rename the server by hand"
-            )
-        item = servers.value.item(old)
-        body_before = len(item.value.body) if isinstance(item, Table) else 0
-        written = next(k for k, _ in servers.value.body if k is not None and k.key == old)
-        # keep the quoting style of the name ("quoted-name" stays quoted)
-        renamed = SingleKey(
-            new, t=written.t, sep=written.sep, original=written.as_string().replace(old, new, 1)
-        )
-        servers.value._replace(old, renamed, item)
-        # tomlkit refreshes its key mirrors for tables only; do it for inline tables too
-        if new not in dict.keys(servers.value):
-            dict.__setitem__(servers.value, new, item.value)
-        if old in dict.keys(servers):
-            dict.__delitem__(servers, old)
-        dict.__setitem__(servers, new, item)
-        if isinstance(item, Table):
-            # tomlkit adds a "cosmetic" blank line to a replaced table; a rename adds none
-            body = item.value.body
-            while len(body) > body_before and isinstance(body[-1][1], Whitespace):
-                body.pop()
-        if hasattr(item, "invalidate_display_name"):
-            item.invalidate_display_name()
+        before = self.server_names()
+        text = rename_in_text(self.dumps(), SERVERS, old, new)
+        failed = EditError(f"{self.path}: could not rename {old!r} here; rename it by hand")
+        try:
+            counted(self.path)
+            doc = tomlkit.parse(text)
+        except (ParseError, TOMLKitError):
+            raise failed from None
+        previous, self.doc = self.doc, doc
+        if self.server_names() != [new if n == old else n for n in before]:
+            self.doc = previous
+            raise failed
 
     # -- top level -----------------------------------------------------------------------
 
