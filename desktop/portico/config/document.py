@@ -110,6 +110,8 @@ def split_key(key_path: KeyPath) -> tuple[str, ...]:
 class Tree(Protocol):
     """What a dialect's editable tree offers; see toml_edit.TomlTree / yaml_edit.YamlTree."""
 
+    notes: list[str]
+
     def dumps(self) -> str: ...
     def server_names(self) -> list[str]: ...
     def get(self, server: str, path: tuple[str, ...]) -> Any: ...
@@ -151,7 +153,6 @@ class ConfigDocument:
         if self._crlf:
             body = body.replace("\r\n", "\n")
         self._tree: Tree = _make_tree(dialect, body, path)
-        self.notes: list[str] = []  # one line each: what an edit did beyond the asked
 
     # -- opening ---------------------------------------------------------------------
 
@@ -228,6 +229,11 @@ class ConfigDocument:
         if self._crlf:
             text = text.replace("\n", "\r\n")
         return "\ufeff" + text if self._bom else text
+
+    @property
+    def notes(self) -> list[str]:
+        """One line each: what the edits did beyond what was asked (an alias broken)."""
+        return self._tree.notes
 
     @property
     def original_text(self) -> str:

@@ -89,6 +89,7 @@ class TomlTree:
     def __init__(self, text: str, path: Path) -> None:
         self.path = path
         self._styles: dict[int, Style] = {}  # inline-table styles, taken before each edit
+        self.notes: list[str] = []
         counted(path)
         try:
             self.doc = tomlkit.parse(text)

@@ -112,6 +112,34 @@ def _to_ruamel(value: Any) -> Any:
     return value
 
 
+def _flow(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        out = CommentedMap()
+        for k, v in value.items():
+            out[str(k)] = _flow(v)
+        out.fa.set_flow_style()
+        return out
+    if isinstance(value, (list, tuple)):
+        seq = CommentedSeq(_flow(v) for v in value)
+        seq.fa.set_flow_style()
+        return seq
+    return _to_ruamel(value)
+
+
+def _flow_key(key: str) -> str:
+    text = _flow_text(key)
+    return text
+
+
+def _flow_text(value: Any) -> str:
+    """``value`` as one flow-style YAML value (``{A: x, B: [1, 2]}``)."""
+    yaml = YAML(typ="rt")
+    yaml.width = 1 << 20
+    buf = io.StringIO()
+    yaml.dump({"v": _flow(value)}, buf)
+    return buf.getvalue().strip()[len("v:") :].strip()
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" "))
 
@@ -156,6 +184,7 @@ def _detect_indent(text: str) -> tuple[int, int, int]:
 class YamlTree:
     def __init__(self, text: str, path: Path) -> None:
         self.path = path
+        self.notes: list[str] = []
         self.mapping_indent, self.sequence_indent, self.offset = _detect_indent(text)
         self._set_text(text)
 
@@ -324,6 +353,7 @@ class YamlTree:
         self._set(path, value, len(path))
 
     def _set(self, path: tuple[str, ...], value: Any, logical_from: int) -> None:
+        self._unshare(path, logical_from)
         chain, reached = self._walk(path, logical_from)
         node, key = chain[-1]
         # walked into a scalar: only a null may be replaced by a table
@@ -342,6 +372,8 @@ class YamlTree:
             self._insert(node, key, nested)
 
     def _insert(self, node: CommentedMap, key: str, value: Any) -> None:
+        if _is_flow(node) and _own(node) and self._flow_insert(node, key, value):
+            return
         if _is_flow(node) or (not _own(node) and node is not self.data):
             self._mutate(lambda: node.__setitem__(key, _to_ruamel(value)))
             return
@@ -381,6 +413,8 @@ class YamlTree:
         old = node[key]
         scalar_old = not isinstance(old, (CommentedMap, CommentedSeq)) and old is not None
         scalar_new = not isinstance(value, (Mapping, list, tuple))
+        if _is_flow(node) and self._flow_replace(node, key, value):
+            return
         if _is_flow(node) or (scalar_old and scalar_new):
             line_no = node.lc.key(key)[0]
             before = self._lines()[line_no]
@@ -424,12 +458,14 @@ class YamlTree:
         return self._unset(path, len(path))
 
     def _unset(self, path: tuple[str, ...], logical_from: int) -> bool:
+        self._unshare(path, logical_from)
         chain, reached = self._walk(path, logical_from)
         if reached < len(path):
             return False
         node, key = chain[-1]
         if _is_flow(node):
-            self._mutate(lambda: node.__delitem__(key))
+            if not self._flow_remove(node, key):
+                self._mutate(lambda: node.__delitem__(key))
             return True
         lines = self._lines()
         start, end, _, _ = self._span(node, key)
@@ -460,6 +496,213 @@ class YamlTree:
         head, space, comment = match.group(1), match.group(2), match.group(3)
         lines[line_no] = f"{head} {{}}{(space or ' ') + comment if comment else ''}{newline}"
         self._write_lines(lines)
+
+    # -- flow maps, edited as text (their layout and comments stay) ---------------------
+
+    def _value_end(self, line_no: int, at: int) -> tuple[int, int] | None:
+        """Where the flow value starting at (line_no, at) ends (exclusive)."""
+        lines = self._lines()
+        line = lines[line_no]
+        if at >= len(line):
+            return None
+        char = line[at]
+        if char in "\"'":
+            end = at + 1
+            while end < len(line):
+                if char == '"' and line[end] == "\\":
+                    end += 2
+                    continue
+                if line[end] == char:
+                    if char == "'" and line[end + 1 : end + 2] == "'":
+                        end += 2
+                        continue
+                    return line_no, end + 1
+                end += 1
+            return None  # a quoted scalar over several lines: leave it to ruamel
+        if char in "[{":
+            depth, ln, pos, quote = 0, line_no, at, ""
+            while ln < len(lines):
+                text = lines[ln]
+                while pos < len(text):
+                    c = text[pos]
+                    if quote:
+                        if c == quote:
+                            quote = ""
+                    elif c in "\"'":
+                        quote = c
+                    elif c == "#" and pos > 0 and text[pos - 1] in " \t":
+                        break
+                    elif c in "[{":
+                        depth += 1
+                    elif c in "]}":
+                        depth -= 1
+                        if depth == 0:
+                            return ln, pos + 1
+                    pos += 1
+                ln, pos = ln + 1, 0
+            return None
+        match = re.compile(r"[^,\]}\n]*?(?=\s+#|\s*[,\]}\n]|\s*$)").match(line, at)
+        if match is None or not match.group(0):
+            return None
+        return line_no, match.end()
+
+    def _flow_replace(self, node: CommentedMap, key: Any, value: Any) -> bool:
+        line_no, at, _rest = self._after_key(node, key)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return False
+        lines = self._lines()
+        end_line, end_col = end
+        new = lines[line_no][:at] + _flow_text(value) + lines[end_line][end_col:]
+        lines[line_no : end_line + 1] = [new]
+        self._write_lines(lines)
+        return True
+
+    def _flow_insert(self, node: CommentedMap, key: str, value: Any) -> bool:
+        last = _own(node)[-1]
+        line_no, at, _rest = self._after_key(node, last)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return False
+        lines = self._lines()
+        end_line, end_col = end
+        # the next significant character after the last value: "," or "}"
+        ln, pos = end_line, end_col
+        while ln < len(lines):
+            rest = lines[ln][pos:]
+            stripped = rest.lstrip(" \t")
+            if stripped and not stripped.startswith(("#", "\n")):
+                pos += len(rest) - len(stripped)
+                break
+            ln, pos = ln + 1, 0
+        else:
+            return False
+        entry = f"{_flow_key(key)}: {_flow_text(value)}"
+        closing = lines[ln][pos]
+        indent = " " * node.lc.key(last)[1]
+        if closing == "}" and ln == end_line:
+            # "}" right after the last value: {a: 1} -> {a: 1, k: v}
+            line = lines[ln]
+            lines[ln] = line[:end_col] + f", {entry}" + line[end_col:]
+        elif closing == ",":
+            # entries on lines of their own, each with a comma: one more like them
+            lines.insert(ln + 1, f"{indent}{entry},\n")
+        elif closing == "}":
+            line = lines[end_line]
+            lines[end_line] = line[:end_col] + "," + line[end_col:]
+            lines.insert(end_line + 1, f"{indent}{entry}\n")
+        else:
+            return False
+        self._write_lines(lines)
+        return True
+
+    def _flow_remove(self, node: CommentedMap, key: Any) -> bool:
+        line_no, column = node.lc.key(key)
+        _ln, at, _rest = self._after_key(node, key)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return False
+        lines = self._lines()
+        end_line, end_col = end
+        line = lines[line_no]
+        tail = lines[end_line][end_col:]
+        comma = re.match(r"\s*,\s*", tail)
+        alone_before = not line[:column].strip()
+        if alone_before and (comma or not tail.strip(" \t\n").startswith("}")):
+            # the entry has its line(s) to itself: drop them (a comment on them goes too)
+            rest = tail[comma.end() :] if comma else tail
+            if rest.strip() and not rest.lstrip().startswith("#"):
+                lines[line_no : end_line + 1] = [line[:column] + rest]
+            else:
+                del lines[line_no : end_line + 1]
+            keys = _own(node)
+            if comma is None and keys.index(key) > 0:
+                # the map writes no comma after its last entry: neither does the new last
+                self._drop_comma_after(lines, node, keys[keys.index(key) - 1])
+        elif comma:
+            lines[line_no : end_line + 1] = [line[:column] + tail[comma.end() :]]
+        else:
+            # the last entry: drop it with the comma before it
+            head = line[:column]
+            cut = re.search(r",\s*$", head)
+            if cut is None:
+                return False
+            lines[line_no : end_line + 1] = [head[: cut.start()] + tail]
+        self._write_lines(lines)
+        return True
+
+    def _drop_comma_after(self, lines: list[str], node: CommentedMap, key: Any) -> None:
+        line_no, at, _rest = self._after_key(node, key)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return
+        end_line, end_col = end
+        line = lines[end_line]
+        comma = re.match(r"[ \t]*,", line[end_col:])
+        if comma:
+            lines[end_line] = line[:end_col] + line[end_col + comma.end() :]
+
+    # -- anchors and aliases ---------------------------------------------------------------
+
+    def _unshare(self, path: tuple[str, ...], logical_from: int) -> None:
+        """Give the edited entry its own copy of every shared map the edit goes through.
+
+        A map reached through an alias (``env: *env``) or a merge (``<<: *defaults``) is
+        shared: editing it in place would change every entry that uses it. It is copied
+        into the entry first (and a note says so). An anchored map of this entry that
+        others use (``env: &env``) is refused: which of them should change is not clear.
+        """
+        if logical_from != 2:
+            return
+        for _ in range(len(path) + 2):
+            chain, _reached = self._walk(path, logical_from, merged=True)
+            where = [k for _, k in chain]
+            for depth in range(1, len(chain) - 1):
+                parent, key = chain[depth]
+                label = ".".join(where[1 : depth + 1])
+                if key not in _own(parent):  # through a merge key
+                    self._insert(parent, key, plain(parent[key]))
+                    self.notes.append(
+                        f"{label} came from a merged anchor (<<: *...); {where[1]} now has "
+                        "its own copy of it, the other entries are unchanged"
+                    )
+                    break
+                line_no, at, rest = self._after_key(parent, key)
+                if rest.startswith("*"):
+                    alias = re.match(r"\*([^\s,\]}]+)", rest)
+                    name = alias.group(1) if alias else ""
+                    lines = self._lines()
+                    line = lines[line_no]
+                    lines[line_no] = line[:at] + _flow_text(plain(parent[key])) + line[
+                        at + len(name) + 1 :
+                    ]
+                    self._write_lines(lines)
+                    self.notes.append(
+                        f"{label} was the alias *{name}; {where[1]} now has its own copy, "
+                        f"the other entries using *{name} are unchanged"
+                    )
+                    break
+                if rest.startswith("&"):
+                    anchor = re.match(r"&([^\s,\]}]+)", rest)
+                    name = anchor.group(1) if anchor else ""
+                    if re.search(r"\*" + re.escape(name) + r"(?![^\s,\]}])", self.text):
+                        raise EditError(
+                            f"{self.path}: {label} is the anchor &{name}, which other entries "
+                            f"use (*{name}); editing it would change them too, so edit the "
+                            "file by hand"
+                        )
+            else:
+                return
+
+    def _after_key(self, node: CommentedMap, key: Any) -> tuple[int, int, str]:
+        """(line, column, text) of what follows ``key:`` on its line."""
+        line_no, column = node.lc.key(key)
+        line = self._lines()[line_no]
+        match = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^:]*?)\s*:\s*""").match(
+            line, column
+        )
+        at = match.end() if match else column
+        return line_no, at, line[at:]
 
     # -- servers ---------------------------------------------------------------------------
 
