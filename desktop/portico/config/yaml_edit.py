@@ -26,12 +26,15 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
 from portico.config.model import Dialect
+from portico.config.name_scan import scan_names
 from portico.config.parse_count import counted
 from portico.config.raw import KeyPath
 from portico.config.replay import replay
 from portico.config.yaml_dialect import key_lines as yaml_key_lines
 
 SERVERS = "mcp_servers"
+_YAML_SERVERS = re.compile(r"^mcp_servers\s*:\s*(#.*)?$")
+_ENTRY = re.compile(r"""^\s+(?:"([A-Za-z0-9_-]+)"|'([A-Za-z0-9_-]+)'|([A-Za-z0-9_-]+))\s*:""")
 _KEY_LINE = re.compile(r"^(\s*)[^\s#\-][^#]*?:(\s|$)")
 _SEQ_LINE = re.compile(r"^(\s*)- ")
 
@@ -209,13 +212,28 @@ class YamlTree:
         if not isinstance(data, CommentedMap):
             raise DocumentParseError(self.path, "the top level is not a mapping of keys")
         self.text = text
-        self.data = data
+        self._data: CommentedMap | None = data
+
+    @property
+    def data(self) -> CommentedMap:
+        """The round-trip tree of the current text (parsed again only when asked for after
+        an edit of the lines)."""
+        if self._data is None:
+            self._set_text(self.text)
+        assert self._data is not None
+        return self._data
+
+    def _stale(self) -> bool:
+        return self._data is None
 
     def _lines(self) -> list[str]:
         return self.text.splitlines(keepends=True)
 
     def _write_lines(self, lines: list[str]) -> None:
-        self._set_text("".join(lines))
+        # the tree is parsed again when next needed: one edit, then a validation of the
+        # edited server from its own lines (see ``get``), costs no second parse of the file
+        self.text = "".join(lines)
+        self._data = None
 
     def _dumper(self) -> YAML:
         yaml = YAML(typ="rt")
@@ -303,6 +321,10 @@ class YamlTree:
         return self.data.get(SERVERS)
 
     def server_names(self) -> list[str]:
+        if self._stale():
+            scanned = scan_names(self.text, Dialect.YAML)
+            if scanned is not None:
+                return scanned
         servers = self._servers()
         if not isinstance(servers, CommentedMap):
             return []
@@ -332,7 +354,52 @@ class YamlTree:
         return chain, len(path)
 
     def get(self, server: str, path: tuple[str, ...]) -> Any:
+        if self._stale() and not path:
+            entry = self._entry_from_lines(server)
+            if entry is not None:
+                return entry
         return self._get(self._server_path(server, path), 2)
+
+    def _entry_from_lines(self, server: str) -> Any:
+        """``server``'s entry read from its own lines (None when only a parse of the whole
+        file can say: anchors, aliases, tags, or a layout the line scan is not sure of)."""
+        lines = self._lines()
+        top = next((i for i, ln in enumerate(lines) if _YAML_SERVERS.match(ln)), None)
+        if top is None:
+            return None
+        column: int | None = None
+        start: int | None = None
+        end = len(lines)
+        for number in range(top + 1, len(lines)):
+            line = lines[number]
+            if _blank(line) or _comment(line):
+                continue
+            indent = _indent(line)
+            if column is None:
+                column = indent
+            if indent < (column or 1):
+                end = number
+                break
+            if indent == column:
+                if start is not None:
+                    end = number
+                    break
+                entry = _ENTRY.match(line)
+                if entry and server in entry.groups():
+                    start = number
+        if start is None:
+            return None
+        block = "".join(lines[start:end])
+        if re.search(r"[&*!]|<<", block):
+            return None
+        try:
+            data = _load("mcp_servers:\n" + block)
+        except YAMLError:
+            return None
+        if not isinstance(data, CommentedMap) or not isinstance(data.get(SERVERS), Mapping):
+            return None
+        servers = data[SERVERS]
+        return plain(servers[server]) if server in servers else None
 
     def get_root(self, path: tuple[str, ...]) -> Any:
         return self._get(path, len(path))
@@ -413,7 +480,9 @@ class YamlTree:
         old = node[key]
         scalar_old = not isinstance(old, (CommentedMap, CommentedSeq)) and old is not None
         scalar_new = not isinstance(value, (Mapping, list, tuple))
-        if _is_flow(node) and self._flow_replace(node, key, value):
+        if (_is_flow(node) or (scalar_old and scalar_new)) and self._token_replace(
+            node, key, value
+        ):
             return
         if _is_flow(node) or (scalar_old and scalar_new):
             line_no = node.lc.key(key)[0]
@@ -546,13 +615,30 @@ class YamlTree:
             return None
         return line_no, match.end()
 
-    def _flow_replace(self, node: CommentedMap, key: Any, value: Any) -> bool:
+    def _token_replace(self, node: CommentedMap, key: Any, value: Any) -> bool:
+        """Replace the written value of ``key`` by ``value``'s text, all else untouched;
+        False when the value's text is not certain (block scalars, multi-line scalars)."""
         line_no, at, _rest = self._after_key(node, key)
         end = self._value_end(line_no, at)
         if end is None:
             return False
         lines = self._lines()
         end_line, end_col = end
+        old = "".join(lines[line_no : end_line + 1])[at:]
+        old = old[: len(old) - (len(lines[end_line]) - end_col)]
+        if old.startswith(("|", ">", "&", "*", "!")):
+            return False
+        if end_line == line_no and not _is_flow(node):
+            following = lines[line_no + 1] if line_no + 1 < len(lines) else ""
+            key_column = node.lc.key(key)[1]
+            if following.strip() and not _comment(following) and _indent(following) > key_column:
+                return False  # a plain scalar continued on the next line
+        try:
+            read = _load(f"v: {old}\n")
+        except YAMLError:
+            return False
+        if not isinstance(read, CommentedMap) or plain(read.get("v")) != plain(node[key]):
+            return False
         new = lines[line_no][:at] + _flow_text(value) + lines[end_line][end_col:]
         lines[line_no : end_line + 1] = [new]
         self._write_lines(lines)
