@@ -178,6 +178,7 @@ class DesktopApp(QObject):
             return
         self.model.set_scopes(loaded.scopes)
         self.model.set_order(loaded.order)
+        self.window.servers.set_configured(len(loaded.order))
         if loaded.secrets_notice and loaded.secrets_notice != self._secrets_notice:
             self.window.post_notice(Notice("warning", loaded.secrets_notice))
         self._secrets_notice = loaded.secrets_notice
