@@ -35,9 +35,7 @@ class _Filter(QSortFilterProxyModel):
         super().__init__()
         self.needle = ""
 
-    def filterAcceptsRow(
-        self, row: int, parent: QModelIndex | QPersistentModelIndex
-    ) -> bool:
+    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
         if not self.needle:
             return True
         index = self.sourceModel().index(row, 0, parent)

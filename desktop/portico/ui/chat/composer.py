@@ -79,9 +79,9 @@ class ChatInput(QPlainTextEdit):
             if key in (Qt.Key.Key_Down, Qt.Key.Key_Up):
                 popup.move_selection(1 if key == Qt.Key.Key_Down else -1)
                 return
-            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab) and not shift:
-                if popup.accept_current():
-                    return
+            enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab)
+            if enter and not shift and popup.accept_current():
+                return
             if key == Qt.Key.Key_Escape:
                 popup.hide()
                 return
@@ -154,9 +154,7 @@ class ChatInput(QPlainTextEdit):
         trigger, word = self.current_context()
         cursor = self.textCursor()
         typed = len(word) + (1 if trigger in ("/", "@") else 0)
-        cursor.movePosition(
-            QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.KeepAnchor, typed
-        )
+        cursor.movePosition(QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.KeepAnchor, typed)
         cursor.insertText(row.insert)
         self.setTextCursor(cursor)
 

@@ -56,6 +56,7 @@ def _break_long_lines(text: str) -> str:
     return "\n".join(out)
 
 
+@lru_cache(maxsize=512)
 def highlight(code: str, language: str) -> str:
     """Code as ``<pre>`` with inline colours (Qt's rich text has no CSS classes)."""
     from pygments import highlight as pyg_highlight
@@ -80,6 +81,7 @@ _STYLE = ["default"]
 def set_dark(dark: bool) -> None:
     """Pick a highlighting style that reads on the palette (called when it changes)."""
     _STYLE[0] = "monokai" if dark else "default"
+    highlight.cache_clear()
 
 
 def _style() -> str:
@@ -137,8 +139,9 @@ def _blocks_with_ends(text: str) -> list[tuple[Block, int]]:
         first = group[0]
         if first.type in ("fence", "code_block"):
             language = (first.info or "").strip().split(" ")[0] if first.type == "fence" else ""
-            out.append((CodeBlock(first.content, language, highlight(first.content, language),
-                                  source), b))
+            out.append(
+                (CodeBlock(first.content, language, highlight(first.content, language), source), b)
+            )
         else:
             rendered = md.renderer.render(group, md.options, {})
             out.append((ProseBlock(_qt_html(rendered), source), b))
@@ -148,7 +151,8 @@ def _blocks_with_ends(text: str) -> list[tuple[Block, int]]:
 def _qt_html(rendered: str) -> str:
     """Tweak markdown-it's HTML for Qt: bordered tables, tinted inline code."""
     rendered = rendered.replace(
-        "<table>", "<table border='1' cellspacing='0' cellpadding='4' style='border-collapse:collapse'>"
+        "<table>",
+        "<table border='1' cellspacing='0' cellpadding='4' style='border-collapse:collapse'>",
     )
     rendered = rendered.replace("<code>", "<code style='background-color:rgba(127,127,127,0.18)'>")
     return _break_long_lines(rendered.strip())

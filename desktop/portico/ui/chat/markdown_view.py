@@ -57,10 +57,6 @@ class CodeBlockWidget(QFrame):
         super().__init__(parent)
         self.block = block
         self.setObjectName("codeblock")
-        self.setStyleSheet(
-            "QFrame#codeblock { border: 1px solid rgba(127,127,127,0.35); border-radius: 4px;"
-            " background: rgba(127,127,127,0.08); }"
-        )
         column = QVBoxLayout(self)
         column.setContentsMargins(8, 4, 8, 6)
         column.setSpacing(2)
