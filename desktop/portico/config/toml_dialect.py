@@ -18,7 +18,14 @@ from portico.config import schema
 from portico.config.model import Dialect, Scope
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
-_TOP_KEYS = ("version", "defer_tools", "discovery_concurrency", schema.TOML_SERVERS_KEY)
+_TOP_KEYS = (
+    "version",
+    "defer_tools",
+    "discovery_concurrency",
+    "default_model",
+    "models",
+    schema.TOML_SERVERS_KEY,
+)
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _DUPLICATE = re.compile(r'Key "(.+)" already exists')
@@ -95,6 +102,14 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
     for name in ("defer_tools", "discovery_concurrency"):
         if name in data:
             raw.settings.append(RawSetting(name, data[name], line(name)))
+
+    if "models" in data:
+        raw.models.value = data["models"]
+        raw.models.line = line("models")
+        raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
+    if "default_model" in data:
+        raw.models.default = data["default_model"]
+        raw.models.default_line = line("default_model")
 
     for top, value in data.items():
         if top in _TOP_KEYS:
