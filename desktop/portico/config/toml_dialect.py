@@ -77,7 +77,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
     data: dict[str, Any] = doc.unwrap()
     lines = key_lines(text)
 
-    def line(*path: str | int) -> int:
+    def line_of(*path: str | int) -> int:
         return _line_of(lines, path)
 
     version = data.get("version", schema.SUPPORTED_VERSION)
@@ -87,7 +87,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             raw.error(
                 f"{version!r} is not a valid version: write version = "
                 f"{schema.SUPPORTED_VERSION}; no server in this file starts until it is fixed",
-                line=line("version"),
+                line=line_of("version"),
                 key="version",
             )
         elif version > schema.SUPPORTED_VERSION:
@@ -96,12 +96,12 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 f"{version} is newer than this build of Portico reads (version "
                 f"{schema.SUPPORTED_VERSION}): no server in this file starts; update "
                 "Portico or rewrite the file for version 1",
-                line=line("version"),
+                line=line_of("version"),
                 key="version",
             )
     for name in ("defer_tools", "discovery_concurrency"):
         if name in data:
-            raw.settings.append(RawSetting(name, data[name], line(name)))
+            raw.settings.append(RawSetting(name, data[name], line_of(name)))
 
     if "models" in data:
         raw.models.value = data["models"]
@@ -119,13 +119,13 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         hint = suggestion(top, list(_TOP_KEYS))
         if isinstance(value, dict) and not hint:
             hint = f"; servers go under [mcp.{top}]"
-        raw.warning(f"unknown top-level key, ignored{hint}", line=line(top), key=top)
+        raw.warning(f"unknown top-level key, ignored{hint}", line=line_of(top), key=top)
 
     servers = data.get(schema.TOML_SERVERS_KEY, {})
     if not isinstance(servers, dict):
         raw.error(
             "must be a table of servers, e.g. [mcp.github]; no server in this file starts",
-            line=line(schema.TOML_SERVERS_KEY),
+            line=line_of(schema.TOML_SERVERS_KEY),
             key=schema.TOML_SERVERS_KEY,
         )
         return raw
@@ -135,12 +135,12 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             raw.error(
                 f"{name} is a top-level setting: move it above the first [mcp...] table "
                 "(written here it would be a server)",
-                line=line(*prefix),
+                line=line_of(*prefix),
                 key=f"{schema.TOML_SERVERS_KEY}.{name}",
             )
             continue
         server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
-        raw.servers.append(RawServer(name, entry, line(*prefix), server_lines))
+        raw.servers.append(RawServer(name, entry, line_of(*prefix), server_lines))
     return raw
 
 

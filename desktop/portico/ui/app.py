@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QApplication
 
 from portico import __version__
@@ -28,6 +29,8 @@ from portico.ui.chat.controller import ChatController
 from portico.ui.facade import RuntimeThread
 from portico.ui.gc_guard import GarbageCollector
 from portico.ui.icons import app_icon
+from portico.ui.link_flow import LinkFlow
+from portico.ui.login_setting import StartAtLoginAction
 from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
@@ -49,10 +52,19 @@ class DesktopApp(QObject):
     runtimeStarted = Signal()
     configApplied = Signal(str)  # the summary line
 
-    def __init__(self, app: QApplication, instance: SingleInstance | None = None) -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        instance: SingleInstance | None = None,
+        *,
+        open_url: str | None = None,
+        hidden: bool = False,
+    ) -> None:
         super().__init__()
         self.app = app
         self.instance = instance
+        self.open_url = open_url  # a portico:// link to open once the window is up
+        self.hidden = hidden  # started at login: stay in the tray (if there is one)
         self.model = ServerListModel()
         self.bridge = EventBridge()
         self.tray = Tray()
@@ -79,7 +91,25 @@ class DesktopApp(QObject):
             taken=lambda: {s.name for s in self.model.states()},
         )
         self._configured = False  # servers or a model: the app opens on a chat
+        self.links = LinkFlow(
+            lambda: self.window if self.window.isVisible() else None,
+            self.window.post_notice,
+            self.apply_config,
+            self,
+        )
+        self.start_at_login = StartAtLoginAction(self.window, notify=self.window.post_notice)
+        self._add_to_file_menu(self.start_at_login)
         self._wire()
+
+    def _add_to_file_menu(self, action: QAction) -> None:
+        """Just above Quit, in whichever menu holds it."""
+        quit_action = self.window.quit_action
+        for top in self.window.menuBar().actions():
+            menu = top.menu()
+            if menu is not None and quit_action in menu.actions():
+                menu.insertAction(quit_action, action)
+                menu.insertSeparator(quit_action)
+                return
 
     def _wire(self) -> None:
         self.model.connect_bridge(self.bridge)
@@ -101,6 +131,7 @@ class DesktopApp(QObject):
         self.tray.serverActionRequested.connect(self.server_action)
         if self.instance is not None:
             self.instance.raiseRequested.connect(self.raise_window)
+            self.instance.urlReceived.connect(self.open_link)
         # The chat pane and the first run.
         pane = self.window.chats.pane
         pane.serversRequested.connect(self.window.show_servers)
@@ -124,8 +155,13 @@ class DesktopApp(QObject):
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
         self.window.restore_state()
-        await self.show_and_paint()
-        self.tray.show()
+        if self.hidden and self.tray.available:
+            self.tray.show()
+        else:
+            await self.show_and_paint()
+            self.tray.show()
+        if self.open_url:
+            self.open_link(self.open_url)
         restore_signals = self._handle_stop_signals()
         try:
             await self.start_runtime()
@@ -166,7 +202,12 @@ class DesktopApp(QObject):
 
     async def show_and_paint(self) -> None:
         painted = asyncio.get_running_loop().create_future()
-        self.window.firstPainted.connect(lambda: painted.done() or painted.set_result(None))
+
+        def on_painted() -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.window.firstPainted.connect(on_painted)
         self.window.show()
         self.window.repaint()
         if not self.window.painted:
@@ -356,6 +397,12 @@ class DesktopApp(QObject):
         else:
             self.raise_window()
 
+    def open_link(self, link: str) -> None:
+        """A portico:// link (from the command line or another launch): show the window
+        and ask before adding anything."""
+        self.raise_window()
+        self.links.open(link)
+
     def raise_window(self) -> None:
         self.window.showNormal()
         self.window.raise_()
@@ -379,6 +426,7 @@ class DesktopApp(QObject):
         self.pages.close()
         self.chat.close()
         self.onboarding.close()
+        self.links.close()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
@@ -409,7 +457,9 @@ class DesktopApp(QObject):
         task.add_done_callback(self._tasks.discard)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, *, open_url: str | None = None, hidden: bool = False
+) -> int:
     argv = list(sys.argv[:1] if argv is None else argv)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # the GUI thread must win the GIL (loop.py)
     app = ensure_application(argv)
@@ -419,9 +469,9 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     instance = SingleInstance()
-    if not instance.acquire():
-        return 0  # the running instance raised its window
-    desktop = DesktopApp(app, instance)
+    if not instance.acquire(url=open_url):
+        return 0  # the running instance raised its window (and opens the link)
+    desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden)
     with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
         return runner.run(desktop.run())
 
