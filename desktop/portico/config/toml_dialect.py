@@ -105,11 +105,11 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
 
     if "models" in data:
         raw.models.value = data["models"]
-        raw.models.line = line("models")
+        raw.models.line = line_of("models")
         raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
     if "default_model" in data:
         raw.models.default = data["default_model"]
-        raw.models.default_line = line("default_model")
+        raw.models.default_line = line_of("default_model")
 
     for top, value in data.items():
         if top in _TOP_KEYS:
