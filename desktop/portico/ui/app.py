@@ -242,9 +242,7 @@ class DesktopApp(QObject):
         input. Neither: the welcome, which leads to one."""
         if self.chat_service is None:
             await self.start_chat_service()
-        if self.chat_service is None:
-            return
-        if force or self._configured:
+        if (force or self._configured) and self.chat_service is not None:
             self.window.show_chats()
             await self.chat.open_start()
             return

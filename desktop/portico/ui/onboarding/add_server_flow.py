@@ -46,7 +46,11 @@ def guess_name(text: str) -> str:
         parts = [p for p in host.split(".") if p not in ("www", "mcp", "api", "com", "io", "org")]
         base = parts[0] if parts else host.split(".")[0]
     else:
-        words = [w for w in shlex.split(text) if not w.startswith("-")] if text else []
+        try:
+            split = shlex.split(text)
+        except ValueError:  # still typing: an open quote
+            split = text.replace('"', " ").replace("'", " ").split()
+        words = [w for w in split if not w.startswith("-") and not w.isdigit()]
         base = words[-1] if words else "server"
         base = base.rsplit("/", 1)[-1].removesuffix(".py").removesuffix(".js")
         base = base.removeprefix("mcp-server-").removeprefix("server-")
