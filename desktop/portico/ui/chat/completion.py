@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt, Signal
+from PySide6.QtCore import QModelIndex, QSortFilterProxyModel, Qt, Signal
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import QAbstractItemView, QFrame, QListView, QVBoxLayout, QWidget
 
@@ -30,18 +30,6 @@ class Completion:
 CompletionSource = Callable[[str, str], Sequence[Completion]]
 
 
-class _Filter(QSortFilterProxyModel):
-    def __init__(self) -> None:
-        super().__init__()
-        self.needle = ""
-
-    def filterAcceptsRow(self, row: int, parent: QModelIndex | QPersistentModelIndex) -> bool:
-        if not self.needle:
-            return True
-        index = self.sourceModel().index(row, 0, parent)
-        return self.needle in str(index.data(Qt.ItemDataRole.UserRole + 1)).lower()
-
-
 class CompletionPopup(QFrame):
     """A list shown under the input; the input keeps the keyboard focus and forwards
     Up / Down / Enter / Tab / Esc here while it is visible."""
@@ -53,8 +41,10 @@ class CompletionPopup(QFrame):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setAccessibleName("completions")
         self.model = QStandardItemModel(self)
-        self.proxy = _Filter()
+        self.proxy = QSortFilterProxyModel(self)
         self.proxy.setSourceModel(self.model)
+        self.proxy.setFilterRole(Qt.ItemDataRole.UserRole + 1)
+        self.proxy.setFilterCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.view = QListView()
         self.view.setModel(self.proxy)
         self.view.setAccessibleName("completion list")
@@ -80,8 +70,7 @@ class CompletionPopup(QFrame):
         self.filter(needle)
 
     def filter(self, needle: str) -> None:
-        self.proxy.needle = needle.lower()
-        self.proxy.invalidateFilter()
+        self.proxy.setFilterFixedString(needle)
         rows = self.proxy.rowCount()
         if rows == 0:
             self.hide()

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, Qt, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -70,6 +70,19 @@ class ChatInput(QPlainTextEdit):
         self.textChanged.connect(self._context_changed)
 
     # --- keys --------------------------------------------------------------------------
+
+    def event(self, event: QEvent) -> bool:
+        # Tab changes focus before keyPressEvent sees it; with the popup open it picks.
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Tab
+            and self.popup is not None
+            and self.popup.isVisible()
+            and self.popup.accept_current()
+        ):
+            return True
+        return super().event(event)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()

@@ -73,6 +73,15 @@ class TranscriptView(QScrollArea):
         self._frame.setInterval(FRAME_MS)
         self._frame.timeout.connect(self._flush)
         self._texts: dict[str, str] = {}
+        # Children of the view: they die with it (a bare singleShot could fire after).
+        self._bottom_timer = QTimer(self)
+        self._bottom_timer.setSingleShot(True)
+        self._bottom_timer.setInterval(0)
+        self._bottom_timer.timeout.connect(self.scroll_to_bottom)
+        self._earlier_timer = QTimer(self)
+        self._earlier_timer.setSingleShot(True)
+        self._earlier_timer.setInterval(0)
+        self._earlier_timer.timeout.connect(self.load_earlier)
 
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
@@ -99,7 +108,7 @@ class TranscriptView(QScrollArea):
         self._mark_last()
         self.following = True
         self.jump_button.hide()
-        QTimer.singleShot(0, self.scroll_to_bottom)
+        self._bottom_timer.start()
 
     def _build(self, message: Message) -> MessageWidget:
         widget = MessageWidget(
@@ -247,7 +256,7 @@ class TranscriptView(QScrollArea):
             if self.following:
                 self.jump_button.hide()
         if value <= NEAR_TOP and self.first > 0 and self._from_bottom is None:
-            QTimer.singleShot(0, self.load_earlier)
+            self._earlier_timer.start()
 
     def _range_changed(self, _minimum: int, maximum: int) -> None:
         bar = self.verticalScrollBar()
