@@ -338,6 +338,7 @@ class ToolCard(QFrame):
         panel = ApprovalPanel(request)
         panel.answered.connect(lambda answer: self.approvalAnswered.emit(self.state.id, answer))
         self.approval_slot.addWidget(panel)
+        panel.show()  # now, so the pane can give its Deny button the focus
         self.approval = panel
         self.status.setText("Waiting for you")
         set_tone(self.status, "warning")

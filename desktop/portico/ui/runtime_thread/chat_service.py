@@ -210,12 +210,14 @@ class ChatService:
 
         if self.host is not None:
             return
+        # The services' catalog: the chat and the servers' sampling share one set of
+        # providers, configured on every config load.
         self.host = ChatHost(
             self.session.hub,
             self.session.policy,
             self.prompter,
             config=self.session.config,
-            project=getattr(self.session, "project", None),
+            models=self.session.services.models,
         )
 
     def _host(self) -> ChatHost:
@@ -338,6 +340,12 @@ class ChatService:
         chat = self.chats.get(conversation_id)
         if chat is None:
             return []
+        if text.startswith("/call "):
+            typed = text.removeprefix("/call ").strip()
+            tools = self.session.hub.registry.tools()
+            return sorted(
+                f"/call {t.qualified}" for t in tools if t.qualified.startswith(typed)
+            )
         try:
             return list(chat.completions(text))
         except Exception:
