@@ -235,7 +235,7 @@ class AuthManager:
         try:
             async with asyncio.timeout(wait):
                 if chosen in MACHINE_FLOWS:
-                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))
+                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))  # type: ignore[arg-type]
                 elif chosen == "device":
                     await self._device_login(spec, storage)
                 else:

@@ -82,7 +82,7 @@ def _prompter() -> Prompter:
     prompter = cli_prompter()
     if sys.stdin.isatty() and sys.stdout.isatty():
         return prompter
-    return _PlainPrompter(prompter)  # type: ignore[return-value]
+    return _PlainPrompter(prompter)
 
 
 def cmd_login(args: argparse.Namespace) -> int:
@@ -198,12 +198,12 @@ async def _secret(args: argparse.Namespace) -> int:
     if notice:
         print(f"warning: {notice}", file=sys.stderr)
     if args.secret_action == "get":
-        value = await store.lookup_secret(name)
-        if value is None:
+        found = await store.lookup_secret(name)
+        if found is None:
             err(f"no secret named {name!r}; store one with `portico secret set {name}`")
             return 1
         print("warning: this prints a secret to your terminal", file=sys.stderr)
-        print(value)
+        print(found)
         return 0
     existed = await store.lookup_secret(name) is not None
     await store.delete_secret(name)

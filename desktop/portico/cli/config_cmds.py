@@ -90,7 +90,7 @@ def server_view(spec: Any) -> dict[str, Any]:
     from portico.config.masking import mask_url
     from portico.config.masking import mask_value as mask
 
-    data = _plain(asdict(spec))
+    data: dict[str, Any] = _plain(asdict(spec))
     if spec.url:
         data["url"] = mask_url(spec.url)
     source = data.pop("source")
