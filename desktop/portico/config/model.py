@@ -125,6 +125,9 @@ class OAuthSpec:
     idp_client_id: str | None = None
     idp_client_secret: str | None = None
     id_token: str | None = None
+    # Local development only: OAuth endpoints on private addresses, other origins on
+    # loopback and plain http are let through (see docs/security.md).
+    allow_private_endpoints: bool = False
 
 
 @dataclass(frozen=True)

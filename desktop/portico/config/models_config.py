@@ -23,7 +23,7 @@ import math
 from typing import Any
 from urllib.parse import urlsplit
 
-from portico.config import secrets
+from portico.config import masking, secrets
 from portico.config.model import Dialect, ModelsConfig, ProviderSpec, Scope, Source
 from portico.config.raw import KeyPath, RawFile, RawModels
 
@@ -170,7 +170,7 @@ class _Reader:
                 return bad("must be a URL such as http://127.0.0.1:11434/v1")
             parts = urlsplit(value.strip())
             if parts.scheme not in ("http", "https") or not parts.netloc:
-                return bad(f"must be an http:// or https:// URL, not {secrets.mask_url(value)!r}")
+                return bad(f"must be an http:// or https:// URL, not {masking.mask_url(value)!r}")
             return value.strip().rstrip("/")
         if key == "api_key":
             if not isinstance(value, str):

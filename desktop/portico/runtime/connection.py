@@ -80,7 +80,7 @@ class _StopOwner(Exception):
 
 
 class Connection:
-    """A live (or parked) connection to one MCP server. See CONTRACTS.md."""
+    """A live (or parked) connection to one MCP server (docs/architecture.md)."""
 
     def __init__(
         self,
@@ -1007,9 +1007,8 @@ def _checked_cwd(spec: ServerSpec) -> str | None:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # The package's own constant: an app bundle may carry no installed metadata, and a
+    # server should never be told version "0".
+    from portico import __version__
 
-        return version("portico")
-    except Exception:
-        return "0"
+    return __version__
