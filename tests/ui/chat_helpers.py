@@ -21,8 +21,10 @@ from tests.ui.qt_helpers import until
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
 EVERYTHING = (
-    REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything"
-) / "dist" / "index.js"
+    (REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything")
+    / "dist"
+    / "index.js"
+)
 needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
