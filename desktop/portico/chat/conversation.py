@@ -32,6 +32,7 @@ from portico.chat.events import (
     SpendChanged,
     TextDelta,
     TitleChanged,
+    ToolCallFinished,
     ToolCallStarted,
     ToolsChanged,
     TurnFailed,
@@ -415,7 +416,7 @@ class Chat:
         try:
             rounds = await self._model_loop(emit, assistant)
         except asyncio.CancelledError:
-            self._stopped(assistant)
+            self._stopped(emit, assistant)
             emit(TurnFinished(assistant.id, "stopped", len(assistant.rounds)))
             return
         except ProviderError as exc:
@@ -431,13 +432,14 @@ class Chat:
         if first and rounds >= 0 and self._host.model_titles:
             await self._model_title(emit, user, assistant)
 
-    def _stopped(self, assistant: Message) -> None:
+    def _stopped(self, emit: Emit, assistant: Message) -> None:
         assistant.status = "stopped"
         for call in assistant.tool_calls:
             if call.outcome is None:
                 call.outcome = "cancelled"
                 call.result_text = "The person stopped the turn before this call returned."
                 call.is_error = True
+                emit(ToolCallFinished(call.id, "cancelled", None, call.result_text))
         self._host.store.save_message(self.id, assistant)
         self._save_row()
 
@@ -563,11 +565,15 @@ class Chat:
         host = self._host
         spent = dict(self._context.spend.totals)
         loaded = len(self._active)
-        reports = await run_calls(host.guard, self._context, self._active, planned, emit)
-        for record, report in zip(records, reports, strict=True):
+        by_id = {r.id: r for r in records}
+
+        def done(report: CallReport) -> None:
+            record = by_id[report.id]
             _apply(record, report)
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
+
+        await run_calls(host.guard, self._context, self._active, planned, emit, done)
         if dict(self._context.spend.totals) != spent:
             emit(SpendChanged(dict(self._context.spend.totals)))
         if len(self._active) != loaded:
@@ -659,7 +665,7 @@ class Chat:
                 emit, assistant, [PlannedCall(record.id, name, arguments)], [record]
             )
         except asyncio.CancelledError:
-            self._stopped(assistant)
+            self._stopped(emit, assistant)
             emit(TurnFinished(assistant.id, "stopped"))
             return
         assistant.status = "complete"

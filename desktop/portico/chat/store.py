@@ -180,7 +180,7 @@ def _fts_query(query: str) -> str:
 class ChatStore:
     def __init__(self, path: Path | None = None) -> None:
         """``path`` default: ``<state dir>/chats.sqlite3`` (opened on first use)."""
-        self._path = path if path is not None else paths().state_dir / "chats.sqlite3"
+        self._path = Path(path) if path is not None else paths().state_dir / "chats.sqlite3"
         self._queue: queue.Queue[tuple[Callable[[sqlite3.Connection], Any], Future[Any]] | None]
         self._queue = queue.Queue()
         self._thread: threading.Thread | None = None
@@ -200,16 +200,18 @@ class ChatStore:
             self._thread = threading.Thread(
                 target=self._run, args=(ready,), name="chat-store", daemon=True
             )
-            self._thread.start()
-        ready.result()
+            self._thread.start()  # opening runs there too: the loop never waits for it
 
     def _run(self, ready: Future[None]) -> None:
         try:
             conn = self._connect()
-        except StoreError as exc:
-            self._open_error = exc
+        except Exception as exc:  # never leave a caller waiting on a dead thread
+            error = exc if isinstance(exc, StoreError) else StoreError(
+                f"{self._path}: cannot open the chat database ({type(exc).__name__}: {exc})"
+            )
+            self._open_error = error
             ready.set_result(None)
-            self._drain_failed(exc)
+            self._drain_failed(error)
             return
         ready.set_result(None)
         while True:

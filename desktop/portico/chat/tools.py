@@ -50,6 +50,7 @@ _scope: contextvars.ContextVar[_CallScope | None] = contextvars.ContextVar(
 )
 
 
+
 class EventingPrompter:
     """The face's Prompter, with ApprovalAsked / ApprovalAnswered events around the tool
     and spend questions of the call that asks (found through a context variable)."""
@@ -140,18 +141,30 @@ async def run_call(
     active: ActiveSet,
     call: PlannedCall,
     emit: Emit,
+    on_report: Callable[[CallReport], None] | None = None,
 ) -> CallReport:
-    """One call; never raises except for its own cancellation (then the report is lost
-    and the caller records the call as cancelled)."""
+    """One call; never raises except for its own cancellation (then there is no report
+    and the caller records the call as cancelled). ``on_report`` gets the report before
+    the ToolCallFinished event goes out."""
+    report = await _run_call(guard, chat, active, call, emit)
+    if on_report is not None:
+        on_report(report)
+    result = report.result if report.outcome == "ok" else None
+    error = None if result is not None else report.model_text()
+    emit(ToolCallFinished(call.id, report.outcome, result, error, report.duration))
+    return report
+
+
+async def _run_call(
+    guard: ToolGuard, chat: ChatContext, active: ActiveSet, call: PlannedCall, emit: Emit
+) -> CallReport:
     started = time.monotonic()
     if call.problem is not None:
         text = (
             f"The call to '{call.name}' was not run: {call.problem}. Send the arguments as "
             "one JSON object matching the tool's input schema."
         )
-        report = CallReport(call.id, "error", error=text)
-        emit(ToolCallFinished(call.id, "error", None, text, 0.0))
-        return report
+        return CallReport(call.id, "error", error=text)
     scope = _CallScope(call.id, emit)
     token = _scope.set(scope)
 
@@ -165,10 +178,8 @@ async def run_call(
     except asyncio.CancelledError:
         raise
     except Exception as exc:
-        text = _error_text(exc)
         duration = time.monotonic() - started
-        emit(ToolCallFinished(call.id, "error", None, text, duration))
-        return CallReport(call.id, "error", error=text, duration=duration)
+        return CallReport(call.id, "error", error=_error_text(exc), duration=duration)
     finally:
         _scope.reset(token)
     duration = time.monotonic() - started
@@ -179,11 +190,8 @@ async def run_call(
     else:
         outcome = "ok"
     if outcome == "ok":
-        emit(ToolCallFinished(call.id, "ok", result, None, duration))
         return CallReport(call.id, "ok", result=result, duration=duration)
-    text = result.text()
-    emit(ToolCallFinished(call.id, outcome, None, text, duration))
-    return CallReport(call.id, outcome, error=text, duration=duration)
+    return CallReport(call.id, outcome, error=result.text(), duration=duration)
 
 
 async def run_calls(
@@ -192,11 +200,13 @@ async def run_calls(
     active: ActiveSet,
     calls: Sequence[PlannedCall],
     emit: Emit,
+    on_report: Callable[[CallReport], None] | None = None,
 ) -> list[CallReport]:
     """All calls at once; on cancellation every running call is cancelled (its server
     gets notifications/cancelled) and waited for before the cancellation goes on."""
     tasks = [
-        asyncio.ensure_future(run_call(guard, chat, active, call, emit)) for call in calls
+        asyncio.ensure_future(run_call(guard, chat, active, call, emit, on_report))
+        for call in calls
     ]
     try:
         await asyncio.wait(tasks)
