@@ -21,8 +21,10 @@ from tests.ui.qt_helpers import until
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
 EVERYTHING = (
-    REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything"
-) / "dist" / "index.js"
+    (REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything")
+    / "dist"
+    / "index.js"
+)
 needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
@@ -91,3 +93,21 @@ async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]
     finally:
         desktop.request_quit()
         assert await asyncio.wait_for(run, 60) == 0
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[object]:
+    """A secure in-memory keyring for the test (never the machine's own)."""
+    import keyring
+
+    from portico.auth import secret_store
+    from tests.memory_keyring import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    secret_store.configure(file_fallback=False)
+    secret_store._memory.clear()
+    yield backend
+    keyring.set_keyring(previous)
+    secret_store._memory.clear()
