@@ -358,7 +358,7 @@ def main(
     app = ensure_application(argv)
     app.setApplicationName("Portico")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("portico")
+    app.setDesktopFileName("org.portico.portico")  # resources/org.portico.portico.desktop
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     instance = SingleInstance()
