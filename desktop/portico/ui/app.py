@@ -153,16 +153,17 @@ class DesktopApp(QObject):
             parent_widget=lambda: self.window if self.window.isVisible() else None
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
-        self.window.restore_state()
-        if self.hidden and self.tray.available:
-            self.tray.show()
-        else:
-            await self.show_and_paint()
-            self.tray.show()
-        if self.open_url:
-            self.open_link(self.open_url)
+        # SIGTERM from the first moment on: a session manager may stop us while we start
         restore_signals = self._handle_stop_signals()
         try:
+            self.window.restore_state()
+            if self.hidden and self.tray.available:
+                self.tray.show()
+            else:
+                await self.show_and_paint()
+                self.tray.show()
+            if self.open_url:
+                self.open_link(self.open_url)
             await self.start_runtime()
             if self.session is not None:
                 self._spawn(self._first_start())
@@ -461,7 +462,7 @@ def main(
     app = ensure_application(argv)
     app.setApplicationName("Portico")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("portico")
+    app.setDesktopFileName("org.portico.portico")  # resources/org.portico.portico.desktop
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     instance = SingleInstance()
