@@ -52,7 +52,9 @@ def write_config(home: Path, url: str, *, file_fallback: bool = True) -> None:
     )
 
 
-async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[int, str, str]:
+async def cli_login(
+    home: Path, project: Path, name: str = "guarded", *, deny: bool = False
+) -> tuple[int, str, str]:
     """``portico mcp login NAME --no-browser`` in its own process; the scripted browser
     follows the URL it prints to the loopback listener it names."""
     process = await asyncio.create_subprocess_exec(
@@ -80,7 +82,7 @@ async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[i
             url = line.strip()
         if "Waiting for the redirect to " in line:
             redirect = line.split("Waiting for the redirect to ")[1].split()[0]
-    await ScriptedBrowser().run(url, redirect, follow_final=True)
+    await ScriptedBrowser(deny=deny).run(url, redirect, follow_final=True)
     out, err = await asyncio.wait_for(process.communicate(), 30)
     return process.returncode or 0, out.decode(), err.decode()
 

@@ -168,3 +168,52 @@ class PorticoTokenStorage:
         """Forget tokens and the client registration."""
         await self.store.delete_record(self.key)
         self.store.rejected.pop(self.key, None)
+
+
+class StagedTokenStorage(PorticoTokenStorage):
+    """A sign-in in progress over ``base``'s record.
+
+    It reads the client registration from the real record but no tokens (so the flow
+    really signs in), and keeps the new tokens to itself until :meth:`commit`. A
+    cancelled, denied or failed sign-in therefore leaves the working tokens as they were.
+    """
+
+    def __init__(self, base: PorticoTokenStorage) -> None:
+        super().__init__(base.server, base.url, base.store, key=base.key)
+        self.current_issuer = base.current_issuer
+        self._pending: dict[str, Any] | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        if self._pending is None:
+            return None
+        return OAuthToken.model_validate(self._pending["tokens"])
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        issuer = self.current_issuer() or self._verified_issuer
+        self._pending = {
+            "tokens": tokens.model_dump(mode="json", exclude_none=True),
+            "obtained_at": time.time(),
+            "issuer": issuer,
+        }
+        if issuer:
+            self._verified_issuer = issuer
+
+    async def raw_tokens(self) -> OAuthToken | None:
+        return await self.get_tokens()
+
+    async def verify_issuer(self, issuer: str) -> bool:
+        self._verified_issuer = issuer  # the stored record is not touched mid-sign-in
+        return True
+
+    async def clear_tokens(self) -> None:
+        self._pending = None
+
+    async def commit(self) -> bool:
+        """Write the new tokens over the old ones; False when the sign-in got none."""
+        if self._pending is None:
+            return False
+        record = await self._load()
+        record.update(self._pending)
+        await self._save(record)
+        self.store.rejected.pop(self.key, None)
+        return True
