@@ -52,16 +52,11 @@ def no_real_browser(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    from portico.auth import secret_store
-
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
-    secret_store.configure(file_fallback=False)
-    secret_store._memory.clear()
     yield backend
     keyring.set_keyring(previous)
-    secret_store._memory.clear()
 
 
 # --- ports and the authorization server -----------------------------------------------------

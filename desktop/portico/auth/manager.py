@@ -12,6 +12,7 @@ again until the stored tokens change.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,7 +25,7 @@ from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenEr
 from mcp.client.auth.utils import create_client_registration_request, handle_registration_response
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
-from portico.auth import quirks, secret_store
+from portico.auth import quirks
 from portico.auth.device import DEVICE_GRANT, device_login
 from portico.auth.discovery import Discovered, discover, requires_auth
 from portico.auth.errors import AuthError, NeedsOwnClient, own_client_message
@@ -44,9 +45,11 @@ from portico.auth.machine import (
 )
 from portico.auth.netguard import OAuthNet
 from portico.auth.provider import PorticoOAuthProvider
-from portico.auth.token_storage import PorticoTokenStorage, fingerprint
+from portico.auth.secret_store import SecretStore
+from portico.auth.token_storage import PorticoTokenStorage, fingerprint, record_key
 from portico.config import secrets as config_secrets
-from portico.config.model import OAuthSpec, ServerSpec
+from portico.config.model import OAuthSpec, Scope, ServerSpec
+from portico.paths import PROJECT_DIR_NAME
 from portico.prompts import Notice, Prompter
 from portico.runtime.errors import NeedsAuth
 
@@ -64,19 +67,9 @@ SecretLookup = Callable[[str], Awaitable[str | None]]
 EndpointPolicy = Callable[..., Awaitable[object]]
 PinLookup = Callable[[ServerSpec], Mapping[str, list[str]] | None]
 
-# For developing against a local authorization server (e.g. one on localhost:8080 next
-# to an MCP server on localhost:3000): "1" lets OAuth endpoints on private addresses and
-# other origins through the network policy.
-ALLOW_PRIVATE_ENV = "PORTICO_OAUTH_ALLOW_PRIVATE"
-
-
 def default_endpoint_policy() -> EndpointPolicy | None:
-    if os.environ.get(ALLOW_PRIVATE_ENV) == "1":
-        log.warning(
-            "%s=1: OAuth endpoints on private addresses and plain http are allowed",
-            ALLOW_PRIVATE_ENV,
-        )
-        return None
+    """Vetting of every OAuth endpoint; a server's ``oauth.allow_private_endpoints``
+    (local development) relaxes it for that server only."""
     from portico.policy.redirects import check_oauth_endpoint
 
     return check_oauth_endpoint
@@ -153,7 +146,8 @@ class AuthManager:
         self,
         prompter: Prompter,
         *,
-        lookup_keyring: SecretLookup = secret_store.lookup_secret,
+        store: SecretStore | None = None,
+        lookup_keyring: SecretLookup | None = None,
         client_metadata_url: str | None = None,
         endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
     ) -> None:
@@ -161,7 +155,10 @@ class AuthManager:
         (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
         tests whose authorization server is a private address on another port)."""
         self.prompter = prompter
-        self.lookup_keyring = lookup_keyring
+        # The process's secret store (``build_services`` passes its one); a manager made
+        # on its own (tests, one-off tools) gets a store of its own.
+        self.store = store if store is not None else SecretStore()
+        self.lookup_keyring: SecretLookup = lookup_keyring or self.store.lookup_secret
         if endpoint_policy == "default":
             endpoint_policy = default_endpoint_policy()
         self.endpoint_policy: EndpointPolicy | None = endpoint_policy
@@ -195,7 +192,7 @@ class AuthManager:
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
-        return PorticoTokenStorage(spec.name, spec.url or "")
+        return PorticoTokenStorage(spec.name, spec.url or "", self.store, key=token_key(spec))
 
     async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
         """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.
@@ -238,7 +235,7 @@ class AuthManager:
         try:
             async with asyncio.timeout(wait):
                 if chosen in MACHINE_FLOWS:
-                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))
+                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))  # type: ignore[arg-type]
                 elif chosen == "device":
                     await self._device_login(spec, storage)
                 else:
@@ -540,8 +537,8 @@ class AuthManager:
         return client
 
     async def _tell_if_insecure(self, server: str) -> None:
-        notice = secret_store.insecure_notice()
-        if notice and not self._told_insecure and secret_store.storage_kind() == "memory":
+        notice = self.store.insecure_notice()
+        if notice and not self._told_insecure and self.store.storage_kind() == "memory":
             self._told_insecure = True
             try:
                 await self.prompter.notify(Notice(level="warning", text=notice, server=server))
@@ -559,6 +556,25 @@ _INITIALIZE = {
         "clientInfo": {"name": "portico-login", "version": "1"},
     },
 }
+
+
+def token_key(spec: ServerSpec) -> str:
+    """The internal record holding ``spec``'s sign-in.
+
+    A global server's is keyed by its name. A project server's is its own per project
+    folder, so a cloned project never reads (nor overwrites) your sign-in to a server of
+    the same name; only a project server that replaces a global one with exactly the same
+    target shares that server's sign-in.
+    """
+    if spec.source.scope is not Scope.PROJECT:
+        return record_key(spec.name)
+    if spec.replaces is not None and spec.replaces.same_target:
+        return record_key(spec.name)
+    folder = spec.source.path.parent
+    if folder.name == PROJECT_DIR_NAME:
+        folder = folder.parent
+    tag = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    return record_key(spec.name, f"project-{tag}")
 
 
 def _sign_in_text(server: str, *, expired: bool = False) -> str:

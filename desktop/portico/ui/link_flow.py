@@ -57,7 +57,12 @@ class LinkFlow(QObject):
             return self._end("refused")
         dialog = DeepLinkDialog(prepared, self._parent_widget())
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
-        dialog.answered.connect(lambda value: answer.done() or answer.set_result(bool(value)))
+
+        def settle(value: object) -> None:
+            if not answer.done():
+                answer.set_result(bool(value))
+
+        dialog.answered.connect(settle)
         self.dialogs.append(dialog)
         dialog.show()
         dialog.raise_()
