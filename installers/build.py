@@ -33,24 +33,72 @@ APP_ID = "org.portico.portico"
 PREFIX = "/usr/lib/portico"
 # Debian's own interpreter: the package's bytecode and binary wheels are for its minor version.
 SYSTEM_PYTHON = Path("/usr/bin/python3")
-SKIP_DIRS = {".git", ".venv", "build", "dist", "node_modules", "__pycache__", ".pytest_cache",
-             ".ruff_cache", ".mypy_cache", ".hypothesis", ".import_linter_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "node_modules",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+    ".hypothesis",
+    ".import_linter_cache",
+}
 
 # PySide6-Essentials ships Qt Quick, QML, Designer and more that Portico never loads.
 # They are left out of the package (a third of its size); every shared object that stays
 # is checked to still find its Qt libraries.
-UNUSED_QT_MODULES = ("Qml", "Quick", "Designer", "Help", "UiTools", "Sql", "Test", "Lottie",
-                     "Labs", "ShaderTools", "OpenGLWidgets", "Concurrent", "StateMachine",
-                     "QuickControls2", "QuickDialogs2", "QuickLayouts", "QuickTest",
-                     "QuickWidgets", "QuickShapes", "QuickEffects", "QuickParticles",
-                     "QuickTemplates2", "QuickTimeline", "QuickVectorImage", "QmlCompiler",
-                     "VirtualKeyboard", "CanvasPainter", "WaylandCompositor",
-                     "WaylandEglCompositor")
-UNUSED_QT_DIRS = ("Qt/qml", "Qt/libexec", "Qt/metatypes", "Qt/translations/qtdeclarative",
-                  "Qt/plugins/designer", "Qt/plugins/qmltooling", "Qt/plugins/qmllint",
-                  "Qt/plugins/sqldrivers", "Qt/plugins/wayland-graphics-integration-server",
-                  "Qt/plugins/vectorimageformats", "scripts", "include", "typesystems", "glue",
-                  "doc", "examples")
+UNUSED_QT_MODULES = (
+    "Qml",
+    "Quick",
+    "Designer",
+    "Help",
+    "UiTools",
+    "Sql",
+    "Test",
+    "Lottie",
+    "Labs",
+    "ShaderTools",
+    "OpenGLWidgets",
+    "Concurrent",
+    "StateMachine",
+    "QuickControls2",
+    "QuickDialogs2",
+    "QuickLayouts",
+    "QuickTest",
+    "QuickWidgets",
+    "QuickShapes",
+    "QuickEffects",
+    "QuickParticles",
+    "QuickTemplates2",
+    "QuickTimeline",
+    "QuickVectorImage",
+    "QmlCompiler",
+    "VirtualKeyboard",
+    "CanvasPainter",
+    "WaylandCompositor",
+    "WaylandEglCompositor",
+)
+UNUSED_QT_DIRS = (
+    "Qt/qml",
+    "Qt/libexec",
+    "Qt/metatypes",
+    "Qt/translations/qtdeclarative",
+    "Qt/plugins/designer",
+    "Qt/plugins/qmltooling",
+    "Qt/plugins/qmllint",
+    "Qt/plugins/sqldrivers",
+    "Qt/plugins/wayland-graphics-integration-server",
+    "Qt/plugins/vectorimageformats",
+    "scripts",
+    "include",
+    "typesystems",
+    "glue",
+    "doc",
+    "examples",
+)
 
 
 def log(text: str) -> None:
@@ -111,7 +159,9 @@ def _project_files() -> list[Path]:
     try:
         out = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=ROOT, capture_output=True, check=True,
+            cwd=ROOT,
+            capture_output=True,
+            check=True,
         ).stdout
         files = [ROOT / p for p in out.decode().split("\0") if p]
     except (OSError, subprocess.CalledProcessError):  # not a git checkout: walk it
@@ -132,7 +182,9 @@ def deb() -> Path:
     if not SYSTEM_PYTHON.exists():
         fail(f"{SYSTEM_PYTHON} is needed: the package runs on the distribution's Python")
     stage()
-    py_version = _run_out([str(SYSTEM_PYTHON), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"])
+    py_version = _run_out(
+        [str(SYSTEM_PYTHON), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"]
+    )
     arch = _run_out(["dpkg", "--print-architecture"])
     ver = version()
     root = BUILD / "deb" / f"portico_{ver}-1_{arch}"
@@ -140,8 +192,11 @@ def deb() -> Path:
         shutil.rmtree(root)
     app = root / PREFIX.lstrip("/")
     started = time.monotonic()
-    shutil.copytree(STAGE / "desktop" / "portico", app / "app" / "portico",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(
+        STAGE / "desktop" / "portico",
+        app / "app" / "portico",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
     _install_requirements(app / "app_packages", py_version)
     _prune_qt(app / "app_packages" / "PySide6")
     _check_shared_objects(app / "app_packages")
@@ -155,9 +210,9 @@ def deb() -> Path:
     out = DIST / f"portico_{ver}-1_{arch}.deb"
     log(f"packing {out.name} ({size_kib // 1024} MiB installed)")
     subprocess.run(
-        ["dpkg-deb", "--root-owner-group", "-Zxz", "-z6", "--threads-max=0", "--build",
-         str(root), str(out)],
-        check=True, stdout=subprocess.DEVNULL,
+        ["dpkg-deb", "--root-owner-group", "-Zzstd", "-z3", "--build", str(root), str(out)],
+        check=True,
+        stdout=subprocess.DEVNULL,
     )
     log(f"{out} ({out.stat().st_size / 2**20:.1f} MiB) in {time.monotonic() - started:.0f} s")
     return out
@@ -174,11 +229,26 @@ def _install_requirements(target: Path, py_version: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         req = Path(tmp) / "requirements.txt"
         req.write_text("\n".join(deps) + "\n", encoding="utf-8")
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-               "--no-compile", "--only-binary", ":all:", "--python-version", py_version,
-               "--implementation", "cp", "--target", str(target), "-r", str(req)]
-        log("installing the requirements (pip --target, binary wheels for Python "
-            f"{py_version})")
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-compile",
+            "--only-binary",
+            ":all:",
+            "--python-version",
+            py_version,
+            "--implementation",
+            "cp",
+            "--target",
+            str(target),
+            "-r",
+            str(req),
+        ]
+        log(f"installing the requirements (pip --target, binary wheels for Python {py_version})")
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         noise = "WARNING: Location"  # a machine-wide find-links that does not exist here
         for line in (proc.stdout + proc.stderr).splitlines():
@@ -205,10 +275,16 @@ def _prune_qt(pyside: Path) -> None:
             continue
         name = path.name
         module = name.removeprefix("libQt6").removeprefix("Qt").split(".")[0]
-        if (name.startswith(("libQt6", "Qt")) and module in UNUSED_QT_MODULES) or any(
-            name.startswith(f"libQt6{m}") or name.startswith(f"Qt{m}.") for m in UNUSED_QT_MODULES
-        ) or name.endswith(".pyi") or name.startswith("libpyside6qml") or name in (
-            "designer", "assistant", "linguist", "lupdate"):
+        if (
+            (name.startswith(("libQt6", "Qt")) and module in UNUSED_QT_MODULES)
+            or any(
+                name.startswith(f"libQt6{m}") or name.startswith(f"Qt{m}.")
+                for m in UNUSED_QT_MODULES
+            )
+            or name.endswith(".pyi")
+            or name.startswith("libpyside6qml")
+            or name in ("designer", "assistant", "linguist", "lupdate")
+        ):
             removed += path.stat().st_size // 1024
             path.unlink()
     # plugins that need a library we left out are of no use to Portico either
@@ -237,8 +313,12 @@ def _check_shared_objects(packages: Path) -> None:
         except (ValueError, OSError):
             continue
         ours = [n for n in needed if n.startswith(("libQt6", "libpyside6", "libshiboken6"))]
-        dirs = [*runpath, str(packages / "PySide6"), str(packages / "shiboken6"),
-                str(packages / "PySide6" / "Qt" / "lib")]
+        dirs = [
+            *runpath,
+            str(packages / "PySide6"),
+            str(packages / "shiboken6"),
+            str(packages / "PySide6" / "Qt" / "lib"),
+        ]
         for name in ours:
             if not any((Path(d) / name).exists() for d in dirs):
                 bad.append(f"{so.relative_to(packages)} needs {name}")
@@ -315,14 +395,28 @@ def _compile(root: Path, app: Path) -> None:
     it every launch compiles ~2,000 modules again (the bulk of a cold start)."""
     log("compiling bytecode with the system Python")
     subprocess.run(
-        [str(SYSTEM_PYTHON), "-m", "compileall", "-q", "-j0", "-s", str(root), "-p", "/",
-         "--invalidation-mode", "unchecked-hash", str(app)],
+        [
+            str(SYSTEM_PYTHON),
+            "-m",
+            "compileall",
+            "-q",
+            "-j0",
+            "-s",
+            str(root),
+            "-p",
+            "/",
+            "--invalidation-mode",
+            "unchecked-hash",
+            str(app),
+        ],
         check=True,
     )
 
 
 def _du_kib(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) // 1024
+    return (
+        sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink()) // 1024
+    )
 
 
 def _control(root: Path, ver: str, arch: str, py_version: str, size_kib: int) -> None:
@@ -356,10 +450,10 @@ def briefcase(*command: str) -> None:
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "--quiet", "briefcase>=0.3.20"],
-                       check=True)
-    subprocess.run([str(python), "-m", "briefcase", *command, "--no-input"], cwd=STAGE,
-                   check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", "briefcase>=0.3.20"], check=True
+        )
+    subprocess.run([str(python), "-m", "briefcase", *command, "--no-input"], cwd=STAGE, check=True)
     out = STAGE / "dist"
     if out.is_dir():
         DIST.mkdir(exist_ok=True)
@@ -369,10 +463,14 @@ def briefcase(*command: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="installers/build", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("target", choices=["stage", "linux", "linux-briefcase", "flatpak",
-                                           "macos", "windows"])
+    parser = argparse.ArgumentParser(
+        prog="installers/build",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "target", choices=["stage", "linux", "linux-briefcase", "flatpak", "macos", "windows"]
+    )
     args = parser.parse_args(argv)
     if args.target == "stage":
         stage()

@@ -80,3 +80,33 @@ def quit_app(proc: subprocess.Popen[bytes], timeout: float = 60.0) -> int:
         proc.kill()
         proc.wait()
         raise
+
+
+class Xvfb:
+    """A private X server on a free display number (``with Xvfb() as display:``)."""
+
+    def __init__(self, size: str = "1280x800x24") -> None:
+        self.size = size
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.display = ""
+
+    def __enter__(self) -> str:
+        read, write = os.pipe()
+        self.proc = subprocess.Popen(
+            ["Xvfb", "-displayfd", str(write), "-screen", "0", self.size, "-nolisten", "tcp"],
+            pass_fds=(write,),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(write)
+        with os.fdopen(read) as pipe:
+            number = pipe.readline().strip()
+        if not number:
+            raise RuntimeError("Xvfb did not start")
+        self.display = f":{number}"
+        return self.display
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(10)
