@@ -229,8 +229,14 @@ def build_fields(
             fields = preset_fields(preset, directories=directories, project=project)
         except UnknownPresetError as exc:
             raise UsageError(str(exc)) from None
-    if directories and (preset is None or not PRESET_INFO[preset].takes_directories or command):
+    if directories and (preset is None or not PRESET_INFO[preset].takes_directories):
         raise UsageError("--directory is only for presets that take folders (filesystem)")
+    if directories and command:
+        raise UsageError(
+            f"--directory gives folders to the {preset} preset's own command, but a command "
+            "after -- replaces that command: drop the command to use the preset, or drop "
+            "--directory and pass the folders to your command"
+        )
     if command:
         for key in ("url", "headers", "transport"):
             fields.pop(key, None)

@@ -304,7 +304,8 @@ class YamlTree:
                 if _blank(line) or _comment(line):
                     continue
                 ind = _indent(line)
-                if ind < column or (ind == column and not _SEQ_LINE.match(line)):
+                closing = line.lstrip().startswith(("}", "]"))  # of a flow map over lines
+                if ind < column or (ind == column and not _SEQ_LINE.match(line) and not closing):
                     region = ln
                     break
         end = region

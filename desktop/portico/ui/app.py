@@ -91,6 +91,7 @@ class DesktopApp(QObject):
             taken=lambda: {s.name for s in self.model.states()},
         )
         self._configured = False  # servers or a model: the app opens on a chat
+        self._model_ref: str | None = None  # a model the first run just connected
         self.links = LinkFlow(
             lambda: self.window if self.window.isVisible() else None,
             self.window.post_notice,
@@ -141,9 +142,7 @@ class DesktopApp(QObject):
         )
         self.window.addServerRequested.connect(self.onboarding.add_server)
         self.onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
-        self.onboarding.modelConnected.connect(
-            lambda ref: self._spawn(self._use_model(ref))
-        )
+        self.onboarding.modelConnected.connect(self._use_model)
 
     # --- run -----------------------------------------------------------------------------
 
@@ -154,16 +153,17 @@ class DesktopApp(QObject):
             parent_widget=lambda: self.window if self.window.isVisible() else None
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
-        self.window.restore_state()
-        if self.hidden and self.tray.available:
-            self.tray.show()
-        else:
-            await self.show_and_paint()
-            self.tray.show()
-        if self.open_url:
-            self.open_link(self.open_url)
+        # SIGTERM from the first moment on: a session manager may stop us while we start
         restore_signals = self._handle_stop_signals()
         try:
+            self.window.restore_state()
+            if self.hidden and self.tray.available:
+                self.tray.show()
+            else:
+                await self.show_and_paint()
+                self.tray.show()
+            if self.open_url:
+                self.open_link(self.open_url)
             await self.start_runtime()
             if self.session is not None:
                 self._spawn(self._first_start())
@@ -244,7 +244,8 @@ class DesktopApp(QObject):
             await self.start_chat_service()
         if (force or self._configured) and self.chat_service is not None:
             self.window.show_chats()
-            await self.chat.open_start()
+            ref, self._model_ref = self._model_ref, None
+            await self.chat.open_start(model=ref)
             return
         self.window.chats.pane.show_welcome(self.onboarding.welcome)
         self.window.show_chats()
@@ -268,12 +269,9 @@ class DesktopApp(QObject):
             return
         await self.chat.attach(self.chat_service)
 
-    async def _use_model(self, ref: str) -> None:
-        await self.start_chats(force=True)
-        await self.chat.set_model(ref)
-        if self.chat.current is not None:
-            await self.chat.reload_current()
-        self.window.chats.focus_input()
+    def _use_model(self, ref: str) -> None:
+        """The model just connected: the chat that opens next uses it."""
+        self._model_ref = ref
 
     async def _sync_chat_config(self) -> bool:
         """Hand the reloaded config to the chat host; True when a model is configured."""
@@ -464,7 +462,7 @@ def main(
     app = ensure_application(argv)
     app.setApplicationName("Portico")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("portico")
+    app.setDesktopFileName("org.portico.portico")  # resources/org.portico.portico.desktop
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     instance = SingleInstance()
