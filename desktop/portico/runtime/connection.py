@@ -43,6 +43,7 @@ from portico.runtime.events import (
     StatusChanged,
     ToolsChanged,
 )
+from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
@@ -65,6 +66,7 @@ SETTLED = frozenset(
         Status.FAILED,
         Status.NEEDS_AUTH,
         Status.AWAITING_TRUST,
+        Status.REJECTED,
         Status.LAZY,
         Status.COOLDOWN,
         Status.DISABLED,
@@ -332,7 +334,7 @@ class Connection:
         self, status: Status, *, error: str | None = None, retry_at: float | None = None
     ) -> None:
         self._state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=len(self.tools)
+            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
         if status in SETTLED:
             self._pending_start = False
@@ -342,15 +344,21 @@ class Connection:
 
     def _set_tools(self, tools: list[Any]) -> None:
         self.tools = list(tools)
-        if self._state.tool_count != len(self.tools):
+        count = self._offered()
+        if self._state.tool_count != count:
             self._state = ServerState(
                 self.name,
                 self._state.status,
                 error=self._state.error,
                 retry_at=self._state.retry_at,
-                tool_count=len(self.tools),
+                tool_count=count,
             )
-        self.bus.publish(ToolsChanged(self.name, len(self.tools)))
+        self.bus.publish(ToolsChanged(self.name, count))
+
+    def _offered(self) -> int:
+        """The tools models may use: the server's list minus tools.include / exclude."""
+        decisions = apply_filter([t.name for t in self.tools], self.spec.tools)
+        return sum(1 for d in decisions if d.included)
 
     def _on_log_line(self, text: str, stream: str) -> None:
         self.bus.publish(LogLine(self.name, text, stream))
@@ -467,12 +475,14 @@ class Connection:
 
     async def _attempt(self) -> None:
         spec = self.spec
+        self.log.begin_attempt()
         if self.hooks.trust_gate is not None:
             verdict = await self.hooks.trust_gate(spec)
             self._pinned = verdict.pinned
             if not verdict.allowed:
                 reasons = "; ".join(verdict.reasons) or "not trusted yet"
-                self._publish(Status.AWAITING_TRUST, error=reasons)
+                parked = Status.REJECTED if verdict.rejected else Status.AWAITING_TRUST
+                self._publish(parked, error=reasons)
                 await self._park()
                 return
         if not self._want_live and (self._parked_lazy or (spec.lazy and await self._adopt_cache())):

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 class Status(StrEnum):
     DISABLED = "Disabled"
     AWAITING_TRUST = "AwaitingTrust"
+    REJECTED = "Rejected"  # the person rejected it at a trust review (their own store)
     CONNECTING = "Connecting"
     RUNNING = "Running"
     LAZY = "Lazy"

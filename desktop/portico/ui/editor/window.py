@@ -581,4 +581,3 @@ class ConfigEditorWindow(QMainWindow):
             task.cancel()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
-
