@@ -120,7 +120,7 @@ async def test_review_trust_asks_again_after_a_declined_review(project: Path) ->
         window.server_menu.aboutToShow.emit()  # the Server menu names the shortcuts
         keys = {a.text(): a.shortcut().toString() for a in window.server_menu.actions()}
         assert keys["Review trust…"] == "Ctrl+Shift+T" and keys["Restart"] == "Ctrl+R"
-        assert window.servers.actions.trigger(ActionId.REVIEW_TRUST)
+        assert window.servers.commands.trigger(ActionId.REVIEW_TRUST)
         again = await until(
             lambda: desktop.prompter.current if desktop.prompter.current is not first else None,  # type: ignore[union-attr]
             30,

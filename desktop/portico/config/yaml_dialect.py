@@ -93,6 +93,11 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                     key=f"{section}.{sub}",
                 )
 
+    if "models" in doc:
+        raw.models.value = _plain(doc["models"])
+        raw.models.line = line("models")
+        raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
+
     servers = doc.get(schema.YAML_SERVERS_KEY)
     if servers is None:
         return raw

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
 from portico.prompts import Notice
@@ -27,6 +28,8 @@ from portico.ui.bridge import EventBridge
 from portico.ui.facade import RuntimeThread
 from portico.ui.gc_guard import GarbageCollector
 from portico.ui.icons import app_icon
+from portico.ui.link_flow import LinkFlow
+from portico.ui.login_setting import StartAtLoginAction
 from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
@@ -49,10 +52,19 @@ class DesktopApp(QObject):
     runtimeStarted = Signal()
     configApplied = Signal(str)  # the summary line
 
-    def __init__(self, app: QApplication, instance: SingleInstance | None = None) -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        instance: SingleInstance | None = None,
+        *,
+        open_url: str | None = None,
+        hidden: bool = False,
+    ) -> None:
         super().__init__()
         self.app = app
         self.instance = instance
+        self.open_url = open_url  # a portico:// link to open once the window is up
+        self.hidden = hidden  # started at login: stay in the tray (if there is one)
         self.model = ServerListModel()
         self.bridge = EventBridge()
         self.tray = Tray()
@@ -68,7 +80,25 @@ class DesktopApp(QObject):
         self.pages = ServerPages(
             self.window, self.runtime, lambda: self.session, self.apply_config, self.tray, self.ops
         )
+        self.links = LinkFlow(
+            lambda: self.window if self.window.isVisible() else None,
+            self.window.post_notice,
+            self.apply_config,
+            self,
+        )
+        self.start_at_login = StartAtLoginAction(self.window, notify=self.window.post_notice)
+        self._add_to_file_menu(self.start_at_login)
         self._wire()
+
+    def _add_to_file_menu(self, action: QAction) -> None:
+        """Just above Quit, in whichever menu holds it."""
+        quit_action = self.window.quit_action
+        for top in self.window.menuBar().actions():
+            menu = top.menu()
+            if isinstance(menu, QMenu) and quit_action in menu.actions():
+                menu.insertAction(quit_action, action)
+                menu.insertSeparator(quit_action)
+                return
 
     def _wire(self) -> None:
         self.model.connect_bridge(self.bridge)
@@ -92,6 +122,7 @@ class DesktopApp(QObject):
         self.tray.serverActionRequested.connect(self.server_action)
         if self.instance is not None:
             self.instance.raiseRequested.connect(self.raise_window)
+            self.instance.urlReceived.connect(self.open_link)
 
     # --- run -----------------------------------------------------------------------------
 
@@ -103,8 +134,13 @@ class DesktopApp(QObject):
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
         self.window.restore_state()
-        await self.show_and_paint()
-        self.tray.show()
+        if self.hidden and self.tray.available:
+            self.tray.show()
+        else:
+            await self.show_and_paint()
+            self.tray.show()
+        if self.open_url:
+            self.open_link(self.open_url)
         restore_signals = self._handle_stop_signals()
         try:
             await self.start_runtime()
@@ -145,7 +181,12 @@ class DesktopApp(QObject):
 
     async def show_and_paint(self) -> None:
         painted = asyncio.get_running_loop().create_future()
-        self.window.firstPainted.connect(lambda: painted.done() or painted.set_result(None))
+
+        def on_painted() -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.window.firstPainted.connect(on_painted)
         self.window.show()
         self.window.repaint()
         if not self.window.painted:
@@ -220,7 +261,7 @@ class DesktopApp(QObject):
         elif act is ActionId.REVIEW_TRUST:
             self.pages.review_trust(server)
         else:
-            calls = {
+            calls: dict[ActionId, tuple[str, Callable[[str], Any]]] = {
                 ActionId.RESTART: ("Restart", lambda s: self.session.restart(s)),
                 ActionId.RETRY: ("Retry", lambda s: self.session.retry(s)),
                 ActionId.SIGN_IN: ("Sign in to", lambda s: self.session.authorize(s)),
@@ -268,6 +309,12 @@ class DesktopApp(QObject):
         else:
             self.raise_window()
 
+    def open_link(self, link: str) -> None:
+        """A portico:// link (from the command line or another launch): show the window
+        and ask before adding anything."""
+        self.raise_window()
+        self.links.open(link)
+
     def raise_window(self) -> None:
         self.window.showNormal()
         self.window.raise_()
@@ -289,6 +336,7 @@ class DesktopApp(QObject):
     async def shutdown(self) -> None:
         self.window.save_state()
         self.pages.close()
+        self.links.close()
         await self.ops.drain()
         close = self.session.close if self.session is not None else None
         await self.runtime.shutdown(close)
@@ -302,7 +350,9 @@ class DesktopApp(QObject):
         self.ops.keep(coro)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, *, open_url: str | None = None, hidden: bool = False
+) -> int:
     argv = list(sys.argv[:1] if argv is None else argv)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # the GUI thread must win the GIL (loop.py)
     app = ensure_application(argv)
@@ -312,9 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     instance = SingleInstance()
-    if not instance.acquire():
-        return 0  # the running instance raised its window
-    desktop = DesktopApp(app, instance)
+    if not instance.acquire(url=open_url):
+        return 0  # the running instance raised its window (and opens the link)
+    desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden)
     with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
         return runner.run(desktop.run())
 

@@ -50,7 +50,7 @@ class _Drainer(QObject):
         self._drain()
 
 
-class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc, name-defined]
+class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     """Use with ``asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app))``.
 
     ``fast_calls`` (default on; env ``PORTICO_LOOP_FAST_CALLS=0`` turns it off) selects
@@ -95,7 +95,7 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc, name-defined]
         """Safe from any thread: ``deque.append`` is atomic and ``postEvent`` is
         thread-safe."""
         if not self.fast_calls:
-            return super().call_soon_threadsafe(callback, *args, context=context)  # type: ignore[no-any-return]
+            return super().call_soon_threadsafe(callback, *args, context=context)
         self._check_closed()
         return self._enqueue(callback, args, context)
 
@@ -138,7 +138,7 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc, name-defined]
         try:
             handle._run()
         finally:
-            self._current_handle = None
+            self._current_handle = None  # type: ignore[assignment]  # asyncio's own loop does too
         took = self.time() - start
         if took >= self.slow_callback_duration:
             qasync.logger.warning("Executing %s took %.3f seconds", handle, took)

@@ -192,8 +192,8 @@ class ServersPlace(QWidget):
         self.server_list.setIconSize(QSize(20, 20))
         self.server_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.server_list.customContextMenuRequested.connect(self._context_menu)
-        self.actions = ServerActions(self, self.server_list)
-        self.actions.triggered.connect(self.serverActionRequested)
+        self.commands = ServerActions(self, self.server_list)
+        self.commands.triggered.connect(self.serverActionRequested)
         self.server_list.selectionModel().currentChanged.connect(lambda *_: self._show_selected())
         self.model.dataChanged.connect(lambda *_: self._show_selected())
         self.model.statesChanged.connect(self._states_changed)
@@ -245,7 +245,7 @@ class ServersPlace(QWidget):
         return out
 
     def fill_server_menu(self, menu: QMenu) -> None:
-        self.actions.fill(menu)
+        self.commands.fill(menu)
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.server_list.indexAt(pos)
@@ -276,7 +276,7 @@ class ServersPlace(QWidget):
     def _show_selected(self) -> None:
         state = self.selected_state()
         scope = self.scope_of(state.name) if state is not None else None
-        self.actions.follow(state, scope)
+        self.commands.follow(state, scope)
         self.page.show_state(state, scope)
         name = state.name if state else None
         if self.page.log_view.property("server") != name:
