@@ -86,9 +86,7 @@ def _split(text: str) -> list[_Part]:
                 )
             )
             continue
-        parts.append(
-            _Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos))
-        )
+        parts.append(_Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos)))
     if pos < len(text):
         parts.append(_Part(literal=text[pos:]))
     return parts

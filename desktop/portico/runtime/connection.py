@@ -23,6 +23,7 @@ from typing import Any
 from portico.config.model import Protocol, Scope, ServerSpec, Transport
 from portico.paths import PROJECT_DIR_NAME
 from portico.runtime import schema_cache, sdklog
+from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
@@ -105,6 +106,7 @@ class Connection:
         self.shell_timeout = shell_timeout
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
+        self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
         self.resources: list[Any] = []
@@ -618,6 +620,7 @@ class Connection:
             transport = await self._stdio_transport()
         else:
             transport = await self._http_transport(stack)
+        transport = tapped(transport, self.activity)
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
@@ -718,6 +721,7 @@ class Connection:
                 else getattr(self, "_pinned", None)
             ),
         )
+        self.activity.watch_http(client)
         if spec.transport is Transport.SSE:
             # sse_client enters (and closes) the client it gets from the factory.
             def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:

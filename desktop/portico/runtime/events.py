@@ -79,7 +79,23 @@ class ConfigChanged:
     files: tuple[str, ...] = ()
 
 
-Event = StatusChanged | ToolsChanged | LogLine | DiscoveryFinished | AuthRequired | ConfigChanged
+@dataclass(frozen=True)
+class ActivityChanged:
+    """New or updated exchanges in a server's activity log (coalesced, runtime/activity.py)."""
+
+    server: str
+    version: int  # the log's change counter (ActivityLog.entries(since=...))
+
+
+Event = (
+    StatusChanged
+    | ToolsChanged
+    | LogLine
+    | DiscoveryFinished
+    | AuthRequired
+    | ConfigChanged
+    | ActivityChanged
+)
 Subscriber = Callable[[Event], None]
 
 

@@ -108,6 +108,7 @@ class DesktopApp(QObject):
             lambda: self.window.set_summary(live_summary(self.model.states()))
         )
         self.bridge.authRequired.connect(self.pages.auth_required)
+        self.bridge.activityChanged.connect(self.pages.activity_changed)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
         self.window.quitRequested.connect(self.request_quit)

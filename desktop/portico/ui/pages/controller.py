@@ -23,6 +23,7 @@ from portico.ui.actions import ActionId
 from portico.ui.facade import RuntimeThread
 from portico.ui.models.clock import clock
 from portico.ui.ops import Ops
+from portico.ui.pages.activity import ActivityPage
 from portico.ui.pages.common import PageBackend
 from portico.ui.pages.log import LogPage
 from portico.ui.pages.overview import OverviewPage
@@ -72,10 +73,12 @@ class ServerPages(QObject):
         self.tools = ToolsPage(self.backend)
         self.prompts = PromptsPage(self.backend)
         self.resources = ResourcesPage(self.backend)
+        self.activity = ActivityPage(self.backend)
         page.set_page("Overview", self.overview)
         page.set_page("Tools", self.tools)
         page.set_page("Prompts", self.prompts)
         page.set_page("Resources", self.resources)
+        page.set_page("Activity", self.activity)
         # Take the log view's tab away first, then give the view to the searchable page.
         host = QWidget()
         page.set_page("Log", host)
@@ -89,6 +92,10 @@ class ServerPages(QObject):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(60)
         self._debounce.timeout.connect(self.refresh)
+        self._activity_due = QTimer(self)
+        self._activity_due.setSingleShot(True)
+        self._activity_due.setInterval(250)
+        self._activity_due.timeout.connect(self._follow_activity)
         window.server_list.selectionModel().currentChanged.connect(lambda *_: self._schedule())
         window.model.dataChanged.connect(lambda *_: self._row_changed())
         clock().ticked.connect(self._clock_ticked)
@@ -169,6 +176,7 @@ class ServerPages(QObject):
                 )
         self.overview.details = None
         self.overview.show_state(state, scope)
+        self.activity.set_server(self.current)
         self.tools.set_tools(self.current, [])
         self.prompts.set_loading(self.current)
         self.resources.set_loading(self.current)
@@ -185,6 +193,7 @@ class ServerPages(QObject):
         try:
             details = await self.backend.call(lambda pages: pages.details(name))
             tools = await self.backend.call(lambda pages: pages.tools(name))
+            health = await self.backend.call(lambda pages: pages.health(name))
         except LookupError:
             return  # removed from the config meanwhile
         except Exception as exc:
@@ -193,10 +202,48 @@ class ServerPages(QObject):
         if generation != self._generation:
             return
         self.overview.show_details(details, self.window.model.state(name))
+        self.overview.show_health(health)
         self.tools.set_tools(name, tools)
+
+    def activity_changed(self, server: str) -> None:
+        """The hub recorded traffic of ``server``: the Activity tab and the Overview's
+        health follow (coalesced; only for the selected server, only what is on show)."""
+        if server == self.current:
+            self._activity_due.start()
+
+    def _follow_activity(self) -> None:
+        name = self.current
+        if name is None or not self.backend.available:
+            return
+        tab = self.window.page.currentWidget()
+        if tab is self.activity:
+            self.ops.keep(self._fetch_activity(name))
+        elif tab is self.overview:
+            self.ops.keep(self._fetch_overview(name, self._generation))
+
+    async def _fetch_activity(self, name: str) -> None:
+        since = self.activity.version if self.activity.server == name else 0
+        try:
+            version, changed = await self.backend.call(lambda p: p.activity(name, since))
+        except LookupError:
+            return
+        self.activity.merge(name, version, changed)
+
+    async def _fetch_overview(self, name: str, generation: int) -> None:
+        try:
+            details = await self.backend.call(lambda pages: pages.details(name))
+            health = await self.backend.call(lambda pages: pages.health(name))
+        except LookupError:
+            return
+        if generation == self._generation:
+            self.overview.show_details(details, self.window.model.state(name))
+            self.overview.show_health(health)
 
     def _tab_changed(self) -> None:
         tab = self.window.page.currentWidget()
+        if tab is self.activity and self.current is not None and self.backend.available:
+            self.activity.set_server(self.current)
+            self.ops.keep(self._fetch_activity(self.current))
         if tab is self.prompts:
             self._load_list("Prompts")
         elif tab is self.resources:

@@ -23,6 +23,8 @@ from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, Server
 if TYPE_CHECKING:
     from portico.config.model import ServerSpec
     from portico.policy.guard import ToolGuard
+    from portico.runtime.activity import Exchange
+    from portico.runtime.health import HealthSnapshot
     from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.session import RuntimeSession
 
@@ -90,6 +92,30 @@ class PageService:
 
     async def resources(self, name: str) -> list[ResourceInfo]:
         return await snapshots.server_resources(self.hub, name)
+
+    async def activity(self, name: str, since: int = 0) -> tuple[int, list[Exchange]]:
+        """The exchanges added or changed after version ``since``, and the version now."""
+        log = self.hub.connection(name).activity
+        return log.version, log.entries(since)
+
+    async def export_activity(self, name: str, path: Path) -> int:
+        """Write the server's activity as JSON Lines (secrets masked); returns the count."""
+        from portico.config.atomic import write_atomic
+        from portico.runtime.activity import json_lines
+
+        entries = self.hub.connection(name).activity.snapshot()
+        text = json_lines(entries)
+        await asyncio.to_thread(write_atomic, path, text, mode=0o600)
+        return len(entries)
+
+    async def health(self, name: str) -> HealthSnapshot:
+        from portico.runtime.health import process_memory
+
+        conn = self.hub.connection(name)
+        memory = await asyncio.to_thread(process_memory, conn.pid)
+        return conn.activity.health.snapshot(
+            memory_bytes=memory, connect_seconds=conn.connect_seconds
+        )
 
     # --- calling ---------------------------------------------------------------------
 

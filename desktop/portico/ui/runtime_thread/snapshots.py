@@ -120,7 +120,10 @@ def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerD
         instructions=conn.instructions,
         connected_at=conn.connected_at,
         connect_seconds=conn.connect_seconds,
-        last_call_at=last_calls.get(name),
+        last_call_at=max(
+            (t for t in (last_calls.get(name), conn.activity.health.last_call_at) if t),
+            default=None,
+        ),
         from_cache=conn.from_cache,
     )
 
