@@ -35,6 +35,7 @@ from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
 from portico.ui.ops import NoRuntime, Ops
 from portico.ui.pages.controller import ServerPages
+from portico.ui.palette import follow_os_scheme
 from portico.ui.prompter import QtPrompter
 from portico.ui.single_instance import SingleInstance
 from portico.ui.tray import Tray
@@ -362,6 +363,7 @@ def main(
     app.setDesktopFileName("portico")
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    follow_os_scheme(app)  # dark mode follows the OS
     instance = SingleInstance()
     if not instance.acquire(url=open_url):
         return 0  # the running instance raised its window (and opens the link)
