@@ -112,13 +112,13 @@ class DesktopApp(QObject):
         self.bridge.activityChanged.connect(self.pages.activity_changed)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
-        self.window.quitRequested.connect(self.request_quit)
+        self.window.quitRequested.connect(self.quit_asked)
         self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
         self.bridge.configChanged.connect(lambda: self._spawn(self.apply_config()))
         self.window.configEditorRequested.connect(self.open_config_editor)
         self.window.serverActionRequested.connect(self.server_action)
         self.window.hiddenToTray.connect(self._told_hidden)
-        self.tray.quitRequested.connect(self.request_quit)
+        self.tray.quitRequested.connect(self.quit_asked)
         self.tray.showHideRequested.connect(self.toggle_window)
         self.tray.configEditorRequested.connect(self.open_config_editor)
         self.tray.serverActionRequested.connect(self.server_action)
@@ -330,6 +330,16 @@ class DesktopApp(QObject):
         )
 
     # --- quit ----------------------------------------------------------------------------
+
+    def quit_asked(self) -> None:
+        """Quit from the menu, the tray or the window: unsaved config edits are asked
+        about first (Save / Discard / Cancel)."""
+        if self.editor is not None and self.editor.dirty:
+            self.editor.show()
+            self.editor.raise_()
+            self.editor.ask_unsaved(self.request_quit)
+            return
+        self.request_quit()
 
     def request_quit(self) -> None:
         if self._quit is not None:

@@ -123,6 +123,19 @@ class EditedFile:
             raise DocumentParseError(self.path, f"does not parse ({self.parse_error})")
         return self.doc
 
+    def adopt_disk(self, disk: str, snapshot: Snapshot, merged: str) -> None:
+        """The file changed on disk: ``disk`` is the new baseline, ``merged`` (the edits
+        re-applied onto it) the text being edited."""
+        self.snapshot = snapshot
+        self.baseline = disk
+        self.set_text(merged)
+        self.validate()
+
+    def take_disk_snapshot(self) -> None:
+        """Keep mine: the next save may replace the file as it is on disk now."""
+        self.snapshot = read_bytes(self.path)[1]
+        self.set_text(self.text)
+
     def save(self) -> None:
         """Write through the round-trip document; ConflictError if the disk changed."""
         doc = self._require_doc()
