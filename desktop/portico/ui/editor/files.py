@@ -106,6 +106,17 @@ class EditedFile:
         self._require_doc().unset(server, key_path)
         self._after_edit()
 
+    def set_setting(self, name: str, value: Any) -> None:
+        """A top-level setting by its logical name (``defer_tools``, ``approvals.mode``);
+        ``None`` removes it (the default applies)."""
+        doc = self._require_doc()
+        path = tuple(name.split("."))
+        if value is None:
+            doc.unset_setting(path)
+        else:
+            doc.set_setting(path, value)
+        self._after_edit()
+
     def add_server(self, name: str, fields: dict[str, Any]) -> None:
         self._require_doc().add_server(name, fields)
         self._after_edit()

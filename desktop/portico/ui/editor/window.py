@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -35,7 +36,7 @@ from PySide6.QtWidgets import (
 
 from portico.config import schema
 from portico.config.atomic import ConflictError, read_bytes
-from portico.config.document import EditError
+from portico.config.document import DocumentParseError, EditError
 from portico.config.secrets import has_references
 from portico.ui.editor.add_server import AddServerDialog
 from portico.ui.editor.files import EditedFile, open_files
@@ -43,6 +44,7 @@ from portico.ui.editor.form import UNSET, ServerForm
 from portico.ui.editor.merge import three_way
 from portico.ui.editor.raw_tab import RawTab
 from portico.ui.editor.server_list import ServerList
+from portico.ui.editor.settings_form import SettingsForm
 from portico.ui.editor.test_panel import TestResultDialog
 from portico.ui.icons import app_icon
 
@@ -55,6 +57,8 @@ log = logging.getLogger(__name__)
 DISK_SETTLE_MS = 200  # a burst of file events (an atomic save) is over after this long
 
 FORM_TAB = "Form"
+SETTINGS_TAB = "Settings"
+FIXED_TABS = 2  # Form and Settings; a raw tab per file follows
 NO_RUNTIME = (
     "Test needs the server runtime, which is not running; start it (restart Portico) "
     "and test again."
@@ -109,6 +113,21 @@ class ConfigEditorWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("editor tabs")
         self.tabs.addTab(self.form, FORM_TAB)
+        self.settings = SettingsForm()
+        self.settings.edited.connect(self._setting_edited)
+        self.settings_file = QComboBox()
+        self.settings_file.setAccessibleName("settings file")
+        self.settings_file.currentIndexChanged.connect(lambda _i: self._show_settings())
+        settings_page = QWidget()
+        settings_column = QVBoxLayout(settings_page)
+        file_row = QHBoxLayout()
+        file_label = QLabel("F&ile:")
+        file_label.setBuddy(self.settings_file)
+        file_row.addWidget(file_label)
+        file_row.addWidget(self.settings_file, 1)
+        settings_column.addLayout(file_row)
+        settings_column.addWidget(self.settings, 1)
+        self.tabs.addTab(settings_page, SETTINGS_TAB)
         self.tabs.currentChanged.connect(lambda _i: self.flush_raw())
 
         left = QWidget()
@@ -200,9 +219,9 @@ class ConfigEditorWindow(QMainWindow):
         """(Re)open every config file of both scopes; unsaved edits are dropped."""
         self.project = project
         self.files = open_files(project)
-        while self.tabs.count() > 1:
-            widget = self.tabs.widget(1)
-            self.tabs.removeTab(1)
+        while self.tabs.count() > FIXED_TABS:
+            widget = self.tabs.widget(FIXED_TABS)
+            self.tabs.removeTab(FIXED_TABS)
             if widget is not None:
                 widget.deleteLater()
         self.raw_tabs = {}
@@ -216,6 +235,12 @@ class ConfigEditorWindow(QMainWindow):
         self._refresh_list()
         self._refresh_titles()
         self.form.show_server(None, None)
+        self.settings_file.blockSignals(True)
+        self.settings_file.clear()
+        for file in self.files:
+            self.settings_file.addItem(file.label, str(file.path))
+        self.settings_file.blockSignals(False)
+        self._show_settings()
         self._watch()
         title = "Portico — Config Editor"
         self.setWindowTitle(f"{title} — {project.name}" if project else title)
@@ -564,6 +589,27 @@ class ConfigEditorWindow(QMainWindow):
         self._watch()
         return said + conflicts
 
+    def _settings_target(self) -> EditedFile | None:
+        path = self.settings_file.currentData()
+        return self.file_for(path) if path else None
+
+    def _show_settings(self) -> None:
+        self.settings.show_file(self._settings_target())
+
+    def _setting_edited(self, name: str, value: Any) -> None:
+        file = self._settings_target()
+        if file is None:
+            return
+        try:
+            file.set_setting(name, value)
+        except (EditError, DocumentParseError) as exc:
+            self._say(str(exc))
+            return
+        tab = self.raw_tab(file.path)
+        tab.set_text(file.text)
+        tab.set_diagnostics(file.diagnostics())
+        self._refresh_titles()
+
     def _show_file(self, file: EditedFile) -> None:
         keep = self.server_list.selected()
         tab = self.raw_tab(file.path)
@@ -574,6 +620,8 @@ class ConfigEditorWindow(QMainWindow):
             self.server_list.select(*keep)
         if self.form.file is file:
             self.form.show_server(file, self.form.server)
+        if self._settings_target() is file:
+            self._show_settings()
         self._refresh_titles()
 
     def keep_mine(self) -> QMessageBox | None:
