@@ -4,7 +4,8 @@
 face renders them and nothing else. Every event is plain data (no callbacks, no loop
 objects), so a face on another thread can receive it as is.
 
-A turn always ends with exactly one of :class:`TurnFinished` or :class:`TurnFailed`.
+A turn always ends with exactly one of :class:`TurnFinished` or :class:`TurnFailed`;
+only a :class:`TitleChanged` may follow it (the model's title after the first exchange).
 Stopping (cancelling the task that iterates the turn) ends it with
 ``TurnFinished(stop_reason="stopped")`` when the iterator is still being consumed; the
 partial answer is kept in the conversation with ``status="stopped"``.
@@ -48,6 +49,7 @@ FailureKind = Literal[
     "server",  # 5xx or another provider error
     "no_model",  # a turn that needs a model, with none configured
     "config",  # the chosen provider/model is not configured or its key cannot be read
+    "command",  # a slash command or mention that cannot run (the error has its usage)
     "internal",  # a bug in Portico (logged with its traceback; the message is one line)
 ]
 
@@ -62,6 +64,16 @@ class TurnStarted:
     message_id: str
     user_message_id: str | None
     model: str | None  # "provider/model", None in direct mode
+
+
+@dataclass(frozen=True)
+class UserMessageAdded:
+    """The core added the person's message (as sent, or rendered from ``/server:prompt``;
+    attachments are the resolved ``@server:uri`` mentions and files)."""
+
+    message_id: str
+    text: str
+    attachments: tuple[str, ...] = ()  # names
 
 
 @dataclass(frozen=True)
@@ -236,6 +248,7 @@ class TurnFailed:
 
 Event = (
     TurnStarted
+    | UserMessageAdded
     | TextDelta
     | ReasoningDelta
     | ToolCallStarted
@@ -287,6 +300,7 @@ __all__ = [
     "TurnFinished",
     "TurnStarted",
     "Usage",
+    "UserMessageAdded",
     "YoloChanged",
     "event_to_json",
 ]

@@ -31,6 +31,7 @@ from portico.runtime.errors import (
     HttpErrorRecorder,
     NeedsAuth,
     RuntimeFailure,
+    SecretProblem,
     ServerExited,
     describe,
     primary,
@@ -83,7 +84,7 @@ class _StopOwner(Exception):
 
 
 class Connection:
-    """A live (or parked) connection to one MCP server. See CONTRACTS.md."""
+    """A live (or parked) connection to one MCP server (docs/architecture.md)."""
 
     def __init__(
         self,
@@ -401,6 +402,12 @@ class Connection:
                         self._publish(Status.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
+                        continue
+                    if isinstance(leaf, SecretProblem):
+                        # No retry loop: nothing changes until the secret is stored.
+                        self.note(f"failed: {leaf}")
+                        self._publish(Status.FAILED, error=str(leaf))
+                        await self._park()
                         continue
                     await self._failed(self._describe(exc))
         finally:
@@ -1021,9 +1028,8 @@ def _checked_cwd(spec: ServerSpec) -> str | None:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # The package's own constant: an app bundle may carry no installed metadata, and a
+    # server should never be told version "0".
+    from portico import __version__
 
-        return version("portico")
-    except Exception:
-        return "0"
+    return __version__

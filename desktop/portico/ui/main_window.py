@@ -1,16 +1,28 @@
-"""The main window: menus, status bar and the Servers place (ui/servers_place.py)."""
+"""The main window: a left rail with two places, Chats (ui/chat/pane.py) and Servers
+(ui/servers_place.py), menus and the status bar. Ctrl+1 / Ctrl+2 switch places."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QSettings, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import QFileDialog, QLabel, QMainWindow
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from portico.paths import paths
 from portico.prompts import Notice
 from portico.runtime.events import LogLine, ServerState
+from portico.ui.chat.pane import ChatsPlace
 from portico.ui.icons import app_icon
 from portico.ui.models.servers import ServerListModel
 from portico.ui.servers_place import ServersPlace
@@ -47,13 +59,83 @@ class MainWindow(QMainWindow):
         self.server_list = self.servers.server_list
         self.page = self.servers.page
         self.splitter = self.servers.splitter
-        self.setCentralWidget(self.servers)
+        self.chats = ChatsPlace()
+        self.places = QStackedWidget()
+        self.places.addWidget(self.chats)
+        self.places.addWidget(self.servers)
+        self.rail = self._build_rail()
+        central = QWidget()
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.rail)
+        row.addWidget(self.places, 1)
+        self.setCentralWidget(central)
 
         self.summary_label = QLabel("Starting…")
         self.summary_label.setAccessibleName("discovery summary")
         self.statusBar().addWidget(self.summary_label, 1)
         self._build_menus()
         self.resize(960, 620)
+
+    # --- the rail ------------------------------------------------------------------------
+
+    def _build_rail(self) -> QWidget:
+        rail = QWidget()
+        rail.setAccessibleName("places")
+        column = QVBoxLayout(rail)
+        column.setContentsMargins(4, 8, 4, 8)
+        column.setSpacing(4)
+        self.rail_group = QButtonGroup(rail)
+        self.rail_group.setExclusive(True)
+        self.rail_buttons: dict[str, QToolButton] = {}
+        for index, (name, glyph, key) in enumerate(
+            (("Chats", "💬", "Ctrl+1"), ("Servers", "🖧", "Ctrl+2"))
+        ):
+            button = QToolButton()
+            button.setText(f"{glyph}\n{name}")
+            button.setCheckable(True)
+            button.setAutoRaise(True)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            button.setMinimumWidth(64)
+            button.setAccessibleName(name)
+            button.setToolTip(f"{name} ({key})")
+            button.clicked.connect(lambda _=False, i=index: self.show_place(i))
+            self.rail_group.addButton(button, index)
+            self.rail_buttons[name] = button
+            column.addWidget(button)
+            action = QAction(name, self)
+            action.setShortcut(QKeySequence(key))
+            action.triggered.connect(lambda _=False, i=index: self.show_place(i))
+            self.addAction(action)
+        column.addStretch(1)
+        self.rail_buttons["Chats"].setChecked(True)
+        return rail
+
+    def show_place(self, index: int) -> None:
+        self.places.setCurrentIndex(index)
+        button = self.rail_group.button(index)
+        if button is not None:
+            button.setChecked(True)
+        if index == 0:
+            self.chats.focus_input()
+        else:
+            self.server_list.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def show_chats(self) -> None:
+        self.show_place(0)
+
+    def show_servers(self, server: str = "") -> None:
+        """The Servers place, at ``server`` when given (the one that needs the person)."""
+        self.show_place(1)
+        if server:
+            row = self.model.row_of(server)
+            if row is not None:
+                self.server_list.setCurrentIndex(self.model.index(row))
+
+    @property
+    def place(self) -> str:
+        return "Chats" if self.places.currentIndex() == 0 else "Servers"
 
     # --- menus ---------------------------------------------------------------------------
 

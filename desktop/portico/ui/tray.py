@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from portico.runtime.events import ServerState, Status
 from portico.ui.actions import ActionId, label, useful
-from portico.ui.icons import status_icon, tray_icon
+from portico.ui.icons import status_icon, tray_icon, tray_variant
 from portico.ui.models.clock import clock
 from portico.ui.tray_state import Aggregate, RateLimiter, aggregate, status_text, summary
 
@@ -40,7 +40,7 @@ class Tray(QObject):
         self.menu.setAccessibleName("Portico tray menu")
         self.icon: QSystemTrayIcon | None = None
         if self.available:
-            self.icon = QSystemTrayIcon(tray_icon(self.state), self)
+            self.icon = QSystemTrayIcon(tray_icon(self.state, tray_variant()), self)
             self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(self._activated)
         self.rebuild_menu()
@@ -101,7 +101,7 @@ class Tray(QObject):
         # Live from the states; the hub's line only until the first state arrives.
         self.tooltip = summary(self._states) if self._states else self._summary or summary([])
         if self.icon is not None:
-            self.icon.setIcon(tray_icon(self.state))
+            self.icon.setIcon(tray_icon(self.state, tray_variant()))
             self.icon.setToolTip(self.tooltip)
         self.rebuild_menu()
 

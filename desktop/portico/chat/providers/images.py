@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import struct
 
 from portico.chat.providers.wire import ModelImage
 
@@ -32,6 +33,18 @@ def prepare(data: bytes, mime_type: str) -> ModelImage | None:
             out = io.BytesIO()
             resized.save(out, format="PNG", optimize=True)
             return ModelImage("image/png", out.getvalue())
-    except (UnidentifiedImageError, OSError, ValueError) as exc:
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
+        # Pillow is strict (a bad CRC in an ancillary chunk fails it); a small PNG whose
+        # header reads is sent as it is, since the models' decoders are tolerant.
+        size = _png_size(data)
+        if size is not None and max(size) <= MAX_SIDE and mime_type == "image/png":
+            return ModelImage(mime_type, data)
         log.info("an image result could not be read for the model: %s", exc)
         return None
+
+
+def _png_size(data: bytes) -> tuple[int, int] | None:
+    if data[:8] != b"\x89PNG\r\n\x1a\n" or data[12:16] != b"IHDR" or len(data) < 24:
+        return None
+    width, height = struct.unpack(">II", data[16:24])
+    return width, height
