@@ -209,4 +209,3 @@ class LoopbackListener:
             "Signed in",
             f"Portico is now signed in to '{self.server_name}'. You can close this tab.",
         )
-

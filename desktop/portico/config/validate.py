@@ -71,8 +71,12 @@ def machine_flow_needs(flow: object, values: dict[str, Any]) -> list[str]:
         secret = "oauth.client_assertion_key" if signed else "oauth.client_secret"
         return ["oauth.client_id", secret]
     if flow == "cross_app":
-        return ["oauth.client_id", "oauth.client_secret", "oauth.idp_token_endpoint",
-                "oauth.id_token"]
+        return [
+            "oauth.client_id",
+            "oauth.client_secret",
+            "oauth.idp_token_endpoint",
+            "oauth.id_token",
+        ]
     return []
 
 
@@ -704,8 +708,12 @@ def validate_servers(file: RawFile) -> list[ServerSpec]:
         try:
             spec = _Checker(file, server).run()
         except Exception as exc:  # a bug here must cost one server, never the whole load
-            file.error(f"could not be checked ({type(exc).__name__}: {exc}); this server is "
-                       "skipped: please report this", line=server.line, server=server.name)
+            file.error(
+                f"could not be checked ({type(exc).__name__}: {exc}); this server is "
+                "skipped: please report this",
+                line=server.line,
+                server=server.name,
+            )
             continue
         if spec is not None:
             specs.append(spec)

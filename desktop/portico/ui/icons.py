@@ -20,6 +20,7 @@ _STATUS_FILE: dict[Status, str] = {
     Status.FAILED: "failed",
     Status.COOLDOWN: "cooldown",
     Status.DISABLED: "disabled",
+    Status.REJECTED: "disabled",
     Status.LAZY: "lazy",
     Status.STOPPED: "stopped",
 }
