@@ -14,9 +14,15 @@ from mcp.client.auth import oauth2 as sdk_oauth2
 
 from portico.auth import secret_store
 from portico.auth.manager import AuthManager
-from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
-from tests.auth.test_login import call_echo
 from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import (
+    Oidc,
+    ScriptedPrompter,
+    call_echo,
+    make_oidc,
+    serve_protected,
+    server_spec,
+)
 from tests.servers.protected import ProtectedState
 
 ACCESS_TTL = 2

@@ -10,9 +10,16 @@ import pytest
 from protected import ProtectedState
 
 from portico.auth.manager import AuthManager
-from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
-from tests.auth.test_login import _has_needs_auth, call_echo
 from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import (
+    Oidc,
+    ScriptedPrompter,
+    call_echo,
+    has_needs_auth,
+    make_oidc,
+    serve_protected,
+    server_spec,
+)
 
 ACCESS_TTL = 2
 
@@ -66,7 +73,7 @@ async def test_revoked_grant_parks_until_new_login(
 
     with pytest.raises(BaseException) as caught:
         await call_echo(manager, spec)
-    assert _has_needs_auth(caught.value)
+    assert has_needs_auth(caught.value)
     assert await storage.is_rejected()
     assert len(prompter.requests) == 1  # background work never asked anybody
 

@@ -13,7 +13,7 @@ from mcp.shared.auth import OAuthToken
 
 from portico.auth import secret_store
 from portico.auth.token_storage import PorticoTokenStorage
-from tests.auth.conftest import MemoryKeyring
+from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.logs import AllowLogs
 
 
@@ -131,7 +131,7 @@ async def test_rejected_grant_until_tokens_change() -> None:
 
 async def test_locked_keyring_names_secret_and_backend() -> None:
     from portico.auth.secret_store import SecretStoreError
-    from tests.memory_keyring import LockedKeyring
+    from tests.helpers.keyrings import LockedKeyring
 
     previous = keyring.get_keyring()
     keyring.set_keyring(LockedKeyring())

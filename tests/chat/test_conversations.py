@@ -11,12 +11,12 @@ import pytest
 from portico.chat.conversations import ConversationError, ConversationStore
 from portico.runtime.registry import Registry
 from portico.runtime.toolsearch import TOOL_SEARCH
-from tests.runtime.test_registry import TOOLS, spec
+from tests.helpers.tools import TOOLS, stdio_spec
 
 
 async def test_loaded_tools_come_back_with_the_conversation() -> None:
     registry = Registry(defer_tools=0)  # always defer: the model starts with tool_search only
-    registry.set_server(spec("fs"), TOOLS)
+    registry.set_server(stdio_spec("fs"), TOOLS)
     store = ConversationStore()
     chat = store.new("tidy the docs")
     assert [t.name for t in registry.model_tools(chat.active_tools)] == [TOOL_SEARCH]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -12,17 +11,10 @@ from typing import Any
 
 import pytest
 
-from portico.config.model import (
-    Config,
-    Dialect,
-    Protocol,
-    RuntimeSettings,
-    Scope,
-    ServerSpec,
-    Source,
-    Transport,
-)
 from portico.prompts import Notice, Refused
+from tests.helpers.specs import asker_spec, config_of, spec_for
+
+__all__ = ["ASKER", "asker_spec", "config_of", "spec_for"]
 
 REPO = Path(__file__).resolve().parents[2]
 ASKER = REPO / "tests" / "servers" / "asker.py"
@@ -97,38 +89,6 @@ class ScriptedPerson:
 
 def refused(text: str = "nobody here") -> Refused:
     return Refused(text)
-
-
-def spec_for(
-    name: str,
-    *,
-    scope: Scope = Scope.GLOBAL,
-    project: Path | None = None,
-    transport: Transport = Transport.STDIO,
-    line: int = 1,
-    **fields: Any,
-) -> ServerSpec:
-    if project is not None:
-        path = project / ".portico" / "mcp.toml"
-    else:
-        path = Path("/global/config/mcp.toml")
-    for key in ("env", "headers"):
-        if isinstance(fields.get(key), dict):
-            fields[key] = tuple(fields[key].items())
-    if "args" in fields:
-        fields["args"] = tuple(fields["args"])
-    source = Source(path=path, line=line, scope=scope, dialect=Dialect.TOML)
-    return ServerSpec(name=name, source=source, transport=transport, **fields)
-
-
-def asker_spec(name: str = "asker", *extra: str, **fields: Any) -> ServerSpec:
-    fields.setdefault("connect_timeout", 30.0)
-    fields.setdefault("protocol", Protocol.LEGACY)
-    return spec_for(name, command=sys.executable, args=(str(ASKER), "stdio", *extra), **fields)
-
-
-def config_of(*specs: ServerSpec, **settings: Any) -> Config:
-    return Config(servers=tuple(specs), settings=RuntimeSettings(**settings))
 
 
 async def eventually(check: Callable[[], bool], within: float = 20.0, what: str = "") -> None:

@@ -17,17 +17,17 @@ from portico.auth.device import DeviceFlowError, device_login
 from portico.ui.dialogs.device_dialog import DeviceDialog
 from portico.ui.facade import RuntimeThread
 from portico.ui.prompter import QtPrompter
-from tests.auth.conftest import (
+from tests.helpers.keyrings import memory_keyring  # noqa: F401
+from tests.helpers.oauth import (
+    FakeDeviceServer,
     Oidc,
     ScriptedBrowser,
     free_port,
-    memory_keyring,  # noqa: F401 (fixtures for the real device flow)
-    no_real_browser,  # noqa: F401
+    no_real_browser,  # noqa: F401 (fixtures for the real device flow)
     oidc,  # noqa: F401
     protected,  # noqa: F401
     server_spec,
 )
-from tests.auth.test_device_polling import FakeDeviceServer
 from tests.ui.qt_helpers import gone, until
 
 
@@ -134,7 +134,7 @@ async def test_dialog_shows_denied_then_closes(runtime: RuntimeThread, device_se
 # --- the real device flow: oidc-provider, the AuthManager, the app's prompter --------------------
 
 
-async def test_real_device_login_through_the_dialog(  # fixtures imported from tests.auth
+async def test_real_device_login_through_the_dialog(  # fixtures from tests.helpers
     runtime: RuntimeThread,
     oidc: Oidc,  # noqa: F811
     protected: Any,  # noqa: F811

@@ -17,7 +17,7 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.ui.editor.form import MappingEditor
 from portico.ui.editor.window import NO_RUNTIME
 from portico.ui.facade import RuntimeThread
-from tests.memory_keyring import MemoryKeyring
+from tests.helpers.keyrings import MemoryKeyring
 from tests.ui.editor_helpers import FIXTURES, diff, install_global, open_editor
 from tests.ui.qt_helpers import until
 

@@ -14,7 +14,8 @@ from portico.ui.facade import RuntimeThread
 from portico.ui.models.servers import ServerListModel
 from portico.ui.prompter import QtPrompter
 from portico.ui.runtime_thread.session import RuntimeSession
-from tests.benchmarks.test_bench_gui_stall import TINY, Heartbeat
+from tests.helpers.heartbeat import Heartbeat
+from tests.helpers.servers import TINY
 from tests.ui.pages_helpers import write_global
 from tests.ui.qt_helpers import until
 

@@ -15,7 +15,7 @@ from portico.ui.bridge import EventBridge, attach_on_runtime
 from portico.ui.facade import RuntimeThread
 from portico.ui.models.servers import ServerListModel
 from portico.ui.tray import Tray
-from tests.policy.conftest import config_of, spec_for
+from tests.helpers.specs import config_of, spec_for
 from tests.ui.qt_helpers import until
 
 TINY = Path(__file__).resolve().parents[1] / "servers" / "tiny.py"
