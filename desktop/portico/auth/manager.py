@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Literal
@@ -156,11 +157,14 @@ class AuthManager:
         lookup_keyring: SecretLookup = secret_store.lookup_secret,
         client_metadata_url: str | None = None,
         endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """``endpoint_policy(spec, url)`` vets each OAuth endpoint before it is contacted
         (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
-        tests whose authorization server is a private address on another port)."""
+        tests whose authorization server is a private address on another port).
+        ``clock`` (wall-clock seconds) decides when a stored token has expired."""
         self.prompter = prompter
+        self.clock = clock
         self.lookup_keyring = lookup_keyring
         if endpoint_policy == "default":
             endpoint_policy = default_endpoint_policy()
@@ -195,7 +199,7 @@ class AuthManager:
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
-        return PorticoTokenStorage(spec.name, spec.url or "")
+        return PorticoTokenStorage(spec.name, spec.url or "", clock=self.clock)
 
     async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
         """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.

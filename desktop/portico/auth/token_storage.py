@@ -37,9 +37,10 @@ def fingerprint(tokens: OAuthToken | None) -> str | None:
 class PorticoTokenStorage:
     """Implements ``mcp.client.auth.TokenStorage`` for one server."""
 
-    def __init__(self, server: str, url: str) -> None:
+    def __init__(self, server: str, url: str, clock: Callable[[], float] = time.time) -> None:
         self.server = server
         self.url = url
+        self.clock = clock  # wall-clock seconds; a token's time left is measured on it
         self.key = f"{secret_store.TOKEN_PREFIX}{server}"
         # Set by the provider: the issuer of the authorization server in use right now.
         self.current_issuer: Callable[[], str | None] = lambda: None
@@ -76,7 +77,7 @@ class PorticoTokenStorage:
         obtained = record.get("obtained_at")
         if tokens.expires_in is not None and isinstance(obtained, (int, float)):
             # The SDK reads expires_in as "from now": hand it the time that is left.
-            tokens.expires_in = int(obtained + tokens.expires_in - time.time())
+            tokens.expires_in = int(obtained + tokens.expires_in - self.clock())
         if tokens.refresh_token:
             granted_by = record.get("issuer")
             if self._verified_issuer is None or granted_by != self._verified_issuer:
@@ -87,7 +88,7 @@ class PorticoTokenStorage:
         record = await self._load()
         issuer = self.current_issuer() or self._verified_issuer
         record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        record["obtained_at"] = time.time()
+        record["obtained_at"] = self.clock()
         record["issuer"] = issuer
         if issuer:
             self._verified_issuer = issuer
