@@ -37,10 +37,12 @@ async def test_bridge_crosses_every_event_kind_to_the_gui_thread(runtime: Runtim
 
     state = ServerState("github", Status.RUNNING, tool_count=3)
 
+    line = LogLine("github", "hello")  # one object: it carries the time it was made
+
     async def publish_all() -> str:
         bus.publish(StatusChanged(state))
         bus.publish(ToolsChanged("github", 4))
-        bus.publish(LogLine("github", "hello"))
+        bus.publish(line)
         bus.publish(DiscoveryFinished("1 server running, 4 tools"))
         bus.publish(AuthRequired("linear", "the refresh token expired"))
         return threading.current_thread().name
@@ -51,6 +53,6 @@ async def test_bridge_crosses_every_event_kind_to_the_gui_thread(runtime: Runtim
     assert all(on_gui for _, _, on_gui in got)
     assert got[0][1] == (state,)
     assert got[1][1] == ("github", 4)
-    assert got[2][1] == (LogLine("github", "hello"),)
+    assert got[2][1] == (line,)
     assert got[3][1] == ("1 server running, 4 tools",)
     assert got[4][1] == ("linear", "the refresh token expired")
