@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.config import load
 from portico.policy.trust_store import TrustStore
 from tests.helpers.cli import run_cli
@@ -70,3 +72,16 @@ def test_trust_once_connects_now_and_saves_nothing(portico_home: Path, project: 
     assert "Connected to 'docs' once" in done.stdout and "tools" in done.stdout
     spec = load(project).server("docs")
     assert spec is not None and TrustStore().decision_for(spec) is None
+
+
+def test_trust_of_an_unknown_server_lists_the_project_servers_and_the_next_step(
+    portico_home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from portico.cli.main import main
+
+    write_project(project)
+    assert main(["mcp", "trust", "nope", "--project", str(project)]) == 2
+    assert capsys.readouterr().err == (
+        "portico: no server named 'nope' in the config (project servers: docs, web); "
+        "run 'portico mcp review' to see the ones waiting\n"
+    )
