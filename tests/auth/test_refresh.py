@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Iterator
 
-import httpx2
 import pytest
 from protected import ProtectedState
 
@@ -20,6 +19,7 @@ from tests.helpers.oauth import (
     call_echo,
     has_needs_auth,
     make_oidc,
+    revoke_refresh_token,
     serve_protected,
     server_spec,
 )
@@ -81,15 +81,7 @@ async def test_revoked_grant_parks_until_new_login(
     manager = AuthManager(prompter, endpoint_policy=None, clock=clock)
     await manager.login(spec, browser=False)
     storage = manager.storage_for(spec)
-    tokens = await storage.raw_tokens()
-    client = await storage.get_client_info()
-    assert tokens is not None and tokens.refresh_token and client is not None
-    async with httpx2.AsyncClient() as http:
-        revoked = await http.post(
-            f"{oidc.issuer}/token/revocation",
-            data={"token": tokens.refresh_token, "client_id": client.client_id},
-        )
-        assert revoked.status_code == 200
+    await revoke_refresh_token(oidc, manager, spec)
     clock.advance(ACCESS_TTL + 1)
 
     with pytest.raises(BaseException) as caught:

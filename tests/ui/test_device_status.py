@@ -17,7 +17,6 @@ from portico.auth.device import DeviceFlowError, device_login
 from portico.ui.dialogs.device_dialog import DeviceDialog
 from portico.ui.facade import RuntimeThread
 from portico.ui.prompter import QtPrompter
-from tests.helpers.keyrings import memory_keyring  # noqa: F401
 from tests.helpers.oauth import (
     FakeDeviceServer,
     Oidc,
@@ -138,7 +137,7 @@ async def test_real_device_login_through_the_dialog(  # fixtures from tests.help
     runtime: RuntimeThread,
     oidc: Oidc,  # noqa: F811
     protected: Any,  # noqa: F811
-    memory_keyring: Any,  # noqa: F811
+    memory_keyring: Any,
     no_real_browser: None,  # noqa: F811
 ) -> None:
     from portico.auth.manager import AuthManager

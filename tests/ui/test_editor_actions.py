@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
-import keyring
 import pytest
 from pytestqt.qtbot import QtBot
 
-from portico.auth import secret_store
 from portico.auth.secret_store import lookup_secret
 from portico.config.presets import PRESET_INFO
 from portico.runtime.hooks import ConnectionHooks
@@ -22,16 +19,6 @@ from tests.ui.editor_helpers import FIXTURES, diff, install_global, open_editor
 from tests.ui.qt_helpers import until
 
 TOOLBOX = Path(__file__).resolve().parents[1] / "servers" / "toolbox.py"
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    secret_store.configure(file_fallback=False)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 async def test_store_env_value_in_keychain(qtbot: QtBot, memory_keyring: MemoryKeyring) -> None:
