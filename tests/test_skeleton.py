@@ -13,6 +13,8 @@ from portico import __version__
 from portico.cli.main import main
 from portico.paths import paths, project_toml, project_yaml
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def test_portico_home_puts_every_dir_under_it(portico_home: Path) -> None:
     p = paths()

@@ -15,6 +15,8 @@ from mcp.shared.auth import OAuthClientInformationFull
 from portico.auth.device import DeviceFlowError, device_login
 from tests.helpers.oauth import FakeDeviceServer, ScriptedPrompter, free_port
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 @pytest.fixture
 async def serve() -> AsyncIterator[Any]:

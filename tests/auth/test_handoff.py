@@ -24,6 +24,8 @@ from tests.helpers.oauth import (
     stop,
 )
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 @pytest.mark.parametrize("shape", ["url", "query", "bare"])
 async def test_paste_back_shapes(oidc: Oidc, protected: ProtectedState, shape: str) -> None:

@@ -11,6 +11,8 @@ from portico.auth.errors import AuthError
 from portico.auth.manager import AuthManager
 from tests.helpers.oauth import Oidc, ScriptedPrompter, call_echo, has_needs_auth, server_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def test_first_login_then_connect(oidc: Oidc, protected: ProtectedState) -> None:
     prompter = ScriptedPrompter(mode="browser")

@@ -25,6 +25,8 @@ from tests.helpers.oauth import (
 )
 from tests.servers.protected import ProtectedState
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 ACCESS_TTL = 2
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import keyring
 import keyring.backends.fail
+import pytest
 from protected import ProtectedState
 
 from portico.auth import secret_store
@@ -30,6 +31,8 @@ from tests.helpers.oauth import (
     server_spec,
     write_config,
 )
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 PROBE = 0.3
 

@@ -24,6 +24,8 @@ from tests.helpers.oauth import (
     server_spec,
 )
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 ACCESS_TTL = 300  # seconds: nothing expires unless a test moves the clock
 
 

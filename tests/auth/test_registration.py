@@ -18,6 +18,8 @@ from portico.auth.manager import AuthManager
 from tests.helpers.oauth import Oidc, ScriptedPrompter, free_port, server_spec
 from tests.servers.protected import ProtectedState
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def refusing_as(base: str) -> Starlette:
     async def metadata(request: Request) -> JSONResponse:

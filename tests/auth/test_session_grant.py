@@ -20,6 +20,8 @@ from portico.runtime.events import AuthRequired, EventBus, Status, StatusChanged
 from tests.helpers.logs import AllowLogs
 from tests.helpers.oauth import Oidc, ScriptedPrompter, revoke_refresh_token, server_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def _connected(
     name: str, oidc: Oidc

@@ -10,6 +10,8 @@ import pytest
 from tests.helpers.oauth import Oidc, cli_login, run_portico, write_config
 from tests.servers.protected import ProtectedState
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 @pytest.fixture(autouse=True)
 def no_real_browser(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,8 @@ import pytest
 from portico.paths import paths
 from tests.helpers.servers import start_toolbox, stop_server
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 REPO = Path(__file__).resolve().parents[2]
 TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"
 

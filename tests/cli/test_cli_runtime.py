@@ -15,6 +15,8 @@ import pytest
 from portico.paths import paths
 from tests.helpers.servers import start_toolbox, stop_server
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 REPO = Path(__file__).resolve().parents[2]
 TINY = REPO / "tests" / "servers" / "tiny.py"
 TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"

@@ -12,6 +12,8 @@ from portico.policy.trust_store import TrustStore
 from tests.helpers.cli import run_cli
 from tests.helpers.servers import ASKER
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def write_project(project: Path) -> Path:
     toml = project / ".portico" / "mcp.toml"

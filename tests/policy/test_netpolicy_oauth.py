@@ -41,6 +41,8 @@ from tests.helpers.dns import Dns
 
 from .conftest import ScriptedPerson, config_of, spec_for
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 MCP_HOST = "mcp.portico.test"
 AUTH_HOST = "auth.portico.test"
 CLIENT_ID = "portico-machine"

@@ -33,6 +33,8 @@ from tests.helpers.models import ScriptedModel
 from .conftest import ScriptedPerson, asker_spec
 from .test_trust_http import Dns, http_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 # --- NonInteractivePrompter: what each refusal tells the person to do ---------------------
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from mcp import types
 
 from portico.config.model import SamplingSpec, TrustLevel
@@ -14,6 +15,8 @@ from portico.runtime.hub import Hub
 from tests.helpers.models import ScriptedModel
 
 from .conftest import ScriptedPerson, asker_spec, config_of
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def sample(hub: Hub, server: str, **args: object) -> dict[str, str]:

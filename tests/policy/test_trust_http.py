@@ -24,6 +24,8 @@ from tests.helpers.dns import Dns
 
 from .conftest import ASKER, ScriptedPerson, config_of, spec_for
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def free_port() -> int:
     with socket.socket() as sock:

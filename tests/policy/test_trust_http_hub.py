@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from portico.config.secrets import mask_url
 from portico.policy.prompters import NonInteractivePrompter
 from portico.policy.setup import Policy
@@ -17,6 +19,8 @@ from tests.helpers.dns import Dns
 
 from .conftest import ScriptedPerson, config_of
 from .test_trust_http import http_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 PASSWORD = "hunter2-pw"
 

@@ -6,11 +6,15 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from portico.config.model import Config, RuntimeSettings, Scope, ServerSpec
 from portico.runtime.events import Event, EventBus, Status, StatusChanged
 from portico.runtime.hub import Hub
 
 from .conftest import eventually, make_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 TINY = Path(__file__).resolve().parents[1] / "servers" / "tiny.py"
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from portico.config.model import Config, Protocol, RuntimeSettings, ToolCost, ToolFilter
 from portico.runtime.events import DiscoveryFinished, EventBus, LogLine, Status, ToolsChanged
 from portico.runtime.hub import Hub
@@ -11,6 +13,8 @@ from portico.runtime.results import ImagePart
 from tests.helpers.logs import AllowLogs
 
 from .conftest import Recorder, RunningServer, eventually, make_spec, toolbox_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 HIDDEN = "".join(chr(0xE0000 + ord(c)) for c in "HIDDEN")
 ENGLAND = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbeng") + "\U000e007f"

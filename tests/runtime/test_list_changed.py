@@ -12,6 +12,8 @@ from portico.runtime.events import EventBus, Status, ToolsChanged
 
 from .conftest import EVERYTHING, NODE, Recorder, eventually, make_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def _count(conn: Connection) -> int:
     result = await conn.call_tool("list_count", {})

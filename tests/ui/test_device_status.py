@@ -29,6 +29,8 @@ from tests.helpers.oauth import (
 )
 from tests.ui.qt_helpers import gone, until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def _start(fake: FakeDeviceServer) -> tuple[str, uvicorn.Server, asyncio.Task[None]]:
     """On the runtime loop: serve the fake device endpoints on loopback."""

@@ -31,6 +31,8 @@ from tests.helpers.models import ScriptedModel
 from tests.helpers.specs import asker_spec, config_of
 from tests.ui.qt_helpers import gone, until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 @dataclass
 class Core:

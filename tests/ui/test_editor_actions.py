@@ -18,6 +18,8 @@ from tests.helpers.keyrings import MemoryKeyring
 from tests.ui.editor_helpers import FIXTURES, diff, install_global, open_editor
 from tests.ui.qt_helpers import until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 TOOLBOX = Path(__file__).resolve().parents[1] / "servers" / "toolbox.py"
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 import sys
 import time
 
+import pytest
+
 from portico.runtime.events import Status
 from portico.ui.bridge import EventBridge
 from portico.ui.facade import RuntimeThread
@@ -18,6 +20,8 @@ from tests.helpers.heartbeat import Heartbeat
 from tests.helpers.servers import TINY
 from tests.ui.pages_helpers import write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 SERVERS = 5
 CALLS = 200

@@ -15,6 +15,8 @@ from portico.ui.tray_state import Action
 from tests.ui.pages_helpers import running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 class _Unauthorized(BaseHTTPRequestHandler):
     """Every request: 401 with a Bearer challenge (an OAuth-protected MCP endpoint)."""

@@ -6,11 +6,15 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.paths import paths
 from portico.runtime.events import Status
 from portico.ui.app import DesktopApp
 from portico.ui.loop import ensure_application
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 TINY = Path(__file__).resolve().parent.parent / "servers" / "tiny.py"
 

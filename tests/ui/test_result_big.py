@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QGuiApplication
 
 from portico.prompts import ApprovalChoice
@@ -16,6 +17,8 @@ from portico.ui.pages.tools import ToolsPage
 from tests.helpers.heartbeat import Heartbeat
 from tests.ui.pages_helpers import command, running_app, select, write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 CONFIG = f"""[mcp.toolbox]
 command = {command("toolbox.py", "stdio")}
