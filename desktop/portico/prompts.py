@@ -46,6 +46,10 @@ class TrustRequest:
     header_names: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     can_persist: bool = True  # False while DNS fails: only ONCE/REJECT make sense
+    # Each secret it would receive: "header X-Api-Key ← keyring secret GITHUB_PAT".
+    secrets: tuple[str, ...] = ()
+    trust_level: str = "default"  # the server's `trust`: default | full | untrusted
+    costs: tuple[str, ...] = ()  # "spend limit: 50 credits", "tool render: 20 credits"
 
 
 # --- tool approval and spend ----------------------------------------------------------

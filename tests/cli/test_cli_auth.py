@@ -44,19 +44,6 @@ async def test_login_unknown_server_and_stdio(portico_home: Path, tmp_path: Path
     assert code == 2 and "no server named 'nope'" in err and "guarded" in err
 
 
-async def test_secret_set_get_delete(portico_home: Path) -> None:
-    write_config(portico_home, "http://127.0.0.1:9/mcp")
-    code, out, _ = await run_portico(portico_home, "secret", "set", "API_KEY", stdin=b"s3cret\n")
-    assert code == 0 and "${keyring:API_KEY}" in out and "s3cret" not in out
-    stored = portico_home / "state" / "secrets" / "API_KEY.json"
-    code, out, err = await run_portico(portico_home, "secret", "get", "API_KEY")
-    # Without secrets.file_fallback read by these commands, the fail backend keeps
-    # secrets in memory: each command is its own process, so nothing persists.
-    assert "memory" in err
-    assert not stored.exists()
-    assert code == 1 and "portico secret set API_KEY" in err
-
-
 async def test_secret_set_with_a_locked_keyring_is_one_line(portico_home: Path) -> None:
     write_config(portico_home, "http://127.0.0.1:9/mcp")
     code, out, err = await run_portico(

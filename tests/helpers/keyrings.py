@@ -61,14 +61,9 @@ class ExplodingKeyring(MemoryKeyring):
 
 @pytest.fixture
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    """The in-memory backend as the process's keyring, secrets kept nowhere else."""
-    from portico.auth import secret_store
-
+    """The in-memory backend as the process's keyring for one test."""
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
-    secret_store.configure(file_fallback=False)
-    secret_store._memory.clear()
     yield backend
     keyring.set_keyring(previous)
-    secret_store._memory.clear()

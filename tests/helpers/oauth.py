@@ -172,8 +172,9 @@ class _Forms(HTMLParser):
 class ScriptedBrowser:
     """Follows an authorize URL through oidc-provider's login and consent forms."""
 
-    def __init__(self, login: str = "alice") -> None:
+    def __init__(self, login: str = "alice", *, deny: bool = False) -> None:
         self.login = login
+        self.deny = deny  # press the provider's Cancel (access_denied) instead of Continue
         self.user_code: str | None = None
 
     async def run(self, url: str, stop_at: str | None, follow_final: bool) -> str:
@@ -196,6 +197,11 @@ class ScriptedBrowser:
             raise AssertionError("the sign-in did not finish")
 
     async def _submit(self, client: httpx2.AsyncClient, url: str, page: httpx2.Response) -> str:
+        if self.deny:
+            cancel = re.search(r'href="([^"]*/interaction/[^"]*/abort)"', page.text)
+            if cancel is None:
+                raise AssertionError(f"no Cancel link at {url}: {page.text[:300]}")
+            return urljoin(url, cancel.group(1))
         parser = _Forms()
         parser.feed(page.text)
         if not parser.forms:
@@ -376,8 +382,6 @@ def cli_env(home: Path) -> dict[str, str]:
     env["PORTICO_HOME"] = str(home)
     # Never the real keyring: the fail backend makes Portico use its 0600 files.
     env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
-    # The test authorization server is plain http on another loopback port.
-    env["PORTICO_OAUTH_ALLOW_PRIVATE"] = "1"
     return env
 
 
@@ -406,12 +410,16 @@ def write_config(home: Path, url: str, *, file_fallback: bool = True) -> None:
     config.mkdir(parents=True, exist_ok=True)
     fallback = "secrets:\n  file_fallback: true\n" if file_fallback else ""
     (config / "config.yaml").write_text(
-        f"{fallback}mcp_servers:\n  guarded:\n    url: {url}\n    auth: oauth\n",
+        f"{fallback}mcp_servers:\n  guarded:\n    url: {url}\n    auth: oauth\n"
+        # The test authorization server is plain http on another loopback port.
+        "    oauth:\n      allow_private_endpoints: true\n",
         encoding="utf-8",
     )
 
 
-async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[int, str, str]:
+async def cli_login(
+    home: Path, project: Path, name: str = "guarded", *, deny: bool = False
+) -> tuple[int, str, str]:
     """``portico mcp login NAME --no-browser`` in its own process; the scripted browser
     follows the URL it prints to the loopback listener it names."""
     process = await asyncio.create_subprocess_exec(
@@ -439,7 +447,7 @@ async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[i
             url = line.strip()
         if "Waiting for the redirect to " in line:
             redirect = line.split("Waiting for the redirect to ")[1].split()[0]
-    await ScriptedBrowser().run(url, redirect, follow_final=True)
+    await ScriptedBrowser(deny=deny).run(url, redirect, follow_final=True)
     out, err = await asyncio.wait_for(process.communicate(), 30)
     return process.returncode or 0, out.decode(), err.decode()
 

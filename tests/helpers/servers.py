@@ -13,6 +13,9 @@ SERVERS = Path(__file__).resolve().parents[1] / "servers"
 TINY = SERVERS / "tiny.py"
 TOOLBOX = SERVERS / "toolbox.py"
 ASKER = SERVERS / "asker.py"
+PEERS = SERVERS.parent / "peers" / "node_modules"
+NODE = PEERS / ".bin" / "node"
+EVERYTHING = PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 
 def free_port() -> int:

@@ -120,15 +120,12 @@ def oauth_peer(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
     import keyring
 
-    from portico.auth import secret_store
     from tests.helpers.keyrings import MemoryKeyring
     from tests.helpers.oauth import make_oidc, serve_protected
 
     monkeypatch.setenv("BROWSER", "true")  # "opening the browser" runs /bin/true
     previous = keyring.get_keyring()
     keyring.set_keyring(MemoryKeyring())
-    secret_store.configure(file_fallback=False)
-    secret_store._memory.clear()
     oidc_iter = make_oidc()
     oidc = next(oidc_iter)
     loop = asyncio.new_event_loop()
@@ -155,7 +152,6 @@ def oauth_peer(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         with contextlib.suppress(StopIteration):
             next(oidc_iter)
         keyring.set_keyring(previous)
-        secret_store._memory.clear()
 
 
 async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(

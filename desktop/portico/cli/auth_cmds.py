@@ -24,7 +24,6 @@ from portico.cli.common import (
     load_config,
     server_named,
 )
-from portico.paths import paths
 
 if TYPE_CHECKING:
     from portico.prompts import AuthorizeRequest, DeviceCodeRequest, Prompter
@@ -95,7 +94,6 @@ def _prompter() -> Prompter:
 
 
 async def _login(args: argparse.Namespace) -> int:
-    from portico.auth import secret_store
     from portico.auth.errors import AuthError
     from portico.policy.prompters import NonInteractivePrompter
     from portico.services import build_services
@@ -107,8 +105,9 @@ async def _login(args: argparse.Namespace) -> int:
             f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in", code=2
         )
     # Trust is reviewed elsewhere (`portico mcp trust`); sign-in questions come here.
-    services = build_services(NonInteractivePrompter(), ask_trust=False, auth_prompter=_prompter())
-    services.configure(config)
+    services = build_services(
+        NonInteractivePrompter(), ask_trust=False, auth_prompter=_prompter(), config=config
+    )
     # A project server is contacted only once trusted, and only at the addresses the
     # trust check pinned (its OAuth requests to the MCP origin dial those).
     verdict = await services.policy.trust(spec)
@@ -118,7 +117,7 @@ async def _login(args: argparse.Namespace) -> int:
         await services.auth.login(spec, flow=args.flow, browser=not args.no_browser)
     except AuthError as exc:
         raise CommandError(str(exc)) from exc
-    where = secret_store.storage_kind()
+    where = services.secrets.storage_kind()
     if where == "memory":
         err(
             f"signed in to '{spec.name}', but there is no secure keyring, so the token lived "
@@ -129,22 +128,20 @@ async def _login(args: argparse.Namespace) -> int:
     note = (
         "in the keyring"
         if where == "keyring"
-        else f"in {paths().state_dir / 'mcp-tokens'} (mode 0600)"
+        else f"in {services.secrets.state_dir / 'mcp-tokens'} (mode 0600)"
     )
     print(f"Signed in to '{spec.name}'; the token is stored {note}.")
     return 0
 
 
 async def _logout(args: argparse.Namespace) -> int:
-    from portico.auth import secret_store
-    from portico.auth.manager import AuthManager
+    from portico.services import build_services
 
     config = load_config(args)
     spec = server_named(config, args.name)
-    secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
-    manager = AuthManager(_prompter())
-    had = await manager.has_token(spec)
-    await manager.logout(spec)
+    services = build_services(_prompter(), ask_trust=False, config=config)
+    had = await services.auth.has_token(spec)
+    await services.auth.logout(spec)
     print(f"Signed out of '{spec.name}'." if had else f"'{spec.name}' had no stored sign-in.")
     return 0
 
@@ -163,33 +160,51 @@ def cmd_secret(args: argparse.Namespace) -> int:
         return 1
 
 
+def read_secret_value(name: str) -> str:
+    """The value to store: typed without echo on a terminal, else all of standard input
+    (one trailing newline dropped, as ``echo value | portico secret set NAME`` adds)."""
+    if sys.stdin.isatty():
+        return getpass.getpass(f"Value for {name} (not shown): ")
+    value = sys.stdin.read()
+    if value.endswith("\r\n"):
+        return value[:-2]
+    return value[:-1] if value.endswith("\n") else value
+
+
 async def _secret(args: argparse.Namespace) -> int:
-    from portico.auth import secret_store
+    from portico.auth.secret_store import valid_user_name
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.services import build_services
 
     name: str = args.name
-    notice = secret_store.insecure_notice()
-    if notice:
-        print(f"warning: {notice}", file=sys.stderr)
+    if not valid_user_name(name):
+        err(
+            f"{name!r} is not a secret name: use letters, digits, '_', '.' and '-' only "
+            "(no '/'); for example GITHUB_TOKEN"
+        )
+        return 2
+    config = load_config(args)
+    store = build_services(NonInteractivePrompter(), ask_trust=False, config=config).secrets
     if args.secret_action == "set":
-        if sys.stdin.isatty():
-            value = getpass.getpass(f"Value for {name} (not shown): ")
-        else:
-            value = sys.stdin.readline().rstrip("\n")
+        value = read_secret_value(name)
         if not value:
             err("no value given; nothing stored")
             return 1
-        await secret_store.set_secret(name, value)
-        print(f"Stored {name}. Use it in config as ${{keyring:{name}}}.")
+        where = await store.store_secret(name, value)
+        print(f"Stored {name} in {where}. Use it in config as ${{keyring:{name}}}.")
         return 0
+    notice = store.insecure_notice()
+    if notice:
+        print(f"warning: {notice}", file=sys.stderr)
     if args.secret_action == "get":
-        found = await secret_store.lookup_secret(name)
+        found = await store.lookup_secret(name)
         if found is None:
             err(f"no secret named {name!r}; store one with `portico secret set {name}`")
             return 1
         print("warning: this prints a secret to your terminal", file=sys.stderr)
         print(found)
         return 0
-    existed = await secret_store.lookup_secret(name) is not None
-    await secret_store.delete_secret(name)
+    existed = await store.lookup_secret(name) is not None
+    await store.delete_secret(name)
     print(f"Deleted {name}." if existed else f"No secret named {name!r}; nothing to delete.")
     return 0

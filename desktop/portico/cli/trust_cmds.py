@@ -126,7 +126,7 @@ async def _connect_once(spec: ServerSpec, hooks: ConnectionHooks) -> int:
 
 async def _review(args: argparse.Namespace) -> int:
     from portico.config.model import Scope
-    from portico.policy.prompters import NonInteractivePrompter
+    from portico.policy.prompters import NonInteractivePrompter, trust_level_line
     from portico.policy.trust import TrustGate
 
     config = load_config(args)
@@ -150,6 +150,11 @@ async def _review(args: argparse.Namespace) -> int:
             print(f"  env: {', '.join(request.env_names)}")
         if request.header_names:
             print(f"  headers: {', '.join(request.header_names)}")
+        print(f"  trust: {trust_level_line(request.trust_level)}")
+        for cost in request.costs:
+            print(f"  cost: {cost}")
+        for line in request.secrets:
+            print(f"  secret: {line}")
         for reason in request.reasons:
             print(f"  - {reason}")
         print(f"  review it: portico mcp trust {request.server}")

@@ -8,6 +8,7 @@ unit of the dialect they were written in.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -104,7 +105,26 @@ def _describe(value: Any, dialect: D) -> str:
         return "a list"
     if value is None:
         return "empty (null)"
-    return fmt(value)
+    if isinstance(value, int | float):
+        return fmt(value)
+    tag = getattr(value, "tag", None)
+    tag_text = getattr(tag, "value", tag)
+    if isinstance(tag_text, str) and tag_text:
+        return f"a value tagged {tag_text} (quote it to make it a string)"
+    return f"a {type(value).__name__} value"
+
+
+def _kind(value: Any, dialect: D) -> str:
+    """What ``value`` is, without showing it (for keys whose values may be secrets)."""
+    if isinstance(value, str):
+        return "a string"
+    if _is_number(value):
+        return "a number"
+    if isinstance(value, bool | dict | list) or value is None:
+        return _describe(value, dialect)
+    if getattr(value, "tag", None) is not None:
+        return "a tagged value (quote it to make it a string)"
+    return f"a {type(value).__name__} value"
 
 
 def _is_number(value: Any) -> bool:
@@ -268,7 +288,8 @@ class _Checker:
             elif _is_number(value):
                 value = fmt(value)
             if not isinstance(value, str):
-                self.error(sub, f"must be a string, not {_describe(value, self.dialect)}")
+                describe = _kind if spec.secret else _describe
+                self.error(sub, f"must be a string, not {describe(value, self.dialect)}")
                 ok = False
                 continue
             if not str(name).strip():
@@ -419,6 +440,19 @@ class _Checker:
             if not raw.strip():
                 self.error(path, "must not be empty: name the program to start")
                 return None, ()
+            if self.dialect is D.TOML and len(raw.split()) > 1:
+                import shlex
+
+                try:
+                    words = shlex.split(raw)
+                except ValueError:
+                    words = raw.split()
+                array = "[" + ", ".join(json.dumps(w) for w in words) + "]"
+                self.warning(
+                    path,
+                    f"runs one program named {raw!r} (spaces included); to pass "
+                    f"arguments, write command = {array}",
+                )
             return raw, args
         if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
             if not raw or not raw[0].strip():
@@ -429,6 +463,16 @@ class _Checker:
                 )
                 return None, ()
             return raw[0], (*raw[1:], *args)
+        if isinstance(raw, list):
+            for index, item in enumerate(raw):
+                if not isinstance(item, str):
+                    what = "the program" if index == 0 else f"argument {index}"
+                    self.error(
+                        (*path, index),
+                        f"must be a string ({what} of command), not "
+                        f"{_describe(item, self.dialect)}",
+                    )
+            return None, ()
         want = (
             'an array of strings (program and arguments), e.g. ["npx", "-y", "pkg"]'
             if self.dialect is D.TOML
@@ -634,6 +678,7 @@ class _Checker:
             idp_client_id=values.get("oauth.idp_client_id"),
             idp_client_secret=values.get("oauth.idp_client_secret"),
             id_token=values.get("oauth.id_token"),
+            allow_private_endpoints=get("allow_private_endpoints"),
         )
 
 

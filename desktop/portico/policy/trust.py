@@ -5,6 +5,11 @@
   trusted before (see :mod:`portico.policy.trust_store`).
 - Project HTTP servers wait when the URL is plaintext, carries credentials, does not
   resolve, or resolves to any non-public address; a public HTTPS address connects.
+- Whatever the transport and address, a project server waits when it references any of
+  your secrets (each listed with where it goes), replaces a global server of the same
+  name with another target, or turns on ``oauth.allow_private_endpoints``.
+- The review shows the trust level and costs; the stored decision binds to everything
+  that decides what the server may do or receive (``trust_store.trust_digest``).
 - The addresses seen at the review are pinned for the rest of the process
   (:meth:`TrustGate.pinned_addresses`, used by the HTTP client through the hooks).
 
@@ -21,11 +26,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from portico.config.masking import mask_url
 from portico.config.model import Scope, ServerSpec, Transport
-from portico.config.secrets import mask_url
 from portico.policy.ask import ask_outcome
 from portico.policy.netcheck import NetReport, Resolver, check_url
 from portico.policy.prompters import trust_refusal
+from portico.policy.secret_uses import secret_uses, secrets_reason
 from portico.policy.trust_store import TrustStore, project_of, trust_digest
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
@@ -33,6 +39,41 @@ from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 log = logging.getLogger(__name__)
 
 STDIO_REASON = "it is a project server that runs a command on this computer"
+
+
+ALLOW_PRIVATE_REASON = (
+    "oauth.allow_private_endpoints is on: its sign-in may talk to private addresses, other "
+    "loopback ports and plain http"
+)
+
+
+def review_reasons(spec: ServerSpec) -> list[str]:
+    """Reasons to review a project server whatever its transport and address."""
+    reasons: list[str] = []
+    uses = secret_uses(spec)
+    if uses:
+        reasons.append(secrets_reason(uses))
+    if spec.oauth is not None and spec.oauth.allow_private_endpoints:
+        reasons.append(ALLOW_PRIVATE_REASON)
+    if spec.replaces is not None and not spec.replaces.same_target:
+        reasons.append(
+            f"replaces your global server {spec.name} (different target): yours "
+            f"({spec.replaces.source}) connects to {spec.replaces.target}; this one does not "
+            "get its sign-in"
+        )
+    return reasons
+
+
+def cost_lines(spec: ServerSpec) -> tuple[str, ...]:
+    """The budget a review shows: the spend limit and each tool's cost."""
+    unit = spec.cost_unit
+    lines: list[str] = []
+    if spec.spend_limit is not None:
+        lines.append(f"spend limit: {spec.spend_limit:g} {unit} per chat")
+    for tool, cost in spec.tool_costs:
+        amount = f"{cost.low:g}-{cost.high:g}" if cost.is_range else f"{cost.low:g}"
+        lines.append(f"tool {tool}: {amount} {unit}" + (f" ({cost.note})" if cost.note else ""))
+    return tuple(lines)
 
 
 def describe_target(spec: ServerSpec) -> str:
@@ -149,6 +190,7 @@ class TrustGate:
         key = _key(spec)
         report: NetReport | None = None
         reasons: list[str] = []
+        extra = review_reasons(spec)
         if spec.transport is Transport.STDIO:
             reasons.append(STDIO_REASON)
         else:
@@ -158,10 +200,11 @@ class TrustGate:
                 report = await check_url(spec.url or "", _pinned_resolver(pinned))
             else:
                 report = await check_url(spec.url or "", self.resolver)
-            if report.clean:
+            if report.clean and not extra:
                 self._pin(spec, report.addresses)
                 return None
             reasons.extend(report.reasons)
+        reasons.extend(extra)
         request = TrustRequest(
             server=spec.name,
             source=str(spec.source),
@@ -172,6 +215,9 @@ class TrustGate:
             header_names=tuple(name for name, _ in spec.headers),
             reasons=tuple(reasons),
             can_persist=not (report is not None and report.dns_failed),
+            secrets=tuple(use.line for use in secret_uses(spec)),
+            trust_level=str(spec.trust),
+            costs=cost_lines(spec),
         )
         return Review(spec, request, report)
 

@@ -30,6 +30,7 @@ from portico.runtime.errors import (
     HttpErrorRecorder,
     NeedsAuth,
     RuntimeFailure,
+    SecretProblem,
     ServerExited,
     describe,
     primary,
@@ -391,6 +392,12 @@ class Connection:
                         self._publish(Status.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
+                        continue
+                    if isinstance(leaf, SecretProblem):
+                        # No retry loop: nothing changes until the secret is stored.
+                        self.note(f"failed: {leaf}")
+                        self._publish(Status.FAILED, error=str(leaf))
+                        await self._park()
                         continue
                     await self._failed(self._describe(exc))
         finally:

@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from portico.runtime.events import ServerState, Status
-from portico.ui.icons import status_icon, tray_icon
+from portico.ui.icons import status_icon, tray_icon, tray_variant
 from portico.ui.tray_state import (
     Action,
     Aggregate,
@@ -46,7 +46,7 @@ class Tray(QObject):
         self.menu.setAccessibleName("Portico tray menu")
         self.icon: QSystemTrayIcon | None = None
         if self.available:
-            self.icon = QSystemTrayIcon(tray_icon(self.state), self)
+            self.icon = QSystemTrayIcon(tray_icon(self.state, tray_variant()), self)
             self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(self._activated)
         self.rebuild_menu()
@@ -91,7 +91,7 @@ class Tray(QObject):
     def _refresh(self) -> None:
         self.tooltip = self._summary or summary(self._states)
         if self.icon is not None:
-            self.icon.setIcon(tray_icon(self.state))
+            self.icon.setIcon(tray_icon(self.state, tray_variant()))
             self.icon.setToolTip(self.tooltip)
         self.rebuild_menu()
 

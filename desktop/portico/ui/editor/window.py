@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.auth.secret_store import SecretStore
 from portico.config import schema
 from portico.config.atomic import ConflictError
 from portico.config.document import EditError
@@ -75,6 +76,7 @@ class ConfigEditorWindow(QMainWindow):
         *,
         runtime: RuntimeThread | None = None,
         hooks: Callable[[], ConnectionHooks | None] | None = None,
+        secrets: Callable[[], SecretStore | None] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -83,6 +85,8 @@ class ConfigEditorWindow(QMainWindow):
         self.setAccessibleName("config editor")
         self.runtime = runtime
         self.hooks_factory = hooks
+        self.secrets_factory = secrets
+        self._own_secrets: SecretStore | None = None
         self.project = project
         self.files: list[EditedFile] = []
         self.raw_tabs: dict[Path, RawTab] = {}
@@ -343,14 +347,12 @@ class ConfigEditorWindow(QMainWindow):
             )
             return None
         name = _KEYRING_UNSAFE.sub("-", f"{server}-{entry or spec.leaf}").strip("-")
-        from portico.auth import secret_store
-
         try:
-            await secret_store.set_secret(name, value)
-            # Asking the backend may touch D-Bus: off the GUI thread too.
-            warning = await asyncio.to_thread(secret_store.insecure_notice)
-        except Exception as exc:  # a broken or locked keyring
-            self._say(f"Could not store the secret in the keychain: {exc}")
+            store = await self._secret_store()
+            # Refuses (and writes no reference) when the value would not persist.
+            where = await store.store_secret(name, value)
+        except Exception as exc:  # no secure keyring, a broken or locked keyring
+            self._say(f"Could not store the secret: {exc}")
             return None
         reference = f"${{keyring:{name}}}"
         path = spec.path(file.dialect)
@@ -372,9 +374,23 @@ class ConfigEditorWindow(QMainWindow):
             return None
         self._after_form_edit(file)
         self.form.refresh()
-        said = f"Stored in the keychain as {name}; the file now says {reference}."
-        self._say(f"{said}\nWarning: {warning}" if warning else said)
+        self._say(f"Stored {name} in {where}; the file now says {reference}.")
         return name
+
+    async def _secret_store(self) -> SecretStore:
+        """The app session's store; without a session, one for this window that follows
+        the config's ``secrets.file_fallback``."""
+        store = self.secrets_factory() if self.secrets_factory is not None else None
+        if store is not None:
+            return store
+        if self._own_secrets is None:
+            from portico.config import load
+
+            config = await asyncio.to_thread(load, self.project)
+            self._own_secrets = SecretStore(
+                file_fallback=config.settings.file_fallback_for_secrets
+            )
+        return self._own_secrets
 
     # --- add / remove ------------------------------------------------------------------
 
