@@ -8,11 +8,14 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, err, load_config
 from portico.config.model import Config, Dialect, ProviderSpec
+
+if TYPE_CHECKING:
+    from portico.auth.secret_store import SecretStore
 
 
 def register(groups: Groups) -> None:
@@ -126,8 +129,17 @@ def cmd_add(args: argparse.Namespace) -> int:
     if problem:
         err(problem.replace("server name", "provider name"))
         return 2
+    from portico.auth.secret_store import SecretStoreError
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.services import build_services
+
+    config = load_config(args, report="none")
+    store = build_services(NonInteractivePrompter(), ask_trust=False, config=config).secrets
     try:
-        key_ref = asyncio.run(_api_key(name, args.api_key_ref))
+        key_ref = asyncio.run(_api_key(name, args.api_key_ref, store))
+    except SecretStoreError as exc:
+        err(f"{exc}; nothing was changed")
+        return 1
     except (KeyboardInterrupt, EOFError):
         err("cancelled; nothing was changed")
         return 1
@@ -149,11 +161,9 @@ def cmd_add(args: argparse.Namespace) -> int:
     return _write(name, fields, make_default=bool(args.default or models))
 
 
-async def _api_key(name: str, ref: str | None) -> str | None:
-    from portico.auth import secret_store
-
+async def _api_key(name: str, ref: str | None, store: SecretStore) -> str | None:
     if ref:
-        if await secret_store.lookup_secret(ref) is None:
+        if await store.lookup_secret(ref) is None:
             raise ValueError(
                 f"there is no keyring secret named {ref!r}: store it first with "
                 f"`portico secret set {ref}`"
@@ -168,8 +178,8 @@ async def _api_key(name: str, ref: str | None) -> str | None:
     if not value.strip():
         return None
     secret = f"{name}-api-key"
-    await secret_store.set_secret(secret, value.strip())
-    print(f"Stored the key in the keyring as {secret}.")
+    where = await store.store_secret(secret, value.strip())
+    print(f"Stored the key as {secret} in {where}.")
     return f"${{keyring:{secret}}}"
 
 
