@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Groups:
-    top: argparse._SubParsersAction
-    config: argparse._SubParsersAction
-    mcp: argparse._SubParsersAction
+    top: argparse._SubParsersAction[argparse.ArgumentParser]
+    config: argparse._SubParsersAction[argparse.ArgumentParser]
+    mcp: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 # Modules are imported lazily by name so that a command's heavy imports (mcp, httpx2)
@@ -24,6 +24,8 @@ MODULES = (
     "portico.cli.runtime_cmds",
     "portico.cli.trust_cmds",
     "portico.cli.auth_cmds",
+    "portico.cli.model_cmds",
+    "portico.cli.chat_cmds",
 )
 
 

@@ -1,9 +1,17 @@
-"""Open the desktop app from the CLI entry point."""
+"""Open the desktop app: ``portico`` without a command, ``portico-desktop``, the menu entry.
+
+Everything here runs before Qt is imported: a missing display or a platform plugin whose
+system libraries are absent gets one clear message and a non-zero exit instead of Qt's
+abort. Arguments: ``--hidden`` (start in the tray; the login item uses it) and
+``--open-url URL`` or a bare ``portico:`` URL (the desktop entry's ``%u``).
+"""
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
+from collections.abc import Sequence
 
 NO_DISPLAY = (
     "portico: no display to open the app on (DISPLAY and WAYLAND_DISPLAY are unset). "
@@ -21,10 +29,95 @@ def display_missing(environ: dict[str, str] | None = None, platform: str = sys.p
     return not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
-def open_desktop() -> int:
+def display_unreachable(environ: dict[str, str] | None = None) -> str | None:
+    """A message when neither the X display nor the Wayland socket named in the
+    environment accepts a connection (Qt would abort with a misleading plugin error)."""
+    env = os.environ if environ is None else environ
+    if env.get("QT_QPA_PLATFORM") not in (None, "", "xcb", "wayland"):
+        return None
+    tried: list[str] = []
+    wayland = env.get("WAYLAND_DISPLAY")
+    if wayland:
+        runtime = env.get("XDG_RUNTIME_DIR", "")
+        path = wayland if wayland.startswith("/") else os.path.join(runtime, wayland)
+        if _connects(path):
+            return None
+        tried.append(f"the Wayland display {wayland} ({path})")
+    display = env.get("DISPLAY")
+    if display:
+        host, _, rest = display.rpartition(":")
+        number = rest.split(".")[0]
+        if host not in ("", "unix") or not number.isdigit():
+            return None  # a remote or unusual display: let Qt try it
+        socket_path = f"/tmp/.X11-unix/X{number}"
+        if _connects("\0" + socket_path) or _connects(socket_path):
+            return None
+        tried.append(f"the X display {display} ({socket_path})")
+    if not tried:
+        return None
+    return (
+        f"portico: cannot open a window: nothing listens on {' or '.join(tried)}. "
+        "Is the desktop session running? The CLI works without one: `portico --help`."
+    )
+
+
+def _connects(address: str) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2.0)
+        try:
+            sock.connect(address)
+        except OSError:
+            return False
+    return True
+
+
+def is_desktop_invocation(args: Sequence[str]) -> bool:
+    """True when ``portico ARGS`` means "open the app" rather than a CLI command."""
+    if not args:
+        return True
+    first = args[0]
+    return first in ("--open-url", "--hidden") or first.lower().startswith("portico:")
+
+
+def parse_args(args: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="portico-desktop", description="Open the Portico desktop app."
+    )
+    parser.add_argument("--hidden", action="store_true", help="start in the system tray")
+    parser.add_argument("--open-url", metavar="URL", help="open a portico:// link in the app")
+    parser.add_argument("url", nargs="?", help="a portico:// link (what the desktop passes)")
+    parsed = parser.parse_args(list(args))
+    if parsed.url and not parsed.open_url:
+        parsed.open_url = parsed.url
+    return parsed
+
+
+def open_desktop(args: Sequence[str] = ()) -> int:
+    parsed = parse_args(args)
     if display_missing():
         print(NO_DISPLAY, file=sys.stderr)
         return 1
+    unreachable = display_unreachable() if sys.platform.startswith("linux") else None
+    if unreachable:
+        print(unreachable, file=sys.stderr)
+        return 1
+    from portico.cli import qt_libs
+
+    problem = qt_libs.check()
+    if problem is not None:
+        print(qt_libs.message(problem, qt_libs.detect_distro()), file=sys.stderr)
+        return 1
     from portico.ui.app import main as app_main
 
-    return app_main()
+    return app_main(sys.argv[:1], open_url=parsed.open_url, hidden=parsed.hidden)
+
+
+def main() -> int:
+    """The ``portico-desktop`` entry point (the menu entry and the login item run it)."""
+    return open_desktop(sys.argv[1:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

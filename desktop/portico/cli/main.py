@@ -39,10 +39,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list:
+    from portico.cli.desktop import is_desktop_invocation
+
+    if is_desktop_invocation(args_list):
         from portico.cli.desktop import open_desktop
 
-        return open_desktop()
+        return open_desktop(args_list)
     parser = build_parser()
     try:
         args = parser.parse_args(args_list)

@@ -431,6 +431,17 @@ KEYS: tuple[KeySpec, ...] = (
         example="https://auth.example.com",
     ),
     KeySpec(
+        "oauth.allow_private_endpoints",
+        ("allow_private_endpoints",),
+        ("allow_private_endpoints",),
+        "bool",
+        A,
+        "Local development: allow OAuth endpoints on private addresses and plain http "
+        "(project servers are reviewed).",
+        default=False,
+        applies="remote",
+    ),
+    KeySpec(
         "oauth.idp_token_endpoint",
         ("idp_token_endpoint",),
         ("idp_token_endpoint",),

@@ -12,14 +12,15 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
 
 ReferenceKind = Literal["env", "keyring"]
 KINDS: tuple[ReferenceKind, ...] = ("env", "keyring")
 
 # ``$${`` escapes; otherwise ``${`` opens a reference that runs to the next ``}``.
 _TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
-_NAME = re.compile(r"[A-Za-z0-9_.\-/:@]+")
+# User-secret names: no '/' (nor anything else), so a reference can never address the
+# internal records (OAuth tokens under ``mcp-tokens/<server>``) kept beside them.
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -80,16 +81,18 @@ def _split(text: str) -> list[_Part]:
             continue
         pattern = _ENV_NAME if kind == "env" else _NAME
         if not pattern.fullmatch(name):
-            parts.append(
-                _Part(
-                    problem=f"'{token}' is not a valid {kind} reference: the name is "
-                    f"{'empty' if not name else 'malformed'}"
+            if not name:
+                why = "the name is empty"
+            elif kind == "keyring":
+                why = (
+                    "secret names use letters, digits, '_', '.' and '-' only (no '/'); "
+                    "Portico's own records (sign-ins, registrations) are never reachable"
                 )
-            )
+            else:
+                why = "the name is malformed"
+            parts.append(_Part(problem=f"'{token}' is not a valid {kind} reference: {why}"))
             continue
-        parts.append(
-            _Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos))  # type: ignore[arg-type]
-        )
+        parts.append(_Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos)))
     if pos < len(text):
         parts.append(_Part(literal=text[pos:]))
     return parts
@@ -112,44 +115,6 @@ def has_references(text: str) -> bool:
 def literal_text(text: str) -> str:
     """``text`` without its references (what would be plain text after resolving)."""
     return "".join(p.literal for p in _split(text) if p.literal is not None)
-
-
-def mask(value: str) -> str:
-    """A secret-bearing value as safe to show: references stay, literal secrets are hidden.
-
-    A value made of references plus at most a short scheme word ("Bearer ${env:TOKEN}") is
-    shown as written; anything else is replaced by ``********``.
-    """
-    if not has_references(value):
-        return "********" if value else value
-    rest = literal_text(value).strip()
-    if not rest or (rest.isalpha() and len(rest) <= 12):
-        return value
-    return "********"
-
-
-_SECRET_PARAM = re.compile(
-    r"(?i)(token|secret|passw|api[_-]?key|apikey|key|sig|signature|auth|credential|code)"
-)
-
-
-def mask_url(url: str) -> str:
-    """``url`` safe to show: a password in it and secret-looking query values hidden.
-
-    ``https://me:pw@host/mcp?api_key=abc&team=x`` -> ``https://me:***@host/mcp?api_key=***&team=x``
-    """
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{userinfo}@{host}"
-    query = "&".join(
-        f"{name}=***" if _SECRET_PARAM.search(name) and value and not has_references(value)
-        else (f"{name}={value}" if sep else name)
-        for name, sep, value in (item.partition("=") for item in parts.query.split("&") if item)
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 async def resolve(
@@ -181,7 +146,7 @@ async def resolve(
                 raise SecretError(
                     f"{prefix}environment variable {ref.name} is not set: set it before "
                     f"starting Portico, or store the value with `portico secret set "
-                    f"{ref.name}` and write ${{keyring:{ref.name}}}",
+                    f"{ref.name}` and write ${{keyring:{ref.name}}}; then retry the server",
                     reference=ref,
                     where=where,
                 )
@@ -190,7 +155,7 @@ async def resolve(
             if value is None:
                 raise SecretError(
                     f"{prefix}secret {ref.name} is not in the keyring: run `portico secret "
-                    f"set {ref.name}`",
+                    f"set {ref.name}`, then retry the server",
                     reference=ref,
                     where=where,
                 )

@@ -19,7 +19,14 @@ from portico.config.model import Dialect, Scope
 from portico.config.parse_count import counted
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
-_TOP_KEYS = ("version", "defer_tools", "discovery_concurrency", schema.TOML_SERVERS_KEY)
+_TOP_KEYS = (
+    "version",
+    "defer_tools",
+    "discovery_concurrency",
+    "default_model",
+    "models",
+    schema.TOML_SERVERS_KEY,
+)
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _DUPLICATE = re.compile(r'Key "(.+)" already exists')
@@ -97,7 +104,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
     data: dict[str, Any] = doc.unwrap()
     lines = key_lines(text)
 
-    def line(*path: str | int) -> int:
+    def line_of(*path: str | int) -> int:
         return _line_of(lines, path)
 
     version = data.get("version", schema.SUPPORTED_VERSION)
@@ -107,7 +114,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             raw.error(
                 f"{version!r} is not a valid version: write version = "
                 f"{schema.SUPPORTED_VERSION}; no server in this file starts until it is fixed",
-                line=line("version"),
+                line=line_of("version"),
                 key="version",
             )
         elif version > schema.SUPPORTED_VERSION:
@@ -116,12 +123,20 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 f"{version} is newer than this build of Portico reads (version "
                 f"{schema.SUPPORTED_VERSION}): no server in this file starts; update "
                 "Portico or rewrite the file for version 1",
-                line=line("version"),
+                line=line_of("version"),
                 key="version",
             )
     for name in ("defer_tools", "discovery_concurrency"):
         if name in data:
-            raw.settings.append(RawSetting(name, data[name], line(name)))
+            raw.settings.append(RawSetting(name, data[name], line_of(name)))
+
+    if "models" in data:
+        raw.models.value = data["models"]
+        raw.models.line = line_of("models")
+        raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
+    if "default_model" in data:
+        raw.models.default = data["default_model"]
+        raw.models.default_line = line_of("default_model")
 
     for top, value in data.items():
         if top in _TOP_KEYS:
@@ -131,13 +146,13 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         hint = suggestion(top, list(_TOP_KEYS))
         if isinstance(value, dict) and not hint:
             hint = f"; servers go under [mcp.{top}]"
-        raw.warning(f"unknown top-level key, ignored{hint}", line=line(top), key=top)
+        raw.warning(f"unknown top-level key, ignored{hint}", line=line_of(top), key=top)
 
     servers = data.get(schema.TOML_SERVERS_KEY, {})
     if not isinstance(servers, dict):
         raw.error(
             "must be a table of servers, e.g. [mcp.github]; no server in this file starts",
-            line=line(schema.TOML_SERVERS_KEY),
+            line=line_of(schema.TOML_SERVERS_KEY),
             key=schema.TOML_SERVERS_KEY,
         )
         return raw
@@ -147,12 +162,12 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             raw.error(
                 f"{name} is a top-level setting: move it above the first [mcp...] table "
                 "(written here it would be a server)",
-                line=line(*prefix),
+                line=line_of(*prefix),
                 key=f"{schema.TOML_SERVERS_KEY}.{name}",
             )
             continue
         server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
-        raw.servers.append(RawServer(name, entry, line(*prefix), server_lines))
+        raw.servers.append(RawServer(name, entry, line_of(*prefix), server_lines))
     return raw
 
 

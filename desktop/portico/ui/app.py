@@ -18,21 +18,31 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
 from portico.prompts import Notice
+from portico.ui.actions import ActionId
 from portico.ui.bridge import EventBridge
+from portico.ui.chat.bridge import ChatBridge
+from portico.ui.chat.controller import ChatController
 from portico.ui.facade import RuntimeThread
 from portico.ui.gc_guard import GarbageCollector
 from portico.ui.icons import app_icon
+from portico.ui.link_flow import LinkFlow
+from portico.ui.login_setting import StartAtLoginAction
 from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
+from portico.ui.onboarding.controller import Onboarding
+from portico.ui.ops import NoRuntime, Ops
 from portico.ui.pages.controller import ServerPages
+from portico.ui.palette import follow_os_scheme
 from portico.ui.prompter import QtPrompter
 from portico.ui.single_instance import SingleInstance
 from portico.ui.tray import Tray
+from portico.ui.tray_state import summary as live_summary
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +56,19 @@ class DesktopApp(QObject):
     runtimeStarted = Signal()
     configApplied = Signal(str)  # the summary line
 
-    def __init__(self, app: QApplication, instance: SingleInstance | None = None) -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        instance: SingleInstance | None = None,
+        *,
+        open_url: str | None = None,
+        hidden: bool = False,
+    ) -> None:
         super().__init__()
         self.app = app
         self.instance = instance
+        self.open_url = open_url  # a portico:// link to open once the window is up
+        self.hidden = hidden  # started at login: stay in the tray (if there is one)
         self.model = ServerListModel()
         self.bridge = EventBridge()
         self.tray = Tray()
@@ -61,32 +80,76 @@ class DesktopApp(QObject):
         self.prompter: QtPrompter | None = None
         self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.ops = Ops(self.window.post_notice)
         self.pages = ServerPages(
-            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray
+            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray, self.ops
         )
+        self.chat_bridge = ChatBridge()
+        self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
+        self.chat_service: Any = None
+        self.onboarding = Onboarding(
+            lambda: self.window,
+            self.runtime,
+            self.apply_config,
+            project=lambda: self.window.project,
+            taken=lambda: {s.name for s in self.model.states()},
+        )
+        self._configured = False  # servers or a model: the app opens on a chat
+        self._model_ref: str | None = None  # a model the first run just connected
+        self.links = LinkFlow(
+            lambda: self.window if self.window.isVisible() else None,
+            self.window.post_notice,
+            self.apply_config,
+            self,
+        )
+        self.start_at_login = StartAtLoginAction(self.window, notify=self.window.post_notice)
+        self._add_to_file_menu(self.start_at_login)
         self._wire()
+
+    def _add_to_file_menu(self, action: QAction) -> None:
+        """Just above Quit, in whichever menu holds it."""
+        quit_action = self.window.quit_action
+        for top in self.window.menuBar().actions():
+            menu = top.menu()
+            if isinstance(menu, QMenu) and quit_action in menu.actions():
+                menu.insertAction(quit_action, action)
+                menu.insertSeparator(quit_action)
+                return
 
     def _wire(self) -> None:
         self.model.connect_bridge(self.bridge)
         self.bridge.logLine.connect(self.window.add_log_line)
-        self.bridge.discoveryFinished.connect(self.window.set_summary)
-        self.bridge.discoveryFinished.connect(self.tray.set_summary)
+        # The status bar and the tray follow the servers' states (one count everywhere).
+        self.model.statesChanged.connect(
+            lambda: self.window.set_summary(live_summary(self.model.states()))
+        )
         self.bridge.authRequired.connect(self.pages.auth_required)
+        self.bridge.activityChanged.connect(self.pages.activity_changed)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
-        self.window.quitRequested.connect(self.request_quit)
+        self.window.quitRequested.connect(self.quit_asked)
         self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
         self.bridge.configChanged.connect(lambda: self._spawn(self.apply_config()))
         self.window.configEditorRequested.connect(self.open_config_editor)
         self.window.serverActionRequested.connect(self.server_action)
         self.window.hiddenToTray.connect(self._told_hidden)
-        self.tray.quitRequested.connect(self.request_quit)
+        self.tray.quitRequested.connect(self.quit_asked)
         self.tray.showHideRequested.connect(self.toggle_window)
         self.tray.configEditorRequested.connect(self.open_config_editor)
         self.tray.serverActionRequested.connect(self.server_action)
         if self.instance is not None:
             self.instance.raiseRequested.connect(self.raise_window)
+            self.instance.urlReceived.connect(self.open_link)
+        # The chat pane and the first run.
+        pane = self.window.chats.pane
+        pane.serversRequested.connect(self.window.show_servers)
+        self.model.statesChanged.connect(lambda: pane.set_states(self.model.states()))
+        self.model.statesChanged.connect(
+            lambda: self.onboarding.states_changed(self.model.states())
+        )
+        self.window.addServerRequested.connect(self.onboarding.add_server)
+        self.onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
+        self.onboarding.modelConnected.connect(self._use_model)
 
     # --- run -----------------------------------------------------------------------------
 
@@ -97,14 +160,20 @@ class DesktopApp(QObject):
             parent_widget=lambda: self.window if self.window.isVisible() else None
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
-        self.window.restore_state()
-        await self.show_and_paint()
-        self.tray.show()
+        # SIGTERM from the first moment on: a session manager may stop us while we start
         restore_signals = self._handle_stop_signals()
         try:
+            self.window.restore_state()
+            if self.hidden and self.tray.available:
+                self.tray.show()
+            else:
+                await self.show_and_paint()
+                self.tray.show()
+            if self.open_url:
+                self.open_link(self.open_url)
             await self.start_runtime()
             if self.session is not None:
-                self._spawn(self.apply_config())
+                self._spawn(self._first_start())
             await self._quit.wait()
         finally:
             # Also on Ctrl+C (the Runner cancels us): stop every server before exiting.
@@ -140,7 +209,12 @@ class DesktopApp(QObject):
 
     async def show_and_paint(self) -> None:
         painted = asyncio.get_running_loop().create_future()
-        self.window.firstPainted.connect(lambda: painted.done() or painted.set_result(None))
+
+        def on_painted() -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.window.firstPainted.connect(on_painted)
         self.window.show()
         self.window.repaint()
         if not self.window.painted:
@@ -166,6 +240,58 @@ class DesktopApp(QObject):
             return
         self.runtimeStarted.emit()
 
+    async def _first_start(self) -> None:
+        await self.apply_config()
+        await self.start_chats()
+
+    async def start_chats(self, *, force: bool = False) -> None:
+        """Servers or a model configured (or ``force``): a chat with the focus in its
+        input. Neither: the welcome, which leads to one."""
+        if self.chat_service is None:
+            await self.start_chat_service()
+        if (force or self._configured) and self.chat_service is not None:
+            self.window.show_chats()
+            ref, self._model_ref = self._model_ref, None
+            await self.chat.open_start(model=ref)
+            return
+        self.window.chats.pane.show_welcome(self.onboarding.welcome)
+        self.window.show_chats()
+        self.onboarding.welcome.add_button.setFocus()
+        await self.onboarding.refresh_imports()
+
+    async def start_chat_service(self) -> None:
+        from portico.ui.runtime_thread.chat_service import ChatService
+
+        async def build() -> ChatService:
+            assert self.prompter is not None
+            service = ChatService(self.session, self.prompter, self.chat_bridge.post)
+            await service.start()
+            return service
+
+        try:
+            self.chat_service = await self.runtime.submit(build())
+        except Exception as exc:
+            log.exception("the chat did not start")
+            self.window.post_notice(Notice("error", f"The chat did not start: {exc}"))
+            return
+        await self.chat.attach(self.chat_service)
+
+    def _use_model(self, ref: str) -> None:
+        """The model just connected: the chat that opens next uses it."""
+        self._model_ref = ref
+
+    async def _sync_chat_config(self) -> bool:
+        """Hand the reloaded config to the chat host; True when a model is configured."""
+        service = self.chat_service
+        if service is None:
+            return False
+
+        async def apply() -> bool:
+            service.apply_config()
+            return bool(service.has_model())
+
+        return bool(await self.runtime.submit(apply()))
+
     async def apply_config(self) -> None:
         if self.session is None:
             return
@@ -178,6 +304,13 @@ class DesktopApp(QObject):
             return
         self.model.set_scopes(loaded.scopes)
         self.model.set_order(loaded.order)
+        has_model = False
+        try:
+            has_model = await self._sync_chat_config()
+        except Exception:
+            log.exception("the chat did not take the reloaded config")
+        self._configured = bool(loaded.order) or has_model or self._has_models_in(loaded)
+        self.window.servers.set_configured(len(loaded.order))
         if loaded.secrets_notice and loaded.secrets_notice != self._secrets_notice:
             self.window.post_notice(Notice("warning", loaded.secrets_notice))
         self._secrets_notice = loaded.secrets_notice
@@ -195,45 +328,40 @@ class DesktopApp(QObject):
             log.exception("applying the config failed")
             self.window.post_notice(Notice("error", f"Could not start the servers: {exc}"))
             return
-        self.window.set_summary(summary)
-        self.tray.set_summary(summary)
+        if not self.model.states():
+            self.window.set_summary(live_summary([]))
         self.configApplied.emit(summary)
 
     # --- actions -------------------------------------------------------------------------
 
     def server_action(self, action: str, server: str) -> None:
-        if action == "Edit…":
+        """Carry out one of ui/actions.py's actions (by its id) on ``server``."""
+        act = ActionId(action)
+        if act is ActionId.EDIT:
             self.open_config_editor(server)
             return
-        if self.session is None:
-            self.window.post_notice(Notice("error", "The server runtime is not running."))
-            return
-        if self.pages.handles(action):  # Enable / Disable, Remove, Review trust…
-            self.pages.act(action, server)
-            return
-        calls = {
-            "Restart": self.session.restart,
-            "Retry now": self.session.retry,
-            "Retry": self.session.retry,
-            "Review trust…": self.session.retry,  # reconnecting runs the trust review again
-            "Review…": self.session.retry,
-            "Authorize…": self.session.authorize,
-        }
-        call = calls.get(action)
-        if call is None:
-            self.window.post_notice(
-                Notice("info", f"{action} arrives with the config editor.", server=server)
-            )
-            return
-        self._spawn(self._act(action, server, call(server)))
+        if act is ActionId.ENABLE or act is ActionId.DISABLE:
+            self.pages.set_enabled(server, act is ActionId.ENABLE)
+        elif act is ActionId.REMOVE:
+            self.pages.confirm_remove(server)
+        elif act is ActionId.REVIEW_TRUST:
+            self.pages.review_trust(server)
+        else:
+            calls: dict[ActionId, tuple[str, Callable[[str], Any]]] = {
+                ActionId.RESTART: ("Restart", lambda s: self.session.restart(s)),
+                ActionId.RETRY: ("Retry", lambda s: self.session.retry(s)),
+                ActionId.SIGN_IN: ("Sign in to", lambda s: self.session.authorize(s)),
+            }
+            verb, call = calls[act]
+            self.ops.op(
+                lambda: self._on_runtime(call(server)), f"{verb} {server}", server=server
+            ).run()
 
-    async def _act(self, action: str, server: str, coro: Any) -> None:
-        try:
-            await self.runtime.submit(coro)
-        except Exception as exc:
-            self.window.post_notice(
-                Notice("error", f"{action.rstrip('…')} {server} failed: {exc}", server=server)
-            )
+    async def _on_runtime(self, coro: Any) -> Any:
+        if self.session is None or not self.runtime.is_running:
+            coro.close()
+            raise NoRuntime("The server runtime is not running.")
+        return await self.runtime.submit(coro)
 
     def open_config_editor(self, server: str | None = None) -> None:
         """Show the config editor (one window, reused), optionally on ``server``."""
@@ -245,6 +373,7 @@ class DesktopApp(QObject):
                 project,
                 runtime=self.runtime,
                 hooks=lambda: self.session.hub.hooks if self.session is not None else None,
+                secrets=lambda: self.session.services.secrets if self.session else None,
             )
             self.editor.saved.connect(lambda _paths: self._spawn(self.apply_config()))
         elif not self.editor.dirty:
@@ -267,6 +396,12 @@ class DesktopApp(QObject):
         else:
             self.raise_window()
 
+    def open_link(self, link: str) -> None:
+        """A portico:// link (from the command line or another launch): show the window
+        and ask before adding anything."""
+        self.raise_window()
+        self.links.open(link)
+
     def raise_window(self) -> None:
         self.window.showNormal()
         self.window.raise_()
@@ -281,6 +416,16 @@ class DesktopApp(QObject):
 
     # --- quit ----------------------------------------------------------------------------
 
+    def quit_asked(self) -> None:
+        """Quit from the menu, the tray or the window: unsaved config edits are asked
+        about first (Save / Discard / Cancel)."""
+        if self.editor is not None and self.editor.dirty:
+            self.editor.show()
+            self.editor.raise_()
+            self.editor.ask_unsaved(self.request_quit)
+            return
+        self.request_quit()
+
     def request_quit(self) -> None:
         if self._quit is not None:
             self._quit.set()
@@ -288,38 +433,49 @@ class DesktopApp(QObject):
     async def shutdown(self) -> None:
         self.window.save_state()
         self.pages.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
-        close = self.session.close if self.session is not None else None
-        await self.runtime.shutdown(close)
+        self.chat.close()
+        self.onboarding.close()
+        self.links.close()
+        await self.ops.drain()
+        session, service = self.session, self.chat_service
+
+        async def close() -> None:
+            if service is not None:
+                await service.close()
+            if session is not None:
+                await session.close()
+
+        await self.runtime.shutdown(close if session is not None else None)
         self.tray.hide()
         self.window.hide()
         if self.instance is not None:
             self.instance.close()
         self.gc.stop()
 
+    @staticmethod
+    def _has_models_in(loaded: Any) -> bool:
+        return bool(getattr(loaded, "models", 0))
+
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.ops.keep(coro)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, *, open_url: str | None = None, hidden: bool = False
+) -> int:
     argv = list(sys.argv[:1] if argv is None else argv)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # the GUI thread must win the GIL (loop.py)
     app = ensure_application(argv)
     app.setApplicationName("Portico")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("portico")
+    app.setDesktopFileName("org.portico.portico")  # resources/org.portico.portico.desktop
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    follow_os_scheme(app)  # dark mode follows the OS
     instance = SingleInstance()
-    if not instance.acquire():
-        return 0  # the running instance raised its window
-    desktop = DesktopApp(app, instance)
+    if not instance.acquire(url=open_url):
+        return 0  # the running instance raised its window (and opens the link)
+    desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden)
     with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
         return runner.run(desktop.run())
 

@@ -33,6 +33,7 @@ class LoadResult:
     scopes: dict[str, str] = field(default_factory=dict)
     files: tuple[str, ...] = ()
     secrets_notice: str | None = None  # said when secrets cannot go to a secure keyring
+    models: int = 0  # model providers configured (the app opens on a chat when > 0)
 
 
 # Imported here, before any server connects, so the first connects and the first tool call
@@ -88,7 +89,6 @@ class RuntimeSession:
 
     async def load(self, project: Path | None) -> LoadResult:
         """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
-        from portico.auth import secret_store
         from portico.config import keep_previous, load
 
         config = await asyncio.to_thread(load, project)
@@ -102,7 +102,8 @@ class RuntimeSession:
             order=tuple(s.name for s in config.servers),
             scopes={s.name: str(s.source.scope) for s in config.servers},
             files=tuple(str(p) for p in config.files),
-            secrets_notice=await asyncio.to_thread(secret_store.insecure_notice),
+            secrets_notice=await asyncio.to_thread(self.services.secrets.insecure_notice),
+            models=len(config.models.providers) if getattr(config, "models", None) else 0,
         )
 
     async def apply(self) -> str:
