@@ -95,7 +95,7 @@ def _plain(value: Any) -> Any:
 
 def server_view(spec: Any) -> dict[str, Any]:
     """One server as shown by ``config show``: plain values, secret values masked."""
-    from portico.config.masking import mask_url
+    from portico.config.masking import is_secret_key, mask_url
     from portico.config.masking import mask_value as mask
 
     data: dict[str, Any] = _plain(asdict(spec))
@@ -107,8 +107,12 @@ def server_view(spec: Any) -> dict[str, Any]:
     data["env"] = {k: mask(v) for k, v in spec.env}
     data["headers"] = {k: mask(v) for k, v in spec.headers}
     data["tool_costs"] = {name: _plain(asdict(cost)) for name, cost in spec.tool_costs}
-    if spec.oauth is not None and spec.oauth.client_secret is not None:
-        data["oauth"]["client_secret"] = mask(spec.oauth.client_secret)
+    if spec.oauth is not None:
+        for key, value in list(data["oauth"].items()):
+            if isinstance(value, str) and is_secret_key(f"oauth.{key}"):
+                data["oauth"][key] = mask(value)
+    if spec.identity_header is not None and spec.identity_header.value:
+        data["identity_header"]["value"] = mask(spec.identity_header.value)
     if spec.client_cert is not None and spec.client_cert.password is not None:
         data["client_cert"]["password"] = mask(spec.client_cert.password)
     return data

@@ -20,7 +20,9 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, Scope, ServerSpec, Transport
+from portico.config.secrets import has_references
 from portico.paths import PROJECT_DIR_NAME
 from portico.runtime import schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
@@ -99,6 +101,7 @@ class Connection:
         auth_probe_interval: float = AUTH_PROBE_INTERVAL,
     ) -> None:
         self.spec = spec
+        self._known_secrets: list[str] = []  # resolved secret values (see _remember_secrets)
         self.auth_probe_interval = auth_probe_interval
         self.bus = bus if bus is not None else EventBus()
         self.hooks = hooks if hooks is not None else ConnectionHooks()
@@ -336,6 +339,8 @@ class Connection:
     def _publish(
         self, status: Status, *, error: str | None = None, retry_at: float | None = None
     ) -> None:
+        if error:  # a state error is shown everywhere: never a password or a secret in it
+            error = mask_text(error, self._known_secrets)
         self._state = ServerState(
             self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
@@ -344,6 +349,17 @@ class Connection:
         previous, self._status_changed = self._status_changed, asyncio.Event()
         previous.set()
         self.bus.publish(StatusChanged(self._state))
+
+    def _remember_secrets(
+        self, written: tuple[tuple[str, str], ...], resolved: dict[str, str]
+    ) -> None:
+        """Values that must never appear in an error or log line of ours: what references
+        resolved to, and literal values of secret-bearing keys."""
+        for name, text in written:
+            value = resolved.get(name)
+            if value and (has_references(text) or is_secret_key(name)):
+                self._known_secrets.append(value)
+                self._known_secrets.extend(part for part in value.split() if len(part) >= 8)
 
     def _set_tools(self, tools: list[Any]) -> None:
         self.tools = list(tools)
@@ -368,7 +384,7 @@ class Connection:
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
-        self.log.add(text, "portico")
+        self.log.add(mask_text(text, self._known_secrets), "portico")
 
     # --- the owner task -----------------------------------------------------------------
 
@@ -665,6 +681,7 @@ class Connection:
             environ=environ,
             where=f"{spec.source}: {spec.name}.env",
         )
+        self._remember_secrets(spec.env, configured)
         path = await login_path_async(
             environ=environ if environ is not None else os.environ,
             shell_timeout=self.shell_timeout,
@@ -697,6 +714,7 @@ class Connection:
             environ=environ,
             where=f"{spec.source}: {spec.name}.headers",
         )
+        self._remember_secrets(spec.headers, headers)
         profile = self.hooks.active_profile() if self.hooks.active_profile else "default"
         extra, warning = identity_header(spec, headers, profile)
         if warning:
