@@ -83,6 +83,7 @@ async def test_needs_auth_shows_a_notice_whose_authorize_starts_the_sign_in(
             "the re-auth notice",
         )
         assert row.action_button is not None and row.action_button.text() == "Sign in…"
+        window.show_servers()  # the notices sit above the server list
         assert row.isVisible()
         # the tray was told too (rate-limited per server: a second one is held back)
         assert not desktop.tray._limiter.allow("linear:auth")
