@@ -3,7 +3,8 @@ newest message to the oldest with no GUI gap over 50 ms (a 10 ms heartbeat measu
 
 The baseline in the same run is an empty chat opened in the same pane.
 
-Run: ``QT_QPA_PLATFORM=offscreen python -m pytest tests/benchmarks/test_bench_chat_transcript.py -s``
+Run: ``QT_QPA_PLATFORM=offscreen python -m pytest -s \
+tests/benchmarks/test_bench_chat_transcript.py``
 """
 
 from __future__ import annotations
