@@ -73,13 +73,14 @@ MACHINE_FLOW = {
 async def write_config(home: Path, url: str, scenario: str, context: dict[str, Any]) -> Path:
     """The config.yaml a person would write for this scenario; secrets go to the keyring
     (``portico secret set``) and the private key to a file, as they would."""
-    from portico.auth import secret_store
+    from portico.auth.secret_store import SecretStore
 
+    store = SecretStore()  # the keyring this process shares with run()
     oauth: dict[str, Any] = {"timeout": 30}
     if context.get("client_id"):
         oauth["client_id"] = context["client_id"]
     if context.get("client_secret"):
-        await secret_store.set_secret("conformance-client-secret", context["client_secret"])
+        await store.store_secret("conformance-client-secret", context["client_secret"])
         oauth["client_secret"] = "${keyring:conformance-client-secret}"
     flow = MACHINE_FLOW.get(scenario)
     if flow:
@@ -90,7 +91,7 @@ async def write_config(home: Path, url: str, scenario: str, context: dict[str, A
         key.chmod(0o600)
         oauth["client_assertion_key"] = str(key)
     if flow == "cross_app":
-        await secret_store.set_secret("conformance-id-token", context["idp_id_token"])
+        await store.store_secret("conformance-id-token", context["idp_id_token"])
         oauth["id_token"] = "${keyring:conformance-id-token}"
         oauth["idp_token_endpoint"] = context["idp_token_endpoint"]
         oauth["idp_client_id"] = context["idp_client_id"]
@@ -102,7 +103,6 @@ async def write_config(home: Path, url: str, scenario: str, context: dict[str, A
 
 
 async def run(url: str) -> int:
-    from portico.auth import secret_store
     from portico.auth.machine import is_machine_flow
     from portico.auth.manager import AuthManager
     from portico.config import load
@@ -131,7 +131,7 @@ async def run(url: str) -> int:
         # Machine flows never ask anybody: they run as background connects do.
         return await manager.auth_for(spec, interactive=not is_machine_flow(spec))
 
-    hooks = ConnectionHooks(auth_for=auth_for, lookup_secret=secret_store.lookup_secret)
+    hooks = ConnectionHooks(auth_for=auth_for, lookup_secret=manager.store.lookup_secret)
     connection = Connection(spec, bus=EventBus(), hooks=hooks)
     await connection.start()
     try:

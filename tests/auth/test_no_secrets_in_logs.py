@@ -12,10 +12,11 @@ import httpx2
 import pytest
 from mcp.client.auth import oauth2 as sdk_oauth2
 
-from portico.auth import secret_store
 from portico.auth.manager import AuthManager
+from portico.auth.secret_store import SecretStore
 from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
 from tests.auth.test_login import call_echo
+from tests.helpers.logs import AllowLogs
 from tests.servers.protected import ProtectedState
 
 ACCESS_TTL = 2
@@ -48,7 +49,9 @@ async def test_login_refresh_and_errors_log_no_secrets(
     protected: ProtectedState,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
+    allow_logs: AllowLogs,
 ) -> None:
+    allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     verifiers: list[str] = []
     generate = sdk_oauth2.PKCEParameters.generate
 
@@ -73,7 +76,7 @@ async def test_login_refresh_and_errors_log_no_secrets(
             )
         ).json()
     client_secret = registered["client_secret"]
-    await secret_store.set_secret("OIDC_CLIENT_SECRET", client_secret)
+    await SecretStore().store_secret("OIDC_CLIENT_SECRET", client_secret)
 
     caplog.set_level(logging.DEBUG)
     # httpcore2's DEBUG wire trace prints raw headers of every request, the scripted

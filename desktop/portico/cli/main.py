@@ -7,6 +7,7 @@ the command modules stay small and independent.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
@@ -45,17 +46,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return open_desktop(args_list)
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except BrokenPipeError:  # --help into a closed pipe
+        return _quiet_exit_on_closed_stdout()
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
+    log_handler = _log_to_file()
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # the last resort: one line, never a traceback
+        if _closed_pipe(exc):
+            return _quiet_exit_on_closed_stdout()
         log_file = _log_crash(exc)
         what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         print(
@@ -64,6 +73,59 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        if log_handler is not None:
+            logging.getLogger("portico").removeHandler(log_handler)
+            log_handler.close()
+
+
+def _log_to_file() -> logging.Handler | None:
+    """The core's log records go to ``<log dir>/cli.log``, not the terminal.
+
+    The commands print what a person needs to read themselves; without a handler of its
+    own, Python's last-resort handler would print every warning a second time.
+    """
+    from portico.paths import paths
+
+    try:
+        folder = paths().log_dir
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        handler: logging.Handler = logging.NullHandler()
+    else:
+        handler = logging.FileHandler(folder / "cli.log", encoding="utf-8", delay=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logging.getLogger("portico").addHandler(handler)
+    return handler
+
+
+def _closed_pipe(exc: BaseException) -> bool:
+    """A write to a reader that went away (``portico config show | head``), possibly
+    wrapped in an exception group by asyncio / anyio."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_closed_pipe(inner) for inner in exc.exceptions)
+    cause = exc.__cause__ or exc.__context__
+    return isinstance(cause, BrokenPipeError) and isinstance(exc, OSError)
+
+
+def _quiet_exit_on_closed_stdout() -> int:
+    """The Unix convention for a closed stdout: stop quietly (as SIGPIPE would).
+
+    Whatever is still buffered for stdout can never be written; pointing stdout at
+    /dev/null keeps the interpreter's own flush at exit from complaining.
+    """
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE, what a shell reports for a command a pipe stopped
 
 
 def _log_crash(exc: BaseException) -> str:

@@ -23,7 +23,7 @@ import math
 from typing import Any
 from urllib.parse import urlsplit
 
-from portico.config import secrets
+from portico.config import masking, secrets
 from portico.config.model import Dialect, ModelsConfig, ProviderSpec, Scope, Source
 from portico.config.raw import KeyPath, RawFile, RawModels
 
@@ -170,7 +170,7 @@ class _Reader:
                 return bad("must be a URL such as http://127.0.0.1:11434/v1")
             parts = urlsplit(value.strip())
             if parts.scheme not in ("http", "https") or not parts.netloc:
-                return bad(f"must be an http:// or https:// URL, not {secrets.mask_url(value)!r}")
+                return bad(f"must be an http:// or https:// URL, not {masking.mask_url(value)!r}")
             return value.strip().rstrip("/")
         if key == "api_key":
             if not isinstance(value, str):
@@ -258,14 +258,16 @@ def read_models(file: RawFile, raw: RawModels) -> ModelsConfig:
     if not raw.present or file.blocked or not file.parsed:
         return ModelsConfig()
     if file.scope is Scope.PROJECT:
-        key = "models" if raw.line else _where(file.dialect)[1]
-        file.warning(
-            "ignored: a project file may not add or change model providers or the default "
-            "model (a cloned repository must not redirect your prompts); set them in your "
-            "own config (`portico model add`)",
-            line=raw.line or raw.default_line,
-            key=key,
-        )
+        found = [("models", raw.line), (_where(file.dialect)[1], raw.default_line)]
+        for key, line in found:
+            if line:
+                file.warning(
+                    "ignored: a project file may not add or change model providers or the "
+                    "default model (a cloned repository must not redirect your prompts); set "
+                    "them in your own config (`portico model add`)",
+                    line=line,
+                    key=key,
+                )
         return ModelsConfig()
     reader = _Reader(file, raw)
     providers = reader.providers()

@@ -16,6 +16,7 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 
 from portico.config import schema
 from portico.config.model import Dialect, Scope
+from portico.config.parse_count import counted
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
 _TOP_KEYS = (
@@ -46,22 +47,52 @@ def _duplicate_at(text: str, key: str, before: int) -> tuple[int, int] | None:
     return found[-1] if len(found) >= 2 else None
 
 
+def describe_parse_error(exc: Exception, text: str) -> tuple[str, int | None, int | None]:
+    """(message, line, column) of a tomlkit error, in words a person can act on."""
+    if not isinstance(exc, ParseError):
+        duplicate = _DUPLICATE.match(str(exc))
+        if duplicate:  # raised while building an inline table: no position of its own
+            found = _inline_duplicate(text, duplicate.group(1))
+            if found:
+                return f"{exc} (in an inline table)", found[0], found[1]
+        return str(exc), None, None
+    message = _LOCATION_SUFFIX.sub("", str(exc)).rstrip(".")
+    line: int | None = exc.line
+    column: int | None = exc.col + 1
+    if message.endswith("character: '\\x00'") or message == "Unexpected end of file":
+        message = "unexpected end of file (an unclosed bracket, brace or quote?)"
+        line = text.count("\n") + 1
+        column = len(text.rsplit("\n", 1)[-1]) + 1
+    elif message.endswith("character: '\\n'"):
+        message = "unexpected end of line"
+    duplicate = _DUPLICATE.match(message)
+    if duplicate and line is not None:  # tomlkit reports where the duplicate table ends
+        line, column = _duplicate_at(text, duplicate.group(1), line) or (line, column)
+    return message, line, column
+
+
+def _inline_duplicate(text: str, key: str) -> tuple[int, int] | None:
+    """Line and column of the second ``key =`` inside one inline table."""
+    pattern = re.compile(r"""(?:^|[{,])\s*(?:"%s"|'%s'|%s)\s*=""" % ((re.escape(key),) * 3))
+    for number, line in enumerate(text.splitlines(), start=1):
+        start = line.find("{")
+        if start < 0:
+            continue
+        hits = list(pattern.finditer(line, start))
+        if len(hits) >= 2:
+            match = hits[1]
+            offset = len(match.group(0)) - len(match.group(0).lstrip("{, \t"))
+            return number, match.start() + offset + 1
+    return None
+
+
 def parse(text: str, path: Path, scope: Scope) -> RawFile:
     raw = RawFile(path=path, scope=scope, dialect=Dialect.TOML)
+    counted(path)
     try:
         doc = tomlkit.parse(text)
-    except ParseError as exc:
-        message = _LOCATION_SUFFIX.sub("", str(exc)).rstrip(".")
-        line, column = exc.line, exc.col + 1
-        if message.endswith("character: '\\x00'"):  # tomlkit's end-of-input marker
-            message = "unexpected end of file (an unclosed bracket, brace or quote?)"
-            line = text.count("\n") + 1
-            column = len(text.rsplit("\n", 1)[-1]) + 1
-        elif message.endswith("character: '\\n'"):
-            message = "unexpected end of line"
-        duplicate = _DUPLICATE.match(message)
-        if duplicate:  # tomlkit reports where the duplicate table ends: point at its start
-            line, column = _duplicate_at(text, duplicate.group(1), line) or (line, column)
+    except (ParseError, TOMLKitError) as exc:
+        message, line, column = describe_parse_error(exc, text)
         raw.parsed = False
         raw.error(
             f"not valid TOML: {message}; fix the file (the servers it defined keep their "
@@ -69,10 +100,6 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             line=line,
             column=column,
         )
-        return raw
-    except TOMLKitError as exc:  # defensive: tomlkit errors without a position
-        raw.parsed = False
-        raw.error(f"not valid TOML: {exc}")
         return raw
     data: dict[str, Any] = doc.unwrap()
     lines = key_lines(text)

@@ -8,6 +8,7 @@ ruamel.yaml's round-trip loader keeps the line of every key (``.lc``).
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from portico.config import schema
+from portico.config.masking import mask_text
 from portico.config.model import Dialect, Scope
+from portico.config.parse_count import counted
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
 
@@ -28,11 +31,12 @@ def _yaml() -> YAML:
 
 def parse(text: str, path: Path, scope: Scope) -> RawFile:
     raw = RawFile(path=path, scope=scope, dialect=Dialect.YAML)
+    counted(path)
     try:
         doc = _yaml().load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "syntax error"
+        problem = safe_problem(exc.problem or exc.context or "syntax error")
         raw.parsed = False
         raw.error(
             f"not valid YAML: {problem}; fix the file (the servers it defined keep their "
@@ -43,7 +47,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         return raw
     except YAMLError as exc:
         raw.parsed = False
-        raw.error(f"not valid YAML: {exc}")
+        raw.error(f"not valid YAML: {safe_problem(str(exc))}")
         return raw
     if doc is None:
         return raw
@@ -115,6 +119,18 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
     return raw
 
 
+_DUPLICATE = re.compile(r'found duplicate key "(?P<key>[^"]*)" with value .*', re.S)
+
+
+def safe_problem(problem: str) -> str:
+    """A parser's complaint without the values it quotes: a duplicate key's two values are
+    often two tokens ("Bearer sk-..."), and any URL in it is masked."""
+    duplicate = _DUPLICATE.match(problem)
+    if duplicate:
+        return f'duplicate key "{duplicate.group("key")}" (values not shown)'
+    return mask_text(problem)
+
+
 def _plain(value: Any) -> Any:
     """ruamel's round-trip types as plain dict / list / str / int / float / bool."""
     if isinstance(value, dict):
@@ -132,7 +148,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def key_lines(doc: Any) -> dict[KeyPath, int]:
+def key_lines(doc: Any, prefix: KeyPath = ()) -> dict[KeyPath, int]:
     """``{("mcp_servers", "github", "timeout"): 7, ...}`` (1-based lines)."""
     lines: dict[KeyPath, int] = {}
 
@@ -148,5 +164,5 @@ def key_lines(doc: Any) -> dict[KeyPath, int]:
                     lines[(*path, i)] = node.lc.item(i)[0] + 1
                 walk(v, (*path, i))
 
-    walk(doc, ())
+    walk(doc, prefix)
     return lines

@@ -20,9 +20,12 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, Scope, ServerSpec, Transport
+from portico.config.secrets import has_references
 from portico.paths import PROJECT_DIR_NAME
 from portico.runtime import schema_cache, sdklog
+from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
@@ -30,6 +33,7 @@ from portico.runtime.errors import (
     HttpErrorRecorder,
     NeedsAuth,
     RuntimeFailure,
+    SecretProblem,
     ServerExited,
     describe,
     primary,
@@ -43,6 +47,7 @@ from portico.runtime.events import (
     StatusChanged,
     ToolsChanged,
 )
+from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
@@ -65,6 +70,7 @@ SETTLED = frozenset(
         Status.FAILED,
         Status.NEEDS_AUTH,
         Status.AWAITING_TRUST,
+        Status.REJECTED,
         Status.LAZY,
         Status.COOLDOWN,
         Status.DISABLED,
@@ -80,7 +86,7 @@ class _StopOwner(Exception):
 
 
 class Connection:
-    """A live (or parked) connection to one MCP server. See CONTRACTS.md."""
+    """A live (or parked) connection to one MCP server (docs/architecture.md)."""
 
     def __init__(
         self,
@@ -95,6 +101,7 @@ class Connection:
         auth_probe_interval: float = AUTH_PROBE_INTERVAL,
     ) -> None:
         self.spec = spec
+        self._known_secrets: list[str] = []  # resolved secret values (see _remember_secrets)
         self.auth_probe_interval = auth_probe_interval
         self.bus = bus if bus is not None else EventBus()
         self.hooks = hooks if hooks is not None else ConnectionHooks()
@@ -103,6 +110,7 @@ class Connection:
         self.shell_timeout = shell_timeout
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
+        self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
         self.resources: list[Any] = []
@@ -331,8 +339,10 @@ class Connection:
     def _publish(
         self, status: Status, *, error: str | None = None, retry_at: float | None = None
     ) -> None:
+        if error:  # a state error is shown everywhere: never a password or a secret in it
+            error = mask_text(error, self._known_secrets)
         self._state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=len(self.tools)
+            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
         if status in SETTLED:
             self._pending_start = False
@@ -340,24 +350,41 @@ class Connection:
         previous.set()
         self.bus.publish(StatusChanged(self._state))
 
+    def _remember_secrets(
+        self, written: tuple[tuple[str, str], ...], resolved: dict[str, str]
+    ) -> None:
+        """Values that must never appear in an error or log line of ours: what references
+        resolved to, and literal values of secret-bearing keys."""
+        for name, text in written:
+            value = resolved.get(name)
+            if value and (has_references(text) or is_secret_key(name)):
+                self._known_secrets.append(value)
+                self._known_secrets.extend(part for part in value.split() if len(part) >= 8)
+
     def _set_tools(self, tools: list[Any]) -> None:
         self.tools = list(tools)
-        if self._state.tool_count != len(self.tools):
+        count = self._offered()
+        if self._state.tool_count != count:
             self._state = ServerState(
                 self.name,
                 self._state.status,
                 error=self._state.error,
                 retry_at=self._state.retry_at,
-                tool_count=len(self.tools),
+                tool_count=count,
             )
-        self.bus.publish(ToolsChanged(self.name, len(self.tools)))
+        self.bus.publish(ToolsChanged(self.name, count))
+
+    def _offered(self) -> int:
+        """The tools models may use: the server's list minus tools.include / exclude."""
+        decisions = apply_filter([t.name for t in self.tools], self.spec.tools)
+        return sum(1 for d in decisions if d.included)
 
     def _on_log_line(self, text: str, stream: str) -> None:
         self.bus.publish(LogLine(self.name, text, stream))
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
-        self.log.add(text, "portico")
+        self.log.add(mask_text(text, self._known_secrets), "portico")
 
     # --- the owner task -----------------------------------------------------------------
 
@@ -391,6 +418,12 @@ class Connection:
                         self._publish(Status.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
+                        continue
+                    if isinstance(leaf, SecretProblem):
+                        # No retry loop: nothing changes until the secret is stored.
+                        self.note(f"failed: {leaf}")
+                        self._publish(Status.FAILED, error=str(leaf))
+                        await self._park()
                         continue
                     await self._failed(self._describe(exc))
         finally:
@@ -467,12 +500,14 @@ class Connection:
 
     async def _attempt(self) -> None:
         spec = self.spec
+        self.log.begin_attempt()
         if self.hooks.trust_gate is not None:
             verdict = await self.hooks.trust_gate(spec)
             self._pinned = verdict.pinned
             if not verdict.allowed:
                 reasons = "; ".join(verdict.reasons) or "not trusted yet"
-                self._publish(Status.AWAITING_TRUST, error=reasons)
+                parked = Status.REJECTED if verdict.rejected else Status.AWAITING_TRUST
+                self._publish(parked, error=reasons)
                 await self._park()
                 return
         if not self._want_live and (self._parked_lazy or (spec.lazy and await self._adopt_cache())):
@@ -608,6 +643,7 @@ class Connection:
             transport = await self._stdio_transport()
         else:
             transport = await self._http_transport(stack)
+        transport = tapped(transport, self.activity)
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
@@ -645,6 +681,7 @@ class Connection:
             environ=environ,
             where=f"{spec.source}: {spec.name}.env",
         )
+        self._remember_secrets(spec.env, configured)
         path = await login_path_async(
             environ=environ if environ is not None else os.environ,
             shell_timeout=self.shell_timeout,
@@ -677,6 +714,7 @@ class Connection:
             environ=environ,
             where=f"{spec.source}: {spec.name}.headers",
         )
+        self._remember_secrets(spec.headers, headers)
         profile = self.hooks.active_profile() if self.hooks.active_profile else "default"
         extra, warning = identity_header(spec, headers, profile)
         if warning:
@@ -708,6 +746,7 @@ class Connection:
                 else getattr(self, "_pinned", None)
             ),
         )
+        self.activity.watch_http(client)
         if spec.transport is Transport.SSE:
             # sse_client enters (and closes) the client it gets from the factory.
             def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
@@ -1007,9 +1046,8 @@ def _checked_cwd(spec: ServerSpec) -> str | None:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # The package's own constant: an app bundle may carry no installed metadata, and a
+    # server should never be told version "0".
+    from portico import __version__
 
-        return version("portico")
-    except Exception:
-        return "0"
+    return __version__

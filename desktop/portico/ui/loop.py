@@ -3,7 +3,8 @@ and a cheaper ``call_soon``.
 
 qasync runs ``app.exec()`` without installing the hooks that asyncio's own loops install,
 so async generators (httpx2 streams, anyio cancel scopes) were finalized on the wrong task
-("Attempted to exit a cancel scope that isn't the current task's", shared/PLATFORM.md).
+("Attempted to exit a cancel scope that isn't the current task's"; docs/platform-notes.md,
+"qasync").
 
 qasync 0.28 gives every ``call_soon`` its own Qt timer (``startTimer(0)``, a timer event,
 ``killTimer``) and routes ``call_soon_threadsafe`` through a queued signal that then makes
