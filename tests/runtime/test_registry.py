@@ -140,7 +140,7 @@ def test_a_tool_of_a_server_that_is_down_says_when_it_is_retried() -> None:
     from portico.runtime.registry import UnknownTool
 
     reg = Registry()
-    reg.set_server(spec("fs"), TOOLS)
+    reg.set_server(stdio_spec("fs"), TOOLS)
     retry_at = time.time() + 30
     state = ServerState("fs", Status.COOLDOWN, error="server exited (code 3)", retry_at=retry_at)
     reg.remove_server("fs", down=_why_down(state))
@@ -152,7 +152,7 @@ def test_a_tool_of_a_server_that_is_down_says_when_it_is_retried() -> None:
     else:
         raise AssertionError("resolved a tool of a server that is down")
     # back up: its tools resolve again; removed from the config: no tool of that name
-    reg.set_server(spec("fs"), TOOLS)
+    reg.set_server(stdio_spec("fs"), TOOLS)
     assert reg.resolve("fs__read_file").tool == "read_file"
     reg.remove_server("fs")
     try:

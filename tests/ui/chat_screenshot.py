@@ -207,8 +207,12 @@ def render(out: Path) -> list[Path]:
     now = time.time()
     lst.set_rows(
         [
-            ConversationRow("q3", "Q3 revenue report", now - 60, "…sum up our Q3 [revenue] in a table…"),
-            ConversationRow("q2", "Q2 board deck", now - 86400 * 40, "…[revenue] grew 12% over Q1…"),
+            ConversationRow(
+                "q3", "Q3 revenue report", now - 60, "…sum up our Q3 [revenue] in a table…"
+            ),
+            ConversationRow(
+                "q2", "Q2 board deck", now - 86400 * 40, "…[revenue] grew 12% over Q1…"
+            ),
         ],
         "q3",
     )
