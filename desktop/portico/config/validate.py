@@ -71,8 +71,12 @@ def machine_flow_needs(flow: object, values: dict[str, Any]) -> list[str]:
         secret = "oauth.client_assertion_key" if signed else "oauth.client_secret"
         return ["oauth.client_id", secret]
     if flow == "cross_app":
-        return ["oauth.client_id", "oauth.client_secret", "oauth.idp_token_endpoint",
-                "oauth.id_token"]
+        return [
+            "oauth.client_id",
+            "oauth.client_secret",
+            "oauth.idp_token_endpoint",
+            "oauth.id_token",
+        ]
     return []
 
 
@@ -593,7 +597,7 @@ class _Checker:
     def _check_rules(self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]) -> None:
         url = values.get("url")
         url_ok = url is None or re.match(r"https?://[^/\s]+", url, re.IGNORECASE)
-        if not url_ok and "command" not in found:
+        if url is not None and not url_ok and "command" not in found:
             self.error(
                 found["url"][1],
                 f"must start with http:// or https:// and name a host, not {mask_url(url)!r}",
@@ -704,8 +708,12 @@ def validate_servers(file: RawFile) -> list[ServerSpec]:
         try:
             spec = _Checker(file, server).run()
         except Exception as exc:  # a bug here must cost one server, never the whole load
-            file.error(f"could not be checked ({type(exc).__name__}: {exc}); this server is "
-                       "skipped: please report this", line=server.line, server=server.name)
+            file.error(
+                f"could not be checked ({type(exc).__name__}: {exc}); this server is "
+                "skipped: please report this",
+                line=server.line,
+                server=server.name,
+            )
             continue
         if spec is not None:
             specs.append(spec)

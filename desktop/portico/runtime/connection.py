@@ -25,6 +25,7 @@ from portico.config.model import Protocol, Scope, ServerSpec, Transport
 from portico.config.secrets import has_references
 from portico.paths import PROJECT_DIR_NAME
 from portico.runtime import schema_cache, sdklog
+from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
@@ -46,6 +47,7 @@ from portico.runtime.events import (
     StatusChanged,
     ToolsChanged,
 )
+from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
@@ -68,6 +70,7 @@ SETTLED = frozenset(
         Status.FAILED,
         Status.NEEDS_AUTH,
         Status.AWAITING_TRUST,
+        Status.REJECTED,
         Status.LAZY,
         Status.COOLDOWN,
         Status.DISABLED,
@@ -107,6 +110,7 @@ class Connection:
         self.shell_timeout = shell_timeout
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
+        self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
         self.resources: list[Any] = []
@@ -338,7 +342,7 @@ class Connection:
         if error:  # a state error is shown everywhere: never a password or a secret in it
             error = mask_text(error, self._known_secrets)
         self._state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=len(self.tools)
+            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
         if status in SETTLED:
             self._pending_start = False
@@ -359,15 +363,21 @@ class Connection:
 
     def _set_tools(self, tools: list[Any]) -> None:
         self.tools = list(tools)
-        if self._state.tool_count != len(self.tools):
+        count = self._offered()
+        if self._state.tool_count != count:
             self._state = ServerState(
                 self.name,
                 self._state.status,
                 error=self._state.error,
                 retry_at=self._state.retry_at,
-                tool_count=len(self.tools),
+                tool_count=count,
             )
-        self.bus.publish(ToolsChanged(self.name, len(self.tools)))
+        self.bus.publish(ToolsChanged(self.name, count))
+
+    def _offered(self) -> int:
+        """The tools models may use: the server's list minus tools.include / exclude."""
+        decisions = apply_filter([t.name for t in self.tools], self.spec.tools)
+        return sum(1 for d in decisions if d.included)
 
     def _on_log_line(self, text: str, stream: str) -> None:
         self.bus.publish(LogLine(self.name, text, stream))
@@ -490,12 +500,14 @@ class Connection:
 
     async def _attempt(self) -> None:
         spec = self.spec
+        self.log.begin_attempt()
         if self.hooks.trust_gate is not None:
             verdict = await self.hooks.trust_gate(spec)
             self._pinned = verdict.pinned
             if not verdict.allowed:
                 reasons = "; ".join(verdict.reasons) or "not trusted yet"
-                self._publish(Status.AWAITING_TRUST, error=reasons)
+                parked = Status.REJECTED if verdict.rejected else Status.AWAITING_TRUST
+                self._publish(parked, error=reasons)
                 await self._park()
                 return
         if not self._want_live and (self._parked_lazy or (spec.lazy and await self._adopt_cache())):
@@ -631,6 +643,7 @@ class Connection:
             transport = await self._stdio_transport()
         else:
             transport = await self._http_transport(stack)
+        transport = tapped(transport, self.activity)
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
@@ -733,6 +746,7 @@ class Connection:
                 else getattr(self, "_pinned", None)
             ),
         )
+        self.activity.watch_http(client)
         if spec.transport is Transport.SSE:
             # sse_client enters (and closes) the client it gets from the factory.
             def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
