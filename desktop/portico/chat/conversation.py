@@ -182,7 +182,6 @@ class Chat:
         if old.role != "user":
             raise ChatError("only your own messages can be edited; regenerate an answer")
         kept = list(old.attachments) if attachments is None else list(attachments)
-        self._leaf_id = old.parent_id
         return self._iterate(lambda emit: self._send(emit, text, kept, parent=old.parent_id))
 
     def regenerate(self, message_id: str | None = None) -> AsyncIterator[Event]:
