@@ -134,8 +134,13 @@ def _chat(window: MainWindow, *, approval: bool) -> None:
         live = view.add_message(Message(id="a2", role="assistant", model="openai/gpt-4.1-mini"))
         live.stream_text("Saving the chart to your files.")
         card = live.add_card(
-            CardState("c2", "files", "write_file", "files__write_file",
-                      {"path": "reports/q3.png", "overwrite": False})
+            CardState(
+                "c2",
+                "files",
+                "write_file",
+                "files__write_file",
+                {"path": "reports/q3.png", "overwrite": False},
+            )
         )
         card.ask(
             ToolApprovalRequest(
@@ -207,8 +212,12 @@ def render(out: Path) -> list[Path]:
     now = time.time()
     lst.set_rows(
         [
-            ConversationRow("q3", "Q3 revenue report", now - 60, "…sum up our Q3 [revenue] in a table…"),
-            ConversationRow("q2", "Q2 board deck", now - 86400 * 40, "…[revenue] grew 12% over Q1…"),
+            ConversationRow(
+                "q3", "Q3 revenue report", now - 60, "…sum up our Q3 [revenue] in a table…"
+            ),
+            ConversationRow(
+                "q2", "Q2 board deck", now - 86400 * 40, "…[revenue] grew 12% over Q1…"
+            ),
         ],
         "q3",
     )

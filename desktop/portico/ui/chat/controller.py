@@ -113,18 +113,18 @@ class ChatController(QObject):
         self.composer.model_picker.showPopup()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(self._guard(coro))
+        task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
 
-    async def _guard(self, coro: Coroutine[Any, Any, Any]) -> None:
-        try:
-            await coro
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)  # type: ignore[arg-type]
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
             log.info("chat action failed: %s", exc)
-            self.add_notice(str(exc), "error")
+            self.add_notice(str(exc) or type(exc).__name__, "error")
 
     async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a plain service method on the runtime loop and return its result."""
@@ -483,9 +483,13 @@ class ChatController(QObject):
         if self.current is None or self.service is None:
             return
         snapshot = await self._call(self.service.snapshot, self.current.id)
-        self.current = snapshot
-        self.transcript.messages = list(snapshot.messages)
-        self.transcript.update_siblings(snapshot.siblings)
+        shown = [m.id for m in self.transcript.messages]
+        if [m.id for m in snapshot.messages] != shown or self.running:
+            if not self.running:
+                await self.show(snapshot)  # an edit or a regenerate moved the branch
+        else:
+            self.current = snapshot
+            self.transcript.sync(list(snapshot.messages), snapshot.siblings)
         await self.refresh_list()
 
     async def _follow(self, conversation_id: str) -> None:

@@ -298,6 +298,14 @@ class TranscriptView(QScrollArea):
                 widget.hide()
                 widget.deleteLater()
 
+    def sync(self, messages: list[Message], siblings: dict[str, list[str]]) -> None:
+        """The core's copy of the shown messages (same ids as on screen)."""
+        at_end = self.last >= len(self.messages)
+        self.messages = messages
+        if at_end:
+            self.last = len(messages)
+        self.update_siblings(siblings)
+
     def update_siblings(self, siblings: dict[str, list[str]]) -> None:
         self.siblings = dict(siblings)
         for message_id, widget in self.widgets.items():
