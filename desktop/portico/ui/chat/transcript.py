@@ -251,7 +251,7 @@ class TranscriptView(QScrollArea):
         """A line that is not a message (a notice), at the end."""
         self.column.insertWidget(self.column.count(), widget)
 
-    def widget(self, message_id: str) -> MessageWidget | None:
+    def message_widget(self, message_id: str) -> MessageWidget | None:
         return self.widgets.get(message_id)
 
     def rename(self, old: str, new: str) -> None:
