@@ -114,7 +114,7 @@ def memory_keyring() -> Iterator[object]:
     """A secure in-memory keyring for the test (never the machine's own)."""
     import keyring
 
-    from tests.memory_keyring import MemoryKeyring
+    from tests.helpers.keyrings import MemoryKeyring
 
     previous = keyring.get_keyring()
     backend = MemoryKeyring()

@@ -365,7 +365,10 @@ class Chat:
                 attachments.append(attachment)
                 emit(
                     AttachmentAdded(
-                        server, uri, attachment.name, attachment.mime_type,
+                        server,
+                        uri,
+                        attachment.name,
+                        attachment.mime_type,
                         len(attachment.text or ""),
                     )
                 )
@@ -562,8 +565,13 @@ class Chat:
                 server, tool = host.tool_owner(record.name)
                 emit(
                     ToolCallStarted(
-                        record.id, server, tool, record.name, record.arguments,
-                        record.raw_arguments, assistant.id,
+                        record.id,
+                        server,
+                        tool,
+                        record.name,
+                        record.arguments,
+                        record.raw_arguments,
+                        assistant.id,
                     )
                 )
             await self._run_calls(emit, assistant, planned, records)
@@ -716,6 +724,6 @@ def attachment_from_resource(server: str, uri: str, result: ToolResult) -> Attac
         elif isinstance(part, ImagePart):
             texts.append(part.render())
     name = uri.rsplit("/", 1)[-1] or uri
-    return Attachment("resource", name, server=server, uri=uri, mime_type=mime,
-                      text="\n".join(texts))
-
+    return Attachment(
+        "resource", name, server=server, uri=uri, mime_type=mime, text="\n".join(texts)
+    )

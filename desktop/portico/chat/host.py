@@ -259,8 +259,9 @@ class ChatHost:
             for message in raw.messages:
                 part = results.process_block(message.content, image_dir)
                 if isinstance(part, results.ImagePart) and part.path is not None:
-                    found.append(Attachment("file", part.path.name, path=part.path,
-                                            mime_type=part.mime_type))
+                    found.append(
+                        Attachment("file", part.path.name, path=part.path, mime_type=part.mime_type)
+                    )
                     continue
                 text = part.render()
                 texts.append(text if message.role == "user" else f"[{message.role}] {text}")
@@ -317,4 +318,3 @@ class ChatHost:
                 out += [f"@{name}:{r.uri}" for r in getattr(conn, "resources", [])]
             return sorted(c for c in out if c.startswith(last))
         return []
-

@@ -231,8 +231,12 @@ class ChatStore:
         try:
             conn = self._connect()
         except Exception as exc:  # never leave a caller waiting on a dead thread
-            error = exc if isinstance(exc, StoreError) else StoreError(
-                f"{self._path}: cannot open the chat database ({type(exc).__name__}: {exc})"
+            error = (
+                exc
+                if isinstance(exc, StoreError)
+                else StoreError(
+                    f"{self._path}: cannot open the chat database ({type(exc).__name__}: {exc})"
+                )
             )
             self._open_error = error
             ready.set_result(None)
