@@ -159,3 +159,18 @@ async def test_big_images_are_downscaled_and_at_most_four_go(models, tmp_path) -
     assert len(urls) == 4
     data = base64.b64decode(urls[0].split(",", 1)[1])
     assert max(Image.open(io.BytesIO(data)).size) == 1568
+
+
+async def test_image_results_reach_an_anthropic_vision_model_inside_the_tool_result(
+    models,
+) -> None:
+    models.script(tool_call("everything__get-tiny-image", {}), text("A logo."))
+    spec = provider(models, "claude", kind="anthropic", vision=True)
+    async with chat_setup(everything_spec(), providers=(spec,)) as s:
+        chat = await s.host.new("claude/claude-test")
+        run = await collect(chat.send("show me"))
+    assert run.text == "A logo."
+    [result] = models.requests[1].body["messages"][2]["content"]
+    kinds = [block["type"] for block in result["content"]]
+    assert result["type"] == "tool_result" and kinds == ["text", "image"]
+    assert result["content"][1]["source"]["media_type"] == "image/png"

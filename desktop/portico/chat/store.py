@@ -503,22 +503,6 @@ class ChatStore:
             )
         return stored
 
-    async def list(self, limit: int | None = None) -> list[ConversationSummary]:
-        """Newest first (by last change)."""
-
-        def job(conn: sqlite3.Connection) -> list[ConversationSummary]:
-            rows = conn.execute(
-                "SELECT c.id, c.title, c.updated, c.created, c.model, c.parent_id, "
-                "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
-                "FROM conversations c ORDER BY c.updated DESC LIMIT ?",
-                (limit if limit is not None else -1,),
-            ).fetchall()
-            return [
-                ConversationSummary(r[0], r[1] or "", r[2], r[3], r[4], r[6], r[5]) for r in rows
-            ]
-
-        return await self._call(job)
-
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
         """FTS5 over message text and titles; words are ANDed, the last one is a prefix.
         The best matches among the newest ``SEARCH_WINDOW`` matching messages come first."""
@@ -658,3 +642,20 @@ class ChatStore:
         if thread is not None:
             self._queue.put(None)
             thread.join(10)
+
+    # last in the class: after it, "list" in annotations would mean this method
+    async def list(self, limit: int | None = None) -> list[ConversationSummary]:
+        """Newest first (by last change)."""
+
+        def job(conn: sqlite3.Connection) -> list[ConversationSummary]:
+            rows = conn.execute(
+                "SELECT c.id, c.title, c.updated, c.created, c.model, c.parent_id, "
+                "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
+                "FROM conversations c ORDER BY c.updated DESC LIMIT ?",
+                (limit if limit is not None else -1,),
+            ).fetchall()
+            return [
+                ConversationSummary(r[0], r[1] or "", r[2], r[3], r[4], r[6], r[5]) for r in rows
+            ]
+
+        return await self._call(job)
