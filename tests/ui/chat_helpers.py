@@ -114,14 +114,10 @@ def memory_keyring() -> Iterator[object]:
     """A secure in-memory keyring for the test (never the machine's own)."""
     import keyring
 
-    from portico.auth import secret_store
     from tests.helpers.keyrings import MemoryKeyring
 
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
-    secret_store.configure(file_fallback=False)
-    secret_store._memory.clear()
     yield backend
     keyring.set_keyring(previous)
-    secret_store._memory.clear()

@@ -134,8 +134,13 @@ def _chat(window: MainWindow, *, approval: bool) -> None:
         live = view.add_message(Message(id="a2", role="assistant", model="openai/gpt-4.1-mini"))
         live.stream_text("Saving the chart to your files.")
         card = live.add_card(
-            CardState("c2", "files", "write_file", "files__write_file",
-                      {"path": "reports/q3.png", "overwrite": False})
+            CardState(
+                "c2",
+                "files",
+                "write_file",
+                "files__write_file",
+                {"path": "reports/q3.png", "overwrite": False},
+            )
         )
         card.ask(
             ToolApprovalRequest(

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from portico.auth.secret_store import lookup_secret
+from portico.auth.secret_store import SecretStore
 from portico.config import load
 from portico.paths import paths
 from portico.ui.app import DesktopApp
@@ -63,7 +63,9 @@ async def test_openai_compatible_url_and_key(models, qtbot: QtBot, memory_keyrin
         assert spec.base_url == models.openai_url and spec.models[0] == "gpt-test"
         assert spec.api_key is not None and spec.api_key.startswith("${keyring:")
         assert "sk-test-123" not in paths().global_toml.read_text()  # only the reference
-        assert await lookup_secret(spec.api_key[len("${keyring:") : -1]) == "sk-test-123"
+        assert (
+            await SecretStore().lookup_secret(spec.api_key[len("${keyring:") : -1]) == "sk-test-123"
+        )
         assert models.requests[0].headers.get("authorization") == "Bearer sk-test-123"
         flow.chat_button.click()
         await _chat_answers(desktop, qtbot, "Hi there from the model.")

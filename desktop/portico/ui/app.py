@@ -93,6 +93,7 @@ class DesktopApp(QObject):
             self.apply_config,
             project=lambda: self.window.project,
             taken=lambda: {s.name for s in self.model.states()},
+            secrets=lambda: self.session.services.secrets if self.session is not None else None,
         )
         self._configured = False  # servers or a model: the app opens on a chat
         self._model_ref: str | None = None  # a model the first run just connected

@@ -94,6 +94,7 @@ class MainWindow(QMainWindow):
             button.setText(name)
             button.setCheckable(True)
             button.setAutoRaise(True)
+            button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
             button.setMinimumWidth(64)
             button.setAccessibleName(name)

@@ -49,7 +49,8 @@ class CompletionPopup(QFrame):
         self.view.setModel(self.proxy)
         self.view.setAccessibleName("completion list")
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.view.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        # Tab from the input picks a row (the input keeps the focus); a click neither.
+        self.view.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.view.setUniformItemSizes(True)
         self.view.clicked.connect(lambda index: self._choose(index))
         column = QVBoxLayout(self)

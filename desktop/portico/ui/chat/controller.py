@@ -113,18 +113,18 @@ class ChatController(QObject):
         self.composer.model_picker.showPopup()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(self._guard(coro))
+        task = asyncio.ensure_future(coro)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
 
-    async def _guard(self, coro: Coroutine[Any, Any, Any]) -> None:
-        try:
-            await coro
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)  # type: ignore[arg-type]
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None:
             log.info("chat action failed: %s", exc)
-            self.add_notice(str(exc), "error")
+            self.add_notice(str(exc) or type(exc).__name__, "error")
 
     async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a plain service method on the runtime loop and return its result."""
@@ -354,7 +354,7 @@ class ChatController(QObject):
         self.eventRendered.emit(event)
 
     def _answer_widget(self, message_id: str) -> MessageWidget:
-        widget = self.transcript.widget(message_id) if message_id else None
+        widget = self.transcript.message_widget(message_id) if message_id else None
         if widget is None:
             widget = self.transcript.add_message(
                 Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant")
@@ -369,7 +369,7 @@ class ChatController(QObject):
             if event.user_message_id and self._pending_user:
                 t.rename(self._pending_user, event.user_message_id)
                 self._pending_user = None
-            if t.widget(event.message_id) is None:
+            if t.message_widget(event.message_id) is None:
                 t.add_message(Message(id=event.message_id, role="assistant", model=event.model))
             self.set_running(True)
         elif isinstance(event, ev.TextDelta):
@@ -440,7 +440,9 @@ class ChatController(QObject):
             if event.message_id:
                 t.finish_text(event.message_id)
             if event.stop_reason == "stopped":
-                widget = t.widget(event.message_id) if event.message_id else self._last_answer()
+                widget = (
+                    t.message_widget(event.message_id) if event.message_id else self._last_answer()
+                )
                 if widget is not None:
                     widget.show_status("stopped")
                 for card in self.cards.values():
@@ -464,14 +466,14 @@ class ChatController(QObject):
         the resolved resources."""
         t = self.transcript
         pending, self._pending_user = self._pending_user, None
-        echo = t.widget(pending) if pending else None
+        echo = t.message_widget(pending) if pending else None
         same = echo is not None and echo.message.text == event.text and not event.attachments
         if echo is not None and same and pending is not None:
             t.rename(pending, event.message_id)
             return
         if pending is not None:
             t.truncate_from(pending)
-        if t.widget(event.message_id) is None:
+        if t.message_widget(event.message_id) is None:
             attachments = [CoreAttachment("resource", name) for name in event.attachments]
             t.add_message(
                 Message(id=event.message_id, role="user", text=event.text, attachments=attachments)
@@ -481,9 +483,13 @@ class ChatController(QObject):
         if self.current is None or self.service is None:
             return
         snapshot = await self._call(self.service.snapshot, self.current.id)
-        self.current = snapshot
-        self.transcript.messages = list(snapshot.messages)
-        self.transcript.update_siblings(snapshot.siblings)
+        shown = [m.id for m in self.transcript.messages]
+        if [m.id for m in snapshot.messages] != shown or self.running:
+            if not self.running:
+                await self.show(snapshot)  # an edit or a regenerate moved the branch
+        else:
+            self.current = snapshot
+            self.transcript.sync(list(snapshot.messages), snapshot.siblings)
         await self.refresh_list()
 
     async def _follow(self, conversation_id: str) -> None:
@@ -495,7 +501,7 @@ class ChatController(QObject):
     def _last_answer(self) -> MessageWidget:
         for message in reversed(self.transcript.messages):
             if message.role == "assistant":
-                widget = self.transcript.widget(message.id)
+                widget = self.transcript.message_widget(message.id)
                 if widget is not None:
                     return widget
         return self._answer_widget("")

@@ -4,7 +4,6 @@ Regenerate (last answer), a branch switcher, and Retry on a stopped or failed tu
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 from PySide6.QtCore import QSize, Signal
@@ -258,13 +257,22 @@ class MessageWidget(QFrame):
         self.branch_label.setAccessibleName(f"version {at + 1} of {len(siblings)}")
         self.prev_branch.setEnabled(at > 0)
         self.next_branch.setEnabled(at < len(siblings) - 1)
-        for button in (self.prev_branch, self.next_branch):
-            with contextlib.suppress(RuntimeError, TypeError):
-                button.clicked.disconnect()
-        if at > 0:
-            self.prev_branch.clicked.connect(lambda: self.switchRequested.emit(siblings[at - 1]))
-        if at < len(siblings) - 1:
-            self.next_branch.clicked.connect(lambda: self.switchRequested.emit(siblings[at + 1]))
+        self._branch_targets = (
+            siblings[at - 1] if at > 0 else None,
+            siblings[at + 1] if at < len(siblings) - 1 else None,
+        )
+        if not self._branch_wired:
+            self._branch_wired = True
+            self.prev_branch.clicked.connect(lambda: self._switch(0))
+            self.next_branch.clicked.connect(lambda: self._switch(1))
+
+    _branch_wired = False
+    _branch_targets: tuple[str | None, str | None] = (None, None)
+
+    def _switch(self, which: int) -> None:
+        target = self._branch_targets[which]
+        if target is not None:
+            self.switchRequested.emit(target)
 
     # --- edit ------------------------------------------------------------------------
 

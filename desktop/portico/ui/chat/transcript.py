@@ -251,7 +251,7 @@ class TranscriptView(QScrollArea):
         """A line that is not a message (a notice), at the end."""
         self.column.insertWidget(self.column.count(), widget)
 
-    def widget(self, message_id: str) -> MessageWidget | None:
+    def message_widget(self, message_id: str) -> MessageWidget | None:
         return self.widgets.get(message_id)
 
     def rename(self, old: str, new: str) -> None:
@@ -297,6 +297,14 @@ class TranscriptView(QScrollArea):
             if widget is not None:
                 widget.hide()
                 widget.deleteLater()
+
+    def sync(self, messages: list[Message], siblings: dict[str, list[str]]) -> None:
+        """The core's copy of the shown messages (same ids as on screen)."""
+        at_end = self.last >= len(self.messages)
+        self.messages = messages
+        if at_end:
+            self.last = len(messages)
+        self.update_siblings(siblings)
 
     def update_siblings(self, siblings: dict[str, list[str]]) -> None:
         self.siblings = dict(siblings)

@@ -42,6 +42,7 @@ class Onboarding(QObject):
         apply_config: Callable[[], Coroutine[Any, Any, None]],
         project: Callable[[], Path | None] = lambda: None,
         taken: Callable[[], set[str]] = set,
+        secrets: Callable[[], Any] = lambda: None,
     ) -> None:
         super().__init__()
         self.parent_widget = parent_widget
@@ -49,6 +50,7 @@ class Onboarding(QObject):
         self.apply_config = apply_config
         self.project = project
         self.taken = taken
+        self._secrets = secrets
         self.welcome = WelcomePage()
         self.welcome.addServerRequested.connect(self.add_server)
         self.welcome.importRequested.connect(self.import_from)
@@ -56,6 +58,12 @@ class Onboarding(QObject):
         self.welcome.startChatRequested.connect(self.chatRequested)
         self.flows: list[Any] = []  # open flow dialogs (they get status updates)
         self._tasks: set[asyncio.Task[Any]] = set()
+
+    def secrets(self) -> Any:
+        """The process's secret store (the session's), else one over the keyring alone."""
+        from portico.auth.secret_store import SecretStore
+
+        return self._secrets() or SecretStore()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -103,11 +111,10 @@ class Onboarding(QObject):
         servers: list[tuple[str, dict[str, Any]]],
         secrets: dict[str, str],
     ) -> None:
-        from portico.auth.secret_store import set_secret
-
         try:
+            store = self.secrets()
             for name, value in secrets.items():
-                await set_secret(name, value)
+                await store.store_secret(name, value)
             _path, names = await asyncio.to_thread(add_servers, servers)
         except Exception as exc:
             log.info("adding a server failed: %s", exc)
@@ -170,15 +177,15 @@ class Onboarding(QObject):
         flow.set_detected(servers)
 
     async def _connect(self, flow: ModelFlow, request: ModelChoiceRequest) -> None:
-        from portico.auth.secret_store import delete_secret, set_secret
         from portico.config.model import Dialect, ProviderSpec, Scope, Source
         from portico.ui.onboarding.setup import target_file
 
         key_ref = None
         secret = secret_name(request.name)
         try:
+            store = self.secrets()
             if request.api_key:
-                await set_secret(secret, request.api_key)
+                await store.store_secret(secret, request.api_key)
                 key_ref = f"${{keyring:{secret}}}"
             path = target_file(self.project())
             spec = ProviderSpec(
@@ -194,7 +201,7 @@ class Onboarding(QObject):
         except Exception as exc:
             log.info("testing the model failed: %s", exc)
             if key_ref:
-                await delete_secret(secret)
+                await store.delete_secret(secret)
             flow.failed(
                 f"{request.name} / {request.model} did not answer: {exc or type(exc).__name__}"
             )
@@ -226,19 +233,4 @@ async def _test(spec: Any, model: str) -> str:
     """One tiny completion through the core (on the runtime thread); the reply's text."""
     from portico.chat.detect import test_provider
 
-    try:
-        return (await test_provider(spec, model)).text
-    except NotImplementedError:
-        pass
-    from portico.chat.providers.catalog import ModelCatalog
-    from portico.config.model import ModelsConfig
-    from portico.prompts import SamplingMessage
-
-    catalog = ModelCatalog(ModelsConfig(providers=(spec,)))
-    try:
-        reply, _model, _usage = await catalog.complete(
-            [SamplingMessage("user", "Reply with the word pong.")], None, f"{spec.name}/{model}", 16
-        )
-    finally:
-        await catalog.aclose()
-    return reply
+    return (await test_provider(spec, model)).text
