@@ -597,7 +597,7 @@ class _Checker:
     def _check_rules(self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]) -> None:
         url = values.get("url")
         url_ok = url is None or re.match(r"https?://[^/\s]+", url, re.IGNORECASE)
-        if not url_ok and "command" not in found:
+        if url is not None and not url_ok and "command" not in found:
             self.error(
                 found["url"][1],
                 f"must start with http:// or https:// and name a host, not {mask_url(url)!r}",
