@@ -96,6 +96,7 @@ class Chat:
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._persisted = bool(stored.messages)
+        self._row_pending = False
         self._images = ImageCache()
 
     # --- state --------------------------------------------------------------------
@@ -297,8 +298,17 @@ class Chat:
             self._running = False
 
     def _save_row(self) -> None:
-        if not self._persisted:
+        """Write the conversation's row soon (once per loop pass, however often asked)."""
+        if not self._persisted or self._row_pending:
             return
+        self._row_pending = True
+        try:
+            asyncio.get_running_loop().call_soon(self._write_row)
+        except RuntimeError:  # no loop (a face calling from outside one): write now
+            self._write_row()
+
+    def _write_row(self) -> None:
+        self._row_pending = False
         s = self._stored
         s.updated = time.time()
         s.leaf_id = self._leaf_id
@@ -313,7 +323,7 @@ class Chat:
         self._leaf_id = message.id
         if not self._persisted:
             self._persisted = True
-            self._save_row()
+            self._write_row()  # now: the message rows reference it
         self._host.store.save_message(self.id, message)
         self._save_row()
 

@@ -190,7 +190,7 @@ class ChatHost:
         branched = Chat(self, stored, chat.context.branch(new_id))
         if copies:
             branched._persisted = True
-            branched._save_row()
+            branched._write_row()
             self._store.save_many(new_id, copies)
         self._chats[new_id] = branched
         return branched
@@ -204,6 +204,9 @@ class ChatHost:
         for chat in list(self._chats.values()):
             chat.stop()
         await asyncio.sleep(0)
+        for chat in list(self._chats.values()):
+            if chat._row_pending:
+                chat._write_row()
         await self._store.close()
         if self._owns_models:
             await self._models.aclose()
