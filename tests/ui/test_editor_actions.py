@@ -67,7 +67,7 @@ async def test_store_client_secret_in_keychain(qtbot: QtBot, memory_keyring: Mem
     window.save()
     assert diff(before, path.read_text()) == [
         "+    oauth:",
-        "+      client_secret: ${keyring:docs-client_secret}",
+        '+      client_secret: "${keyring:docs-client_secret}"',  # quoted by the YAML writer
     ]
 
 
