@@ -51,7 +51,7 @@ def launch(
     window id). Unless ``keep``, the app is quit and waited for."""
     env = dict(os.environ if environ is None else environ)
     env["DISPLAY"] = display
-    env.setdefault("QT_QPA_PLATFORM", "xcb")
+    env["QT_QPA_PLATFORM"] = "xcb"  # (the test run sets offscreen for itself)
     env.setdefault("PORTICO_HOME", tempfile.mkdtemp(prefix="portico-launch-"))
     started = time.perf_counter()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
