@@ -14,7 +14,7 @@ import pytest
 
 from portico.paths import paths
 from tests.chat.conftest import ModelServer
-from tests.policy.conftest import EVERYTHING, NODE
+from tests.helpers.servers import EVERYTHING, NODE
 from tests.servers.model_server import text, tool_call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -76,7 +76,7 @@ def test_chat_q_spend_limit_refusal_is_told_to_the_model(configured: ModelServer
     assert "Write a title" in title.body["messages"][0]["content"]
     assert first.headers["authorization"] == "Bearer sk-test-123"
     assert "Nobody can answer approval questions" in first.body["messages"][0]["content"]
-    told = [m for m in second.body["messages"] if m["role"] == "tool"][0]["content"]
+    told = next(m for m in second.body["messages"] if m["role"] == "tool")["content"]
     assert "Refused without running" in told and "Do not retry" in told
     assert "sk-test-123" not in out.stderr + out.stdout
 

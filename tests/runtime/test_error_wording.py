@@ -13,6 +13,8 @@ from portico.runtime.events import EventBus, Status
 
 from .conftest import RunningServer, make_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 class RootRecords(logging.Handler):
     """What the app's own logging setup (handlers on the root logger) would receive.

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication, QWidget
 
 from portico.config.document import ConfigDocument
 from portico.paths import paths
@@ -74,6 +76,16 @@ def write_config(server: ModelServer | None, *, everything: bool = True) -> Path
     return path
 
 
+def make_active(window: QWidget) -> None:
+    """Offscreen, a shown window does not become the active one by itself, and keyboard
+    shortcuts (Ctrl+1, Ctrl+N, …) only reach the active window."""
+    window.activateWindow()
+    if QApplication.activeWindow() is not window:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            QApplication.setActiveWindow(window)
+
+
 @asynccontextmanager
 async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]:
     from portico.runtime.events import Status
@@ -82,6 +94,8 @@ async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]
     run = asyncio.ensure_future(desktop.run())
     try:
         await until(lambda: desktop.chat.current is not None, 60, "a chat to open")
+        make_active(desktop.window)
+        desktop.window.chats.focus_input()
         if wait_for_server:
 
             def running() -> bool:
@@ -101,7 +115,7 @@ def memory_keyring() -> Iterator[object]:
     import keyring
 
     from portico.auth import secret_store
-    from tests.memory_keyring import MemoryKeyring
+    from tests.helpers.keyrings import MemoryKeyring
 
     previous = keyring.get_keyring()
     backend = MemoryKeyring()

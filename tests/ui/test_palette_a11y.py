@@ -38,6 +38,8 @@ from tests.ui.pages_helpers import SHOWCASE, running_app, select, write_global
 from tests.ui.qt_helpers import until
 from tests.ui.screenshots import dialogs
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 MIN_CONTRAST = 4.5  # WCAG AA for normal text
 
 
@@ -281,7 +283,7 @@ async def test_every_interactive_widget_is_named_and_reachable_by_tab() -> None:
         tabs.setCurrentWidget(pages.prompts)
         await until(lambda: pages.prompts.prompts, 30, "the prompts")
         tabs.setCurrentWidget(pages.resources)
-        await until(lambda: pages.resources.table.rowCount() > 0, 30, "the resources")
+        await until(lambda: pages.resources.model.rowCount() > 0, 30, "the resources")
         problems += a11y_problems(desktop.window, "main window")
     in_window = [c for c in CHECKED if c.startswith("main window")]
     print(f"\nchecked {len(CHECKED)} interactive widgets ({len(in_window)} in the main window)")

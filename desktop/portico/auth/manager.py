@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Literal
@@ -31,6 +32,7 @@ from portico.auth.discovery import Discovered, discover, requires_auth
 from portico.auth.errors import AuthError, NeedsOwnClient, own_client_message
 from portico.auth.handoff import (
     LoginCancelled,
+    LoginDenied,
     LoginTimeout,
     browser_handoff,
     login_wait,
@@ -46,12 +48,20 @@ from portico.auth.machine import (
 from portico.auth.netguard import OAuthNet
 from portico.auth.provider import PorticoOAuthProvider
 from portico.auth.secret_store import SecretStore
-from portico.auth.token_storage import PorticoTokenStorage, fingerprint, record_key
+from portico.auth.token_storage import (
+    PorticoTokenStorage,
+    StagedTokenStorage,
+    fingerprint,
+    record_key,
+)
 from portico.config import secrets as config_secrets
+from portico.config.masking import mask_text, mask_url
 from portico.config.model import OAuthSpec, Scope, ServerSpec
 from portico.paths import PROJECT_DIR_NAME
 from portico.prompts import Notice, Prompter
+from portico.runtime import sdklog
 from portico.runtime.errors import NeedsAuth
+from portico.runtime.serverlog import ServerLog
 
 if TYPE_CHECKING:
     from portico.runtime.hooks import ConnectionHooks
@@ -66,6 +76,7 @@ SecretLookup = Callable[[str], Awaitable[str | None]]
 # (spec, url, *, mcp_pins=...) -> the host -> IPs pins to dial; raises to refuse
 EndpointPolicy = Callable[..., Awaitable[object]]
 PinLookup = Callable[[ServerSpec], Mapping[str, list[str]] | None]
+
 
 def default_endpoint_policy() -> EndpointPolicy | None:
     """Vetting of every OAuth endpoint; a server's ``oauth.allow_private_endpoints``
@@ -150,11 +161,14 @@ class AuthManager:
         lookup_keyring: SecretLookup | None = None,
         client_metadata_url: str | None = None,
         endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """``endpoint_policy(spec, url)`` vets each OAuth endpoint before it is contacted
         (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
-        tests whose authorization server is a private address on another port)."""
+        tests whose authorization server is a private address on another port).
+        ``clock`` (wall-clock seconds) decides when a stored token has expired."""
         self.prompter = prompter
+        self.clock = clock
         # The process's secret store (``build_services`` passes its one); a manager made
         # on its own (tests, one-off tools) gets a store of its own.
         self.store = store if store is not None else SecretStore()
@@ -192,7 +206,9 @@ class AuthManager:
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
-        return PorticoTokenStorage(spec.name, spec.url or "", self.store, key=token_key(spec))
+        return PorticoTokenStorage(
+            spec.name, spec.url or "", self.store, key=token_key(spec), clock=self.clock
+        )
 
     async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
         """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.
@@ -232,33 +248,61 @@ class AuthManager:
         storage = self.storage_for(spec)
         wait = login_wait(oauth.timeout, spec.connect_timeout)
         chosen = flow or oauth.flow
+        # The SDK logs its own traceback for a sign-in that ends in an error; it belongs in
+        # the server's log file, and the person gets our one line.
+        login_log = ServerLog(spec.name)
         try:
-            async with asyncio.timeout(wait):
-                if chosen in MACHINE_FLOWS:
-                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))  # type: ignore[arg-type]
-                elif chosen == "device":
-                    await self._device_login(spec, storage)
-                else:
-                    await self._browser_login(spec, storage, browser)
-        except TimeoutError as exc:
-            if isinstance(exc, LoginTimeout):
-                raise AuthError(str(exc)) from exc
-            raise AuthError(timeout_message(spec.name, wait)) from exc
-        except LoginCancelled as exc:
-            raise AuthError(str(exc)) from exc
-        except OAuthRegistrationError as exc:
-            raise NeedsOwnClient(own_client_message(spec.name, _short(exc))) from exc
-        except (OAuthFlowError, OAuthTokenError) as exc:
-            raise AuthError(f"Signing in to '{spec.name}' failed: {_short(exc)}") from exc
-        except httpx2.HTTPError as exc:
-            raise AuthError(f"Cannot reach server '{spec.name}' at {spec.url}: {exc}") from exc
-        if not await storage.has_tokens():
+            with sdklog.bind(login_log):
+                got_tokens = await self._login_flow(spec, storage, chosen, oauth, browser, wait)
+        finally:
+            login_log.close()
+        if not got_tokens:
             if chosen in MACHINE_FLOWS:
                 raise AuthError(
                     f"Signing in to '{spec.name}' with oauth.flow = {chosen} stored no token: "
                     "the server did not ask for one. Check its url."
                 )
             raise NeedsOwnClient(own_client_message(spec.name, "no token was issued"))
+
+    async def _login_flow(
+        self,
+        spec: ServerSpec,
+        storage: PorticoTokenStorage,
+        chosen: str,
+        oauth: OAuthSpec,
+        browser: bool,
+        wait: float,
+    ) -> bool:
+        """Run the chosen sign-in; True once new tokens are stored."""
+        got_tokens = False
+        try:
+            async with asyncio.timeout(wait):
+                if chosen in MACHINE_FLOWS:
+                    machine = _with_oauth(spec, _replace(oauth, flow=chosen))  # type: ignore[arg-type]
+                    got_tokens = await self._machine_login(machine)
+                elif chosen == "device":
+                    await self._device_login(spec, storage)
+                    got_tokens = await storage.has_tokens()
+                else:
+                    got_tokens = await self._browser_login(spec, storage, browser)
+        except TimeoutError as exc:
+            if isinstance(exc, LoginTimeout):
+                raise AuthError(str(exc)) from exc
+            raise AuthError(timeout_message(spec.name, wait)) from exc
+        except LoginCancelled as exc:
+            raise AuthError(str(exc)) from exc
+        except LoginDenied as exc:
+            raise AuthError(f"Signing in to '{spec.name}' ended: {exc}") from None
+        except OAuthRegistrationError as exc:
+            raise NeedsOwnClient(own_client_message(spec.name, _short(exc))) from exc
+        except (OAuthFlowError, OAuthTokenError) as exc:
+            raise AuthError(f"Signing in to '{spec.name}' failed: {_short(exc)}") from exc
+        except httpx2.HTTPError as exc:
+            raise AuthError(
+                f"Cannot reach server '{spec.name}' at {mask_url(spec.url or '')}: "
+                f"{mask_text(str(exc))}"
+            ) from exc
+        return got_tokens
 
     async def logout(self, spec: ServerSpec) -> None:
         await self.storage_for(spec).clear()
@@ -298,18 +342,22 @@ class AuthManager:
         cross.side_send = net.send_elsewhere
         return cross
 
-    async def _machine_login(self, spec: ServerSpec) -> None:
-        """Run the grant now (nobody is asked) and store its token."""
+    async def _machine_login(self, spec: ServerSpec) -> bool:
+        """Run the grant now (nobody is asked); its token replaces the stored one only
+        once it was granted."""
         assert spec.url is not None
-        storage = self.storage_for(spec)
-        await storage.clear_tokens()
-        provider = await self._machine_provider(spec, storage)
-        async with self._net(spec).client(auth=provider) as http:
-            await http.post(
-                spec.url,
-                json=_INITIALIZE,
-                headers={"Accept": "application/json, text/event-stream"},
-            )
+        staged = StagedTokenStorage(self.storage_for(spec))
+        provider = await self._machine_provider(spec, staged)
+        try:
+            async with self._net(spec).client(auth=provider) as http:
+                await http.post(
+                    spec.url,
+                    json=_INITIALIZE,
+                    headers={"Accept": "application/json, text/event-stream"},
+                )
+        finally:
+            committed = await staged.commit()
+        return committed
 
     # --- building the provider -------------------------------------------------------------
 
@@ -450,19 +498,24 @@ class AuthManager:
 
     async def _browser_login(
         self, spec: ServerSpec, storage: PorticoTokenStorage, use_browser: bool
-    ) -> None:
+    ) -> bool:
         assert spec.url is not None
         reauth = await storage.has_tokens()  # "sign in again" rather than a first sign-in
-        await storage.clear_tokens()
+        # The new grant goes to a staged record: the working tokens stay until it succeeds.
+        staged = StagedTokenStorage(storage)
         provider = await self._provider(
-            spec, storage, interactive=True, use_browser=use_browser, reauth=reauth
+            spec, staged, interactive=True, use_browser=use_browser, reauth=reauth
         )
-        async with self._net(spec).client(auth=provider) as http:
-            await http.post(
-                spec.url,
-                json=_INITIALIZE,
-                headers={"Accept": "application/json, text/event-stream"},
-            )
+        try:
+            async with self._net(spec).client(auth=provider) as http:
+                await http.post(
+                    spec.url,
+                    json=_INITIALIZE,
+                    headers={"Accept": "application/json, text/event-stream"},
+                )
+        finally:
+            committed = await staged.commit()
+        return committed
 
     async def _device_login(self, spec: ServerSpec, storage: PorticoTokenStorage) -> None:
         assert spec.url is not None

@@ -90,6 +90,7 @@ class ChatController(QObject):
         lst.renameRequested.connect(lambda cid, title: self._spawn(self.rename(cid, title)))
         lst.deleteRequested.connect(lambda cid: self._spawn(self.delete(cid)))
         lst.searchChanged.connect(lambda q: self._spawn(self.refresh_list(q)))
+        # Window-wide: they bring the Chats place forward from anywhere in the window.
         for key, slot in (
             ("Ctrl+N", lambda: self._spawn(self.new_chat())),
             ("Ctrl+F", lambda: lst.search.setFocus(Qt.FocusReason.ShortcutFocusReason)),
@@ -98,8 +99,14 @@ class ChatController(QObject):
             ("Ctrl+Shift+Y", lambda: c.yolo.toggle()),
         ):
             shortcut = QShortcut(QKeySequence(key), self.place)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(slot)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(lambda s=slot: (self._bring_forward(), s()))
+
+    def _bring_forward(self) -> None:
+        window = self.place.window()
+        show = getattr(window, "show_chats", None)
+        if callable(show) and not self.place.isVisible():
+            show()
 
     def _pick_model(self) -> None:
         self.composer.model_picker.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -149,7 +156,7 @@ class ChatController(QObject):
 
     async def new_chat(self) -> None:
         assert self.service is not None
-        if self.current is not None and not self.current.messages and not self.running:
+        if self.current is not None and not self.transcript.messages and not self.running:
             self.place.focus_input()
             return
         snapshot = await self.runtime.submit(self.service.new(self._model_ref()))
@@ -467,9 +474,7 @@ class ChatController(QObject):
         if t.widget(event.message_id) is None:
             attachments = [CoreAttachment("resource", name) for name in event.attachments]
             t.add_message(
-                Message(
-                    id=event.message_id, role="user", text=event.text, attachments=attachments
-                )
+                Message(id=event.message_id, role="user", text=event.text, attachments=attachments)
             )
 
     async def _after_turn(self) -> None:
