@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-POLL = 0.01
+POLL = 0.05  # each poll is an X connection; a busy Xvfb refuses floods
 
 
 def find_window(display: str, pattern: str = "^Portico$") -> str | None:
@@ -51,7 +52,7 @@ def launch(
     window id). Unless ``keep``, the app is quit and waited for."""
     env = dict(os.environ if environ is None else environ)
     env["DISPLAY"] = display
-    env.setdefault("QT_QPA_PLATFORM", "xcb")
+    env["QT_QPA_PLATFORM"] = "xcb"  # (the test run sets offscreen for itself)
     env.setdefault("PORTICO_HOME", tempfile.mkdtemp(prefix="portico-launch-"))
     started = time.perf_counter()
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -91,18 +92,17 @@ class Xvfb:
         self.display = ""
 
     def __enter__(self) -> str:
-        read, write = os.pipe()
+        number = free_display()
         self.proc = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(write), "-screen", "0", self.size, "-nolisten", "tcp"],
-            pass_fds=(write,),
+            ["Xvfb", f":{number}", "-screen", "0", self.size, "-nolisten", "tcp"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        os.close(write)
-        with os.fdopen(read) as pipe:
-            number = pipe.readline().strip()
-        if not number:
-            raise RuntimeError("Xvfb did not start")
+        deadline = time.monotonic() + 20
+        while not _listening(number):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"Xvfb :{number} did not start")
+            time.sleep(0.05)
         self.display = f":{number}"
         return self.display
 
@@ -110,3 +110,24 @@ class Xvfb:
         if self.proc is not None:
             self.proc.terminate()
             self.proc.wait(10)
+
+
+def _listening(number: int) -> bool:
+    for address in (f"\0/tmp/.X11-unix/X{number}", f"/tmp/.X11-unix/X{number}"):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            try:
+                sock.connect(address)
+            except OSError:
+                continue
+            return True
+    return False
+
+
+def free_display(first: int = 200) -> int:
+    """A display number nobody uses, by socket (abstract and file) and lock file: an X
+    server in another sandbox can hold the abstract socket of a number whose file is free,
+    and clients try the abstract socket first."""
+    for number in range(first, first + 500):
+        if not _listening(number) and not Path(f"/tmp/.X{number}-lock").exists():
+            return number
+    raise RuntimeError("no free X display number")

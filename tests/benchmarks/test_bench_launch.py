@@ -68,6 +68,7 @@ def _median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+@pytest.mark.timeout(1200)
 def test_launch_to_first_window_cold_vs_warm() -> None:
     can_drop = drop_caches()
     cold: list[float] = []
