@@ -31,7 +31,7 @@ class Refused(Exception):
 class TrustChoice(StrEnum):
     ONCE = "once"  # connect for this process only   (key o)
     TRUST = "trust"  # persist trust for this exact config (key p)
-    REJECT = "reject"  # persist rejection, write enabled = false (key r)
+    REJECT = "reject"  # persist rejection in the person's trust store (key r)
     DECLINE = "decline"  # closed / aborted: nothing decided, the server keeps waiting
 
 
@@ -232,6 +232,9 @@ class Notice:
     level: Literal["info", "warning", "error"]
     text: str
     server: str | None = None
+    # What the notice is about ("auth", "trust", "keyring", ...): a face shows one notice
+    # per (server, kind) and replaces it when a newer one of the same kind arrives.
+    kind: str = ""
 
 
 @runtime_checkable

@@ -132,3 +132,30 @@ def test_large_registry_builds_and_searches() -> None:
     hits = reg.search("firewall resource 17", limit=3)
     assert hits[0].tool == "op_17_firewall"
     assert elapsed < 10  # generous: the benchmark measures the real figure
+
+
+def test_a_tool_of_a_server_that_is_down_says_when_it_is_retried() -> None:
+    from portico.runtime.events import ServerState, Status
+    from portico.runtime.hub import _why_down
+    from portico.runtime.registry import UnknownTool
+
+    reg = Registry()
+    reg.set_server(stdio_spec("fs"), TOOLS)
+    retry_at = time.time() + 30
+    state = ServerState("fs", Status.COOLDOWN, error="server exited (code 3)", retry_at=retry_at)
+    reg.remove_server("fs", down=_why_down(state))
+    when = time.strftime("%H:%M:%S", time.localtime(retry_at))
+    try:
+        reg.resolve("fs__read_file")
+    except UnknownTool as exc:
+        assert str(exc) == f"server 'fs' is not running (retry at {when})"
+    else:
+        raise AssertionError("resolved a tool of a server that is down")
+    # back up: its tools resolve again; removed from the config: no tool of that name
+    reg.set_server(stdio_spec("fs"), TOOLS)
+    assert reg.resolve("fs__read_file").tool == "read_file"
+    reg.remove_server("fs")
+    try:
+        reg.resolve("fs__read_file")
+    except UnknownTool as exc:
+        assert str(exc).startswith("no tool named 'fs__read_file'")

@@ -77,6 +77,7 @@ SecretLookup = Callable[[str], Awaitable[str | None]]
 EndpointPolicy = Callable[..., Awaitable[object]]
 PinLookup = Callable[[ServerSpec], Mapping[str, list[str]] | None]
 
+
 def default_endpoint_policy() -> EndpointPolicy | None:
     """Vetting of every OAuth endpoint; a server's ``oauth.allow_private_endpoints``
     (local development) relaxes it for that server only."""

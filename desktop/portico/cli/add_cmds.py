@@ -348,7 +348,9 @@ def _print_preset_needs(preset: str | None, fields: dict[str, Any]) -> None:
 def _summary(fields: dict[str, Any]) -> str:
     if "command" in fields:
         return "stdio: " + " ".join([fields["command"], *fields.get("args", [])])
-    return f"{fields.get('transport', 'http')}: {fields['url']}"
+    from portico.config.masking import mask_url
+
+    return f"{fields.get('transport', 'http')}: {mask_url(fields['url'])}"
 
 
 # -- where to write -----------------------------------------------------------------------

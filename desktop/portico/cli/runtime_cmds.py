@@ -111,7 +111,16 @@ class DiscoveryProgress:
     """One self-updating line on a terminal while servers connect, fed by the hub's events."""
 
     SETTLED = frozenset(
-        {"Running", "Failed", "Cooldown", "AwaitingTrust", "NeedsAuth", "Lazy", "Disabled"}
+        {
+            "Running",
+            "Failed",
+            "Cooldown",
+            "AwaitingTrust",
+            "Rejected",
+            "NeedsAuth",
+            "Lazy",
+            "Disabled",
+        }
     )
 
     def __init__(self, names: list[str], stream: TextIO) -> None:

@@ -37,7 +37,7 @@ def register(groups: Groups) -> None:
     how.add_argument(
         "--reject",
         action="store_true",
-        help="reject it: saved, and 'enabled = false' is written to its file",
+        help="reject it: saved in your own trust store (the project file is not changed)",
     )
     add_project_option(p)
     p.set_defaults(handler=cmd_trust)

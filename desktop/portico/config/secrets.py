@@ -92,9 +92,7 @@ def _split(text: str) -> list[_Part]:
                 why = "the name is malformed"
             parts.append(_Part(problem=f"'{token}' is not a valid {kind} reference: {why}"))
             continue
-        parts.append(
-            _Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos))
-        )
+        parts.append(_Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos)))
     if pos < len(text):
         parts.append(_Part(literal=text[pos:]))
     return parts

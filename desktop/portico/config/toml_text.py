@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from portico.config.replay import lines_of
+
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 
 Token = tuple[int, int, str]  # start, end, the key part it spells
@@ -77,7 +79,7 @@ def _depth_change(line: str) -> tuple[int, str | None]:
 
 def rename_in_text(text: str, servers_key: str, old: str, new: str) -> str:
     """``text`` with every key token naming server ``old`` spelled ``new``."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     table: tuple[str, ...] = ()
     depth = 0
     open_quote: str | None = None
@@ -132,7 +134,7 @@ def remove_in_text(text: str, servers_key: str, name: str) -> str:
     dotted or inline keys under ``[mcp]`` (or ``mcp.NAME.*`` at the top) with the comment
     block directly above them. A comment block directly above the next table belongs to
     that table and stays; so does the file's own header comment."""
-    lines = text.splitlines(keepends=True)
+    lines = lines_of(text)
     headers: list[int] = []  # every table header line
     mine_headers: list[int] = []
     key_lines: list[tuple[int, int]] = []  # (first, last) lines of a key of ours
@@ -192,7 +194,9 @@ def remove_in_text(text: str, servers_key: str, name: str) -> str:
             end -= 1
         begin = lead(header)
         if begin > 0 and _is_blank(lines[begin - 1]):
-            begin -= 1
+            begin -= 1  # the blank line that separated it goes with it
+        elif end < len(lines) and _is_blank(lines[end]):
+            end += 1  # nothing separated it from above: the blank line below goes
         drop.update(range(begin, end))
     for first, last in key_lines:
         drop.update(range(lead(first), last + 1))

@@ -19,7 +19,6 @@ Use one :class:`TrustGate` per process and plug it into ``ConnectionHooks`` with
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shlex
 from collections.abc import Mapping
@@ -158,6 +157,7 @@ class TrustGate:
                     f"server '{spec.name}' in {spec.source.path} was rejected at a trust "
                     f"review; run 'portico mcp trust {spec.name}' to review it again",
                 ),
+                rejected=True,
             )
         if not self.ask:
             self.pending[spec.name] = review
@@ -230,10 +230,11 @@ class TrustGate:
             self.store.record(spec, "reject")
             self.pending.pop(spec.name, None)
             self._once.discard(key)
-            problem = await asyncio.to_thread(disable_in_file, spec)
-            if problem:
-                await self._notify("warning", problem, spec.name)
-            return TrustVerdict(False, (f"server '{spec.name}' was rejected at its trust review",))
+            # Only the person's own trust store records it: the project's shared file is
+            # never written, so a later review can turn the server back on.
+            return TrustVerdict(
+                False, (f"server '{spec.name}' was rejected at its trust review",), rejected=True
+            )
         if choice is TrustChoice.TRUST:
             if review.request.can_persist:
                 self.store.record(spec, "trust")
@@ -279,27 +280,6 @@ def _pinned_resolver(pins: Mapping[str, tuple[str, ...]]) -> Resolver:
         raise OSError(f"'{host}' was not resolved at the review")
 
     return resolve
-
-
-def disable_in_file(spec: ServerSpec) -> str | None:
-    """Write ``enabled = false`` for ``spec`` into the file that defined it.
-
-    Returns None on success, else what went wrong (the rejection itself is stored anyway,
-    so the server stays off).
-    """
-    path = spec.source.path
-    from portico.config.document import ConfigDocument
-
-    try:
-        document = ConfigDocument.load(path)
-        document.set_enabled(spec.name, False)
-        document.save()
-    except Exception as exc:
-        return (
-            f"could not write 'enabled = false' for '{spec.name}' to {path} ({exc}); the "
-            f"rejection is saved and the server will not start"
-        )
-    return None
 
 
 def with_scope(spec: ServerSpec, scope: Scope) -> ServerSpec:

@@ -20,9 +20,12 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, Scope, ServerSpec, Transport
+from portico.config.secrets import has_references
 from portico.paths import PROJECT_DIR_NAME
 from portico.runtime import schema_cache, sdklog
+from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
@@ -44,6 +47,7 @@ from portico.runtime.events import (
     StatusChanged,
     ToolsChanged,
 )
+from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
@@ -66,6 +70,7 @@ SETTLED = frozenset(
         Status.FAILED,
         Status.NEEDS_AUTH,
         Status.AWAITING_TRUST,
+        Status.REJECTED,
         Status.LAZY,
         Status.COOLDOWN,
         Status.DISABLED,
@@ -96,6 +101,7 @@ class Connection:
         auth_probe_interval: float = AUTH_PROBE_INTERVAL,
     ) -> None:
         self.spec = spec
+        self._known_secrets: list[str] = []  # resolved secret values (see _remember_secrets)
         self.auth_probe_interval = auth_probe_interval
         self.bus = bus if bus is not None else EventBus()
         self.hooks = hooks if hooks is not None else ConnectionHooks()
@@ -104,6 +110,7 @@ class Connection:
         self.shell_timeout = shell_timeout
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
+        self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
         self.resources: list[Any] = []
@@ -332,8 +339,10 @@ class Connection:
     def _publish(
         self, status: Status, *, error: str | None = None, retry_at: float | None = None
     ) -> None:
+        if error:  # a state error is shown everywhere: never a password or a secret in it
+            error = mask_text(error, self._known_secrets)
         self._state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=len(self.tools)
+            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
         if status in SETTLED:
             self._pending_start = False
@@ -341,24 +350,41 @@ class Connection:
         previous.set()
         self.bus.publish(StatusChanged(self._state))
 
+    def _remember_secrets(
+        self, written: tuple[tuple[str, str], ...], resolved: dict[str, str]
+    ) -> None:
+        """Values that must never appear in an error or log line of ours: what references
+        resolved to, and literal values of secret-bearing keys."""
+        for name, text in written:
+            value = resolved.get(name)
+            if value and (has_references(text) or is_secret_key(name)):
+                self._known_secrets.append(value)
+                self._known_secrets.extend(part for part in value.split() if len(part) >= 8)
+
     def _set_tools(self, tools: list[Any]) -> None:
         self.tools = list(tools)
-        if self._state.tool_count != len(self.tools):
+        count = self._offered()
+        if self._state.tool_count != count:
             self._state = ServerState(
                 self.name,
                 self._state.status,
                 error=self._state.error,
                 retry_at=self._state.retry_at,
-                tool_count=len(self.tools),
+                tool_count=count,
             )
-        self.bus.publish(ToolsChanged(self.name, len(self.tools)))
+        self.bus.publish(ToolsChanged(self.name, count))
+
+    def _offered(self) -> int:
+        """The tools models may use: the server's list minus tools.include / exclude."""
+        decisions = apply_filter([t.name for t in self.tools], self.spec.tools)
+        return sum(1 for d in decisions if d.included)
 
     def _on_log_line(self, text: str, stream: str) -> None:
         self.bus.publish(LogLine(self.name, text, stream))
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
-        self.log.add(text, "portico")
+        self.log.add(mask_text(text, self._known_secrets), "portico")
 
     # --- the owner task -----------------------------------------------------------------
 
@@ -474,12 +500,14 @@ class Connection:
 
     async def _attempt(self) -> None:
         spec = self.spec
+        self.log.begin_attempt()
         if self.hooks.trust_gate is not None:
             verdict = await self.hooks.trust_gate(spec)
             self._pinned = verdict.pinned
             if not verdict.allowed:
                 reasons = "; ".join(verdict.reasons) or "not trusted yet"
-                self._publish(Status.AWAITING_TRUST, error=reasons)
+                parked = Status.REJECTED if verdict.rejected else Status.AWAITING_TRUST
+                self._publish(parked, error=reasons)
                 await self._park()
                 return
         if not self._want_live and (self._parked_lazy or (spec.lazy and await self._adopt_cache())):
@@ -615,6 +643,7 @@ class Connection:
             transport = await self._stdio_transport()
         else:
             transport = await self._http_transport(stack)
+        transport = tapped(transport, self.activity)
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
@@ -652,6 +681,7 @@ class Connection:
             environ=environ,
             where=f"{spec.source}: {spec.name}.env",
         )
+        self._remember_secrets(spec.env, configured)
         path = await login_path_async(
             environ=environ if environ is not None else os.environ,
             shell_timeout=self.shell_timeout,
@@ -684,6 +714,7 @@ class Connection:
             environ=environ,
             where=f"{spec.source}: {spec.name}.headers",
         )
+        self._remember_secrets(spec.headers, headers)
         profile = self.hooks.active_profile() if self.hooks.active_profile else "default"
         extra, warning = identity_header(spec, headers, profile)
         if warning:
@@ -715,6 +746,7 @@ class Connection:
                 else getattr(self, "_pinned", None)
             ),
         )
+        self.activity.watch_http(client)
         if spec.transport is Transport.SSE:
             # sse_client enters (and closes) the client it gets from the factory.
             def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:

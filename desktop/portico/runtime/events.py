@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 class Status(StrEnum):
     DISABLED = "Disabled"
     AWAITING_TRUST = "AwaitingTrust"
+    REJECTED = "Rejected"  # the person rejected it at a trust review (their own store)
     CONNECTING = "Connecting"
     RUNNING = "Running"
     LAZY = "Lazy"
@@ -78,7 +79,23 @@ class ConfigChanged:
     files: tuple[str, ...] = ()
 
 
-Event = StatusChanged | ToolsChanged | LogLine | DiscoveryFinished | AuthRequired | ConfigChanged
+@dataclass(frozen=True)
+class ActivityChanged:
+    """New or updated exchanges in a server's activity log (coalesced, runtime/activity.py)."""
+
+    server: str
+    version: int  # the log's change counter (ActivityLog.entries(since=...))
+
+
+Event = (
+    StatusChanged
+    | ToolsChanged
+    | LogLine
+    | DiscoveryFinished
+    | AuthRequired
+    | ConfigChanged
+    | ActivityChanged
+)
 Subscriber = Callable[[Event], None]
 
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
 from portico.prompts import Notice
+from portico.ui.actions import ActionId
 from portico.ui.bridge import EventBridge
 from portico.ui.chat.bridge import ChatBridge
 from portico.ui.chat.controller import ChatController
@@ -35,10 +36,13 @@ from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_applic
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
 from portico.ui.onboarding.controller import Onboarding
+from portico.ui.ops import NoRuntime, Ops
 from portico.ui.pages.controller import ServerPages
+from portico.ui.palette import follow_os_scheme
 from portico.ui.prompter import QtPrompter
 from portico.ui.single_instance import SingleInstance
 from portico.ui.tray import Tray
+from portico.ui.tray_state import summary as live_summary
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +80,9 @@ class DesktopApp(QObject):
         self.prompter: QtPrompter | None = None
         self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.ops = Ops(self.window.post_notice)
         self.pages = ServerPages(
-            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray
+            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray, self.ops
         )
         self.chat_bridge = ChatBridge()
         self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
@@ -115,18 +119,21 @@ class DesktopApp(QObject):
     def _wire(self) -> None:
         self.model.connect_bridge(self.bridge)
         self.bridge.logLine.connect(self.window.add_log_line)
-        self.bridge.discoveryFinished.connect(self.window.set_summary)
-        self.bridge.discoveryFinished.connect(self.tray.set_summary)
+        # The status bar and the tray follow the servers' states (one count everywhere).
+        self.model.statesChanged.connect(
+            lambda: self.window.set_summary(live_summary(self.model.states()))
+        )
         self.bridge.authRequired.connect(self.pages.auth_required)
+        self.bridge.activityChanged.connect(self.pages.activity_changed)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
-        self.window.quitRequested.connect(self.request_quit)
+        self.window.quitRequested.connect(self.quit_asked)
         self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
         self.bridge.configChanged.connect(lambda: self._spawn(self.apply_config()))
         self.window.configEditorRequested.connect(self.open_config_editor)
         self.window.serverActionRequested.connect(self.server_action)
         self.window.hiddenToTray.connect(self._told_hidden)
-        self.tray.quitRequested.connect(self.request_quit)
+        self.tray.quitRequested.connect(self.quit_asked)
         self.tray.showHideRequested.connect(self.toggle_window)
         self.tray.configEditorRequested.connect(self.open_config_editor)
         self.tray.serverActionRequested.connect(self.server_action)
@@ -321,45 +328,40 @@ class DesktopApp(QObject):
             log.exception("applying the config failed")
             self.window.post_notice(Notice("error", f"Could not start the servers: {exc}"))
             return
-        self.window.set_summary(summary)
-        self.tray.set_summary(summary)
+        if not self.model.states():
+            self.window.set_summary(live_summary([]))
         self.configApplied.emit(summary)
 
     # --- actions -------------------------------------------------------------------------
 
     def server_action(self, action: str, server: str) -> None:
-        if action == "Edit…":
+        """Carry out one of ui/actions.py's actions (by its id) on ``server``."""
+        act = ActionId(action)
+        if act is ActionId.EDIT:
             self.open_config_editor(server)
             return
-        if self.session is None:
-            self.window.post_notice(Notice("error", "The server runtime is not running."))
-            return
-        if self.pages.handles(action):  # Enable / Disable, Remove, Review trust…
-            self.pages.act(action, server)
-            return
-        calls = {
-            "Restart": self.session.restart,
-            "Retry now": self.session.retry,
-            "Retry": self.session.retry,
-            "Review trust…": self.session.retry,  # reconnecting runs the trust review again
-            "Review…": self.session.retry,
-            "Authorize…": self.session.authorize,
-        }
-        call = calls.get(action)
-        if call is None:
-            self.window.post_notice(
-                Notice("info", f"{action} arrives with the config editor.", server=server)
-            )
-            return
-        self._spawn(self._act(action, server, call(server)))
+        if act is ActionId.ENABLE or act is ActionId.DISABLE:
+            self.pages.set_enabled(server, act is ActionId.ENABLE)
+        elif act is ActionId.REMOVE:
+            self.pages.confirm_remove(server)
+        elif act is ActionId.REVIEW_TRUST:
+            self.pages.review_trust(server)
+        else:
+            calls: dict[ActionId, tuple[str, Callable[[str], Any]]] = {
+                ActionId.RESTART: ("Restart", lambda s: self.session.restart(s)),
+                ActionId.RETRY: ("Retry", lambda s: self.session.retry(s)),
+                ActionId.SIGN_IN: ("Sign in to", lambda s: self.session.authorize(s)),
+            }
+            verb, call = calls[act]
+            self.ops.op(
+                lambda: self._on_runtime(call(server)), f"{verb} {server}", server=server
+            ).run()
 
-    async def _act(self, action: str, server: str, coro: Any) -> None:
-        try:
-            await self.runtime.submit(coro)
-        except Exception as exc:
-            self.window.post_notice(
-                Notice("error", f"{action.rstrip('…')} {server} failed: {exc}", server=server)
-            )
+    async def _on_runtime(self, coro: Any) -> Any:
+        if self.session is None or not self.runtime.is_running:
+            coro.close()
+            raise NoRuntime("The server runtime is not running.")
+        return await self.runtime.submit(coro)
 
     def open_config_editor(self, server: str | None = None) -> None:
         """Show the config editor (one window, reused), optionally on ``server``."""
@@ -414,6 +416,16 @@ class DesktopApp(QObject):
 
     # --- quit ----------------------------------------------------------------------------
 
+    def quit_asked(self) -> None:
+        """Quit from the menu, the tray or the window: unsaved config edits are asked
+        about first (Save / Discard / Cancel)."""
+        if self.editor is not None and self.editor.dirty:
+            self.editor.show()
+            self.editor.raise_()
+            self.editor.ask_unsaved(self.request_quit)
+            return
+        self.request_quit()
+
     def request_quit(self) -> None:
         if self._quit is not None:
             self._quit.set()
@@ -424,11 +436,7 @@ class DesktopApp(QObject):
         self.chat.close()
         self.onboarding.close()
         self.links.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
+        await self.ops.drain()
         session, service = self.session, self.chat_service
 
         async def close() -> None:
@@ -449,9 +457,7 @@ class DesktopApp(QObject):
         return bool(getattr(loaded, "models", 0))
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.ops.keep(coro)
 
 
 def main(
@@ -465,6 +471,7 @@ def main(
     app.setDesktopFileName("org.portico.portico")  # resources/org.portico.portico.desktop
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    follow_os_scheme(app)  # dark mode follows the OS
     instance = SingleInstance()
     if not instance.acquire(url=open_url):
         return 0  # the running instance raised its window (and opens the link)

@@ -32,9 +32,7 @@ _SECRET_KEY_RE = re.compile(
     r"[^.]*$"
 )
 # The references portico.config.secrets resolves (spelled out, never the bare ${VAR}).
-_PORTICO_REFERENCE_RE = re.compile(
-    r"\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|keyring:[A-Za-z0-9_.-]+)\}"
-)
+_PORTICO_REFERENCE_RE = re.compile(r"\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|keyring:[A-Za-z0-9_.-]+)\}")
 
 
 def is_valid_name(name: str) -> bool:

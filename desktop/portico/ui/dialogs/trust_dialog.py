@@ -58,7 +58,9 @@ class TrustDialog(PromptDialog):
         self.trust_button.setToolTip(
             self.trust_button.toolTip() or "Remember this exact configuration as trusted."
         )
-        self.reject_button.setToolTip("Remember the rejection and disable this server.")
+        self.reject_button.setToolTip(
+            "Remember the rejection in your own trust store; Review trust… can undo it."
+        )
         self.add_key("O", self.once_button)
         self.add_key("P", self.trust_button)
         self.add_key("R", self.reject_button)
