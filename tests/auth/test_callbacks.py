@@ -30,6 +30,8 @@ from tests.helpers.oauth import (
     write_config,
 )
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def test_state_is_checked_before_the_error() -> None:
     with pytest.raises(StateMismatch):

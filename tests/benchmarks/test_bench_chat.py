@@ -26,7 +26,8 @@ from portico.chat.messages import Message
 from portico.chat.store import ChatStore, StoredConversation
 from portico.config.model import TrustLevel
 from tests.chat.conftest import ModelServer, chat_setup, provider
-from tests.runtime.conftest import TOOLBOX, toolbox_spec
+from tests.helpers.servers import TOOLBOX
+from tests.helpers.specs import toolbox_spec
 
 TURNS = 20
 CALLS = 200

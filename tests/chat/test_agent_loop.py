@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from portico.chat.events import (
     ApprovalAnswered,
     ApprovalAsked,
@@ -27,7 +29,7 @@ from tests.chat.conftest import (
 )
 from tests.servers.model_server import text, tool_call
 
-pytestmark = needs_npm
+pytestmark = [needs_npm, pytest.mark.slow]
 
 
 async def test_get_sum_with_approval_then_the_answer_streams(models) -> None:

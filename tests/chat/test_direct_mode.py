@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from portico.chat.events import (
     AttachmentAdded,
     ConversationChanged,
@@ -15,7 +17,7 @@ from portico.chat.events import (
 )
 from tests.chat.conftest import chat_setup, collect, everything_spec, needs_npm
 
-pytestmark = needs_npm
+pytestmark = [needs_npm, pytest.mark.slow]
 
 
 async def test_direct_mode_without_any_provider() -> None:

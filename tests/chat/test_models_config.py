@@ -142,6 +142,7 @@ def test_catalog_refs_and_choices(model_server) -> None:
     assert isinstance(catalog, ModelProvider)
 
 
+@pytest.mark.slow
 async def test_the_port_answers_with_the_provider_and_falls_back_for_unknown_hints(
     models,
 ) -> None:

@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from portico.chat.events import ToolCallFinished, ToolsChanged
 from portico.chat.store import ChatStore
 from portico.config.model import ToolCost
@@ -24,6 +26,8 @@ from tests.chat.conftest import (
     provider,
 )
 from tests.servers.model_server import text, tool_call
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 REPO = Path(__file__).resolve().parents[2]
 

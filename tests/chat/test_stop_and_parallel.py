@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from portico.chat.events import (
     ToolCallFinished,
     ToolCallProgress,
@@ -23,6 +25,8 @@ from tests.chat.conftest import (
 from tests.helpers.person import eventually
 from tests.helpers.specs import toolbox_spec
 from tests.servers.model_server import text, tool_calls
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def _finish_gap(models, *specs, calls) -> float:

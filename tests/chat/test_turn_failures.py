@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from portico.chat.events import (
     Notice,
     ToolCallFinished,
@@ -13,6 +15,8 @@ from portico.chat.events import (
 )
 from tests.chat.conftest import chat_setup, collect, everything_spec, needs_npm, provider
 from tests.servers.model_server import error, text, tool_call
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def test_errors_are_plain_and_a_retry_works(models) -> None:

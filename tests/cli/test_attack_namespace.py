@@ -27,6 +27,8 @@ from tests.cli.attack import Recorder, global_yaml, portico, recorder, write
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import config_of, spec_for
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 __all__ = ["recorder"]
 
 ACCESS = "at-VICTIM-0123456789"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -18,6 +19,8 @@ from portico.runtime.hub import Hub
 from portico.services import build_services
 from tests.cli.attack import Recorder, global_toml, portico, recorder, write
 from tests.helpers.person import ScriptedPerson
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 __all__ = ["recorder"]
 

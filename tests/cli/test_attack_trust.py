@@ -28,6 +28,8 @@ from tests.cli.attack import Recorder, global_toml, global_yaml, portico, record
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import spec_for
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 __all__ = ["recorder"]
 
 GITHUB_PAT = "ghp_victim_0123456789abcdef"

@@ -19,7 +19,10 @@ from tests.servers.model_server import text, tool_call
 
 REPO = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
+pytestmark = [
+    pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed"),
+    pytest.mark.slow,
+]
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

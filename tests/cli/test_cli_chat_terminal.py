@@ -13,8 +13,12 @@ import termios
 import time
 from pathlib import Path
 
+import pytest
+
 from portico.paths import paths
 from tests.chat.conftest import ModelServer
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 REPO = Path(__file__).resolve().parents[2]
 

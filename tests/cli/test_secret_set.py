@@ -12,7 +12,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.cli.attack import cli_env, global_yaml, portico
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 FALLBACK = "secrets:\n  file_fallback: true\n"
 

@@ -497,6 +497,7 @@ def _comment_survives(line: str, removed: set[str]) -> bool:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(data=st.data())
 def test_edits_on_every_shape_reach_the_model_and_touch_only_their_lines(
     dialect: str, data: st.DataObject

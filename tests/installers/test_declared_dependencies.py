@@ -10,6 +10,10 @@ import tomllib
 from importlib import metadata
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # imports every module of the package
+
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "desktop" / "portico"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from portico.ui.pages.activity import ActivityPage
-from tests.runtime.conftest import EVERYTHING, NODE, free_port, wait_port
+from tests.helpers.servers import EVERYTHING, NODE, free_port, wait_port
 from tests.ui.pages_helpers import running_app, select, write_global
 from tests.ui.qt_helpers import until
 

@@ -3,13 +3,14 @@ work from the chat, each picked from the completion popup with the keyboard."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from tests.ui.chat_helpers import needs_npm, running_app, write_config
 from tests.ui.qt_helpers import until
 
-pytestmark = needs_npm
+pytestmark = [needs_npm, pytest.mark.slow]
 
 
 async def test_prompt_call_and_resource_without_a_model(qtbot: QtBot) -> None:

@@ -3,6 +3,7 @@ and the search, all without the mouse; the new widgets carry accessible names.""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QWidget
@@ -21,6 +22,8 @@ from tests.ui.chat_helpers import (
     write_config,
 )
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 __all__ = ["model_server", "models"]
 

@@ -5,6 +5,7 @@ restarted app resumes the chat with its tools."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
@@ -13,7 +14,7 @@ from tests.servers.model_server import text, tool_call
 from tests.ui.chat_helpers import model_server, models, needs_npm, running_app, write_config
 from tests.ui.qt_helpers import until
 
-pytestmark = needs_npm
+pytestmark = [needs_npm, pytest.mark.slow]
 __all__ = ["model_server", "models"]
 
 

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QApplication
 from portico.runtime.results import ResourcePart, ToolResult
 from portico.ui.pages.result_view import ResultView
 from portico.ui.schema_form import SchemaForm
-from tests.runtime.conftest import EVERYTHING, NODE
+from tests.helpers.servers import EVERYTHING, NODE
 from tests.ui.pages_helpers import SHOWCASE, running_app, select, write_global
 from tests.ui.qt_helpers import until
 

@@ -21,6 +21,8 @@ from portico.ui.loop import ensure_application
 from portico.ui.onboarding.setup import found_imports
 from tests.ui.qt_helpers import until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "config" / "import_fixtures"
 TINY = REPO / "tests" / "servers" / "tiny.py"
