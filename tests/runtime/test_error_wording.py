@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +14,7 @@ from portico.runtime.connection import Connection
 from portico.runtime.errors import ServerExited
 from portico.runtime.events import EventBus, Status
 
-from .conftest import RunningServer, make_spec, toolbox_spec
+from .conftest import RunningServer, free_port, make_spec, toolbox_spec, wait_port
 
 
 class RootRecords(logging.Handler):
@@ -138,3 +141,45 @@ async def test_unknown_server_error_reads_plainly() -> None:
         await hub.close()
     assert isinstance(caught.value, UnknownServer) and not isinstance(caught.value, KeyError)
     assert str(caught.value) == "no server named 'x' in the config (configured: none)"
+
+
+NOT_MCP = Path(__file__).resolve().parents[1] / "servers" / "not_mcp.py"
+
+
+def _start_not_mcp(mode: str, port: int) -> subprocess.Popen[bytes]:
+    server = subprocess.Popen([sys.executable, str(NOT_MCP), mode, str(port)])
+    wait_port(port, server)
+    return server
+
+
+@pytest.mark.parametrize(
+    ("mode", "transport", "words"),
+    [
+        ("json", "http", ("HTTP 200", "not valid JSON", "line 1 column", "check the url")),
+        ("html", "http", ("HTTP 200", "text/html", "not an MCP endpoint", "check the url")),
+        ("error500", "sse", ("HTTP 500 from GET", "internal error", "try again later")),
+    ],
+)
+async def test_a_server_that_does_not_speak_mcp_gets_one_line(
+    mode: str, transport: str, words: tuple[str, ...], bus: EventBus
+) -> None:
+    port = free_port()
+    server = _start_not_mcp(mode, port)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        spec = make_spec("odd", transport, url=url, connect_timeout=10.0)
+        conn = Connection(spec, bus=bus, cooldown_base=60.0)
+        await conn.start()
+        try:
+            state = await conn.wait_settled(20)
+        finally:
+            await conn.stop()
+    finally:
+        server.kill()
+        server.wait(10)
+    error = state.error or ""
+    assert state.status is Status.COOLDOWN
+    assert "\n" not in error and url in error, error
+    assert error.count(url) == 1 and "validation error" not in error, error
+    for word in words:
+        assert word in error, error
