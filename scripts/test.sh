@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything the tests need (a venv with the test extra, the npm test peers)
-# and run the whole check: ruff, the import-linter contracts, pytest.
+# and run the whole check: ruff, the import-linter contracts, mypy, pytest.
 # Extra arguments go to pytest, e.g. `scripts/test.sh tests/config -x`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,4 +22,5 @@ fi
 export QT_QPA_PLATFORM=offscreen
 .venv/bin/ruff check desktop tests
 .venv/bin/lint-imports
+.venv/bin/mypy
 .venv/bin/python -m pytest "$@"

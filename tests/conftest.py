@@ -1,13 +1,19 @@
-"""Shared fixtures: every test gets its own PORTICO_HOME and a project folder."""
+"""Shared fixtures: every test gets its own PORTICO_HOME and a project folder, and fails
+if Portico logged a warning or an error that the test did not declare (``allow_logs``)."""
 
 from __future__ import annotations
 
+import logging
 import os
+import re
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
+
+from tests.helpers.logs import AllowLogs
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -34,3 +40,61 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "project"
     (root / ".portico").mkdir(parents=True)
     return root
+
+
+class _LogGuard(logging.Handler):
+    """Collects WARNING+ records of ``portico.*`` loggers, from every thread."""
+
+    def __init__(self) -> None:
+        super().__init__(level=logging.WARNING)
+        self.allowed: list[re.Pattern[str]] = list(_ALWAYS_ALLOWED)
+        self.unexpected: list[str] = []
+        self._records_lock = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if any(pattern.search(message) for pattern in self.allowed):
+            return
+        line = f"{record.levelname} {record.name}: {message}"
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            line += f" ({type(exc).__name__}: {exc})"
+        with self._records_lock:
+            self.unexpected.append(line)
+
+
+_PORTICO = logging.getLogger("portico")
+# The test machine has no keyring, and the app says so once per process: whichever test
+# touches a secret first would carry the warning, so it is expected everywhere.
+_ALWAYS_ALLOWED = (re.compile(r"^No secure keyring is available"),)
+
+
+@pytest.fixture(autouse=True)
+def _fail_on_unexpected_logs() -> Iterator[_LogGuard]:
+    """Like qutebrowser's: a warning nobody expected is a bug in the code or in the test.
+
+    A test that expects one declares it: ``allow_logs(r"regex on the message")``.
+    """
+    guard = _LogGuard()
+    _PORTICO.addHandler(guard)
+    try:
+        yield guard
+    finally:
+        _PORTICO.removeHandler(guard)
+    if guard.unexpected:
+        listed = "\n  ".join(guard.unexpected)
+        pytest.fail(
+            "Portico logged warnings/errors this test did not declare (declare expected "
+            f"ones with allow_logs(r'...')):\n  {listed}",
+            pytrace=False,
+        )
+
+
+@pytest.fixture
+def allow_logs(_fail_on_unexpected_logs: _LogGuard) -> AllowLogs:
+    """``allow_logs(r"regex")``: records whose message matches are expected in this test."""
+
+    def allow(pattern: str) -> None:
+        _fail_on_unexpected_logs.allowed.append(re.compile(pattern))
+
+    return allow

@@ -78,3 +78,13 @@ def test_an_unexpected_error_is_one_line_and_a_log_file(portico_home: Path) -> N
     log = paths().log_dir / "cli-crash.log"
     assert f"The details are in {log}" in result.stderr
     assert "Traceback" in log.read_text() and "fell over" in log.read_text()
+
+
+def test_the_version_servers_are_told_is_the_package_version() -> None:
+    """Connections send ``portico.__version__`` as client_info (an app bundle may have no
+    installed metadata), so it must match what pyproject.toml installs."""
+    from importlib.metadata import version
+
+    from portico.runtime.connection import _version
+
+    assert _version() == __version__ == version("portico")

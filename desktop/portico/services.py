@@ -6,10 +6,11 @@ the CLI and the app can never differ in which guards a connection passes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from portico.auth import secret_store
 from portico.auth.manager import AuthManager
+from portico.chat.providers.catalog import ModelCatalog
 from portico.config.model import Config
 from portico.policy.setup import Policy
 from portico.prompts import Prompter
@@ -21,10 +22,14 @@ class Services:
     policy: Policy
     auth: AuthManager
     hooks: ConnectionHooks
+    # The configured model providers: chat uses them, and they answer sampling requests.
+    models: ModelCatalog = field(default_factory=ModelCatalog)
 
     def configure(self, config: Config) -> None:
         """Apply the settings of a freshly loaded config that live outside the hub."""
         secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
+        self.models.configure(config.models)
+        self.policy.sampling.default_model = self.models.default_ref
 
 
 def build_services(
@@ -33,12 +38,14 @@ def build_services(
     ask_trust: bool = True,
     auth_prompter: Prompter | None = None,
 ) -> Services:
-    """Policy (trust gate, DNS pins, sampling, elicitation) + OAuth + keyring lookups.
+    """Policy (trust gate, DNS pins, sampling, elicitation) + OAuth + keyring lookups +
+    the model providers (empty until :meth:`Services.configure` gives them a config).
 
     ``ask_trust=False`` parks untrusted project servers in AwaitingTrust instead of asking
     (``portico mcp list``). ``auth_prompter`` answers sign-in questions when they should
     go elsewhere than the others (the CLI never starts a browser login in the background).
     """
-    policy = Policy(prompter, ask_trust=ask_trust)
+    models = ModelCatalog()
+    policy = Policy(prompter, ask_trust=ask_trust, provider=models)
     auth = AuthManager(auth_prompter or prompter)
-    return Services(policy=policy, auth=auth, hooks=auth.hooks(policy.hooks()))
+    return Services(policy=policy, auth=auth, hooks=auth.hooks(policy.hooks()), models=models)

@@ -17,8 +17,6 @@ def _env(home: Path) -> dict[str, str]:
     env["PORTICO_HOME"] = str(home)
     # Never the real keyring: the fail backend makes Portico use its 0600 files.
     env["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
-    # The test authorization server is plain http on another loopback port.
-    env["PORTICO_OAUTH_ALLOW_PRIVATE"] = "1"
     return env
 
 
@@ -47,7 +45,9 @@ def write_config(home: Path, url: str, *, file_fallback: bool = True) -> None:
     config.mkdir(parents=True, exist_ok=True)
     fallback = "secrets:\n  file_fallback: true\n" if file_fallback else ""
     (config / "config.yaml").write_text(
-        f"{fallback}mcp_servers:\n  guarded:\n    url: {url}\n    auth: oauth\n",
+        f"{fallback}mcp_servers:\n  guarded:\n    url: {url}\n    auth: oauth\n"
+        # The test authorization server is plain http on another loopback port.
+        "    oauth:\n      allow_private_endpoints: true\n",
         encoding="utf-8",
     )
 

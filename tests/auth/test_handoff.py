@@ -22,6 +22,7 @@ from tests.auth.conftest import (
     stop,
 )
 from tests.auth.test_login import call_echo
+from tests.helpers.logs import AllowLogs
 
 
 @pytest.mark.parametrize("shape", ["url", "query", "bare"])
@@ -35,7 +36,10 @@ async def test_paste_back_shapes(oidc: Oidc, protected: ProtectedState, shape: s
     assert await call_echo(manager, spec) == "echo: hi"
 
 
-async def test_paste_with_wrong_state_is_refused(oidc: Oidc, protected: ProtectedState) -> None:
+async def test_paste_with_wrong_state_is_refused(
+    oidc: Oidc, protected: ProtectedState, allow_logs: AllowLogs
+) -> None:
+    allow_logs(r"the pasted redirect is unusable: state does not match")
     prompter = ScriptedPrompter(mode="paste", paste_shape="url", tamper_state=1)
     manager = AuthManager(prompter, endpoint_policy=None)
     spec = server_spec("forged", oidc.resource)
@@ -124,7 +128,10 @@ async def test_device_flow(oidc: Oidc, protected: ProtectedState) -> None:
     assert await call_echo(manager, spec) == "echo: hi"
 
 
-async def test_issuer_change_drops_refresh_token(oidc: Oidc, protected: ProtectedState) -> None:
+async def test_issuer_change_drops_refresh_token(
+    oidc: Oidc, protected: ProtectedState, allow_logs: AllowLogs
+) -> None:
+    allow_logs(r"the authorization server changed from .* the stored refresh token is dropped")
     manager = AuthManager(ScriptedPrompter(mode="cancel"), endpoint_policy=None)
     spec = server_spec("moving", oidc.resource)
     await AuthManager(ScriptedPrompter(), endpoint_policy=None).login(spec, browser=False)

@@ -16,6 +16,7 @@ from portico.auth import secret_store
 from portico.auth.manager import AuthManager
 from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
 from tests.auth.test_login import call_echo
+from tests.helpers.logs import AllowLogs
 from tests.servers.protected import ProtectedState
 
 ACCESS_TTL = 2
@@ -48,7 +49,9 @@ async def test_login_refresh_and_errors_log_no_secrets(
     protected: ProtectedState,
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
+    allow_logs: AllowLogs,
 ) -> None:
+    allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     verifiers: list[str] = []
     generate = sdk_oauth2.PKCEParameters.generate
 

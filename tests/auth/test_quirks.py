@@ -13,6 +13,7 @@ from mcp.shared.auth import OAuthMetadata
 
 from portico.auth import provider as _provider  # noqa: F401  (installs the SDK hook)
 from portico.auth import quirks
+from tests.helpers.logs import AllowLogs
 
 
 def test_figma_gets_its_allowlisted_client_name() -> None:
@@ -22,7 +23,8 @@ def test_figma_gets_its_allowlisted_client_name() -> None:
     assert quirks.client_name_for("https://mcp.example.com/mcp", None) == "Portico"
 
 
-def test_iss_rules(caplog: pytest.LogCaptureFixture) -> None:
+def test_iss_rules(caplog: pytest.LogCaptureFixture, allow_logs: AllowLogs) -> None:
+    allow_logs(r"has no iss parameter although its metadata advertises one")
     resolve = quirks.resolve_response_iss
     # present and equal: fine; present and different: refused for every server
     assert resolve("https://as.example", "https://as.example", True) == "https://as.example"

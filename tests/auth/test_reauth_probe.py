@@ -24,6 +24,7 @@ from portico.runtime.events import AuthRequired, EventBus, Status, StatusChanged
 from tests.auth.conftest import Oidc, ScriptedPrompter, server_spec
 from tests.auth.test_cli import cli_login, write_config
 from tests.auth.test_session_grant import _revoke_refresh_token
+from tests.helpers.logs import AllowLogs
 
 PROBE = 0.3
 
@@ -44,9 +45,10 @@ async def _until(connection: Connection, status: Status, seconds: float) -> None
 
 
 async def test_parked_server_picks_up_a_login_from_another_process(
-    oidc: Oidc, protected: ProtectedState, portico_home: Path, tmp_path: Path
+    oidc: Oidc, protected: ProtectedState, portico_home: Path, tmp_path: Path, allow_logs: AllowLogs
 ) -> None:
     # Like the CLI process: no secure keyring, tokens in 0600 files under PORTICO_HOME.
+    allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     keyring.set_keyring(keyring.backends.fail.Keyring())
     secret_store.configure(file_fallback=True)
     write_config(portico_home, oidc.resource)  # server 'guarded', auth: oauth

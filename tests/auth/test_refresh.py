@@ -12,6 +12,7 @@ from protected import ProtectedState
 from portico.auth.manager import AuthManager
 from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
 from tests.auth.test_login import _has_needs_auth, call_echo
+from tests.helpers.logs import AllowLogs
 
 ACCESS_TTL = 2
 
@@ -43,7 +44,10 @@ async def test_refresh_after_expiry_in_a_new_process(oidc: Oidc, protected: Prot
     assert after.refresh_token  # kept (or rotated) for the next time
 
 
-async def test_revoked_grant_parks_until_new_login(oidc: Oidc, protected: ProtectedState) -> None:
+async def test_revoked_grant_parks_until_new_login(
+    oidc: Oidc, protected: ProtectedState, allow_logs: AllowLogs
+) -> None:
+    allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     spec = server_spec("revoked", oidc.resource)
     prompter = ScriptedPrompter()
     manager = AuthManager(prompter, endpoint_policy=None)

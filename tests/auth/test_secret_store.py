@@ -14,6 +14,7 @@ from mcp.shared.auth import OAuthToken
 from portico.auth import secret_store
 from portico.auth.token_storage import PorticoTokenStorage
 from tests.auth.conftest import MemoryKeyring
+from tests.helpers.logs import AllowLogs
 
 
 async def test_secure_backend_round_trip(memory_keyring: MemoryKeyring) -> None:
@@ -100,7 +101,8 @@ async def test_token_record_is_keyed_by_url() -> None:
     assert await moved.get_client_info() is None
 
 
-async def test_refresh_token_bound_to_its_issuer() -> None:
+async def test_refresh_token_bound_to_its_issuer(allow_logs: AllowLogs) -> None:
+    allow_logs(r"the authorization server changed from .* the stored refresh token is dropped")
     storage = PorticoTokenStorage("svc", "https://a.example/mcp")
     storage.current_issuer = lambda: "https://as-1.example"
     await storage.set_tokens(OAuthToken(access_token="at", refresh_token="rt", expires_in=60))

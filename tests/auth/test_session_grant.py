@@ -19,6 +19,7 @@ from portico.runtime.connection import Connection
 from portico.runtime.errors import NeedsAuth
 from portico.runtime.events import AuthRequired, EventBus, Status, StatusChanged
 from tests.auth.conftest import Oidc, ScriptedPrompter, server_spec
+from tests.helpers.logs import AllowLogs
 
 
 async def _revoke_refresh_token(oidc: Oidc, manager: AuthManager, spec: object) -> None:
@@ -52,8 +53,9 @@ async def _connected(
 
 
 async def test_grant_revoked_mid_session_parks_in_needs_auth(
-    oidc: Oidc, protected: ProtectedState
+    oidc: Oidc, protected: ProtectedState, allow_logs: AllowLogs
 ) -> None:
+    allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     manager, connection, events, prompter = await _connected("midsession", oidc)
     try:
         tokens = await manager.storage_for(connection.spec).raw_tokens()

@@ -523,10 +523,10 @@ def test_file_in_a_project_folder_is_project_scope(
     assert spec is not None and spec.source.scope.value == "project"
 
 
-def test_loader_errors_about_the_new_server_are_printed(
+def test_a_server_that_would_not_start_is_not_written(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    code, out, _ = run(
+    code, out, err = run(
         capsys,
         "mcp",
         "add",
@@ -537,14 +537,13 @@ def test_loader_errors_about_the_new_server_are_printed(
         "X-Key=${vault:api}",
     )
     assert code == 1
-    lines = out.splitlines()
-    assert lines[0] == f"Added 'api' to {global_toml()}: http: https://api.example/mcp"
-    assert lines[1].startswith(f"{global_toml()}:")
+    assert out == ""
+    lines = err.splitlines()
+    assert lines[0] == "portico mcp add: not written: server 'api' would not start:"
+    assert lines[1].startswith(f"  {global_toml()}:")
     assert "api.headers.X-Key: " in lines[1] and "unknown secret source 'vault'" in lines[1]
-    assert lines[-1] == (
-        "The file was written, but api will not start until the errors above are fixed "
-        "(see `portico config check`)."
-    )
+    assert lines[-1] == f"{global_toml()} is unchanged"
+    assert not global_toml().exists()
 
 
 def test_import_without_a_user_config_points_at_the_workspace_file(

@@ -287,7 +287,7 @@ def test_set_in_a_yaml_file_reads_yaml_values(project_yaml: Path, project: Path)
         "-    args: [-y, server-github]   # the project pins its own",
         "+    args: [-y, other-server]   # the project pins its own",
         "+    env:",
-        "+      TOKEN: ${keyring:gh}",
+        '+      TOKEN: "${keyring:gh}"',
         "+    timeout: 12.5",
     ]
     spec = ConfigDocument.load(project_yaml).check(Scope.PROJECT).server("github")

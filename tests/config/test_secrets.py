@@ -87,11 +87,3 @@ async def test_malformed_reference_raises() -> None:
     lookup, _ = await keyring_with({})
     with pytest.raises(SecretError, match="unknown secret source 'vault'"):
         await secrets.resolve("${vault:x}", lookup_keyring=lookup, environ={})
-
-
-def test_mask() -> None:
-    assert secrets.mask("ghp_123456") == "********"
-    assert secrets.mask("${keyring:gh}") == "${keyring:gh}"
-    assert secrets.mask("Bearer ${env:TOKEN}") == "Bearer ${env:TOKEN}"
-    assert secrets.mask("Bearer sk-live-123 ${env:X}") == "********"
-    assert secrets.mask("") == ""

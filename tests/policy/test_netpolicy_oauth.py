@@ -17,7 +17,7 @@ import secrets
 import socket
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -269,6 +269,42 @@ async def test_other_loopback_origin_is_refused_naming_endpoint_and_rule(
         )
     assert other.hits == []  # never contacted
     assert mcp.issued == set()
+
+
+async def test_allow_private_endpoints_is_a_reviewed_per_server_setting(
+    sites: tuple[Site, Site], project: Path, person: ScriptedPerson
+) -> None:
+    """oauth.allow_private_endpoints lets the local authorization server through for that
+    server only, and the trust review names it as a reason."""
+    mcp, other = sites
+    mcp.authorization_server = other.origin
+    mcp.issued = other.issued  # the MCP server accepts what its authorization server issues
+    dns = Dns({MCP_HOST: ["127.0.0.1"], AUTH_HOST: ["127.0.0.1"]})
+    _policy, _auth, hooks = services(person, dns)
+    base = machine_spec(project, f"{mcp.origin}/mcp")
+    assert base.oauth is not None
+    spec = replace(base, oauth=replace(base.oauth, allow_private_endpoints=True))
+    person.add("review_trust", TrustChoice.ONCE)
+    async with Hub(hooks=hooks) as hub:
+        await hub.apply(config_of(spec))
+        state = hub.connection("guarded").state
+        assert state.status is Status.RUNNING, state.error
+    (request,) = person.requests("review_trust")
+    assert any("oauth.allow_private_endpoints" in reason for reason in request.reasons)
+    assert any(path == "/token" for path, _host in other.hits)  # the local AS was used
+    assert len(other.issued) == 1
+
+
+async def test_refusal_names_the_setting(project: Path) -> None:
+    spec = machine_spec(project, "https://mcp.example.com/mcp")
+    dns = Dns({"auth.example.com": ["10.0.0.7"]})
+    with pytest.raises(Exception, match=r"oauth\.allow_private_endpoints: true") as info:
+        await check_oauth_endpoint(spec, "https://auth.example.com/token", resolver=dns)
+    assert "allow_private_endpoints = true" in str(info.value)
+    assert spec.oauth is not None
+    allowed = replace(spec, oauth=replace(spec.oauth, allow_private_endpoints=True))
+    pins = await check_oauth_endpoint(allowed, "http://auth.example.com/token", resolver=dns)
+    assert pins == {"auth.example.com": ["10.0.0.7"]}
 
 
 async def test_unauthenticated_probe_uses_the_reviewed_pins(

@@ -27,6 +27,7 @@ from portico.prompts import (
     SamplingRequest,
     TrustChoice,
 )
+from tests.helpers.logs import AllowLogs
 
 from .conftest import ScriptedPerson, asker_spec
 from .test_sampling import ScriptedModel
@@ -173,8 +174,10 @@ async def test_max_rpm_is_a_sliding_window() -> None:
     ("level", "expected"), [("debug", logging.DEBUG), ("warning", logging.WARNING)]
 )
 async def test_log_level_is_honoured(
-    level: str, expected: int, caplog: pytest.LogCaptureFixture
+    level: str, expected: int, caplog: pytest.LogCaptureFixture, allow_logs: AllowLogs
 ) -> None:
+    allow_logs(r"^sampling for s: model scripted-1")
+    allow_logs(r"^sampling request of s refused: rate limit")
     caplog.set_level(logging.DEBUG, logger="portico.policy.sampling")
     policy = SamplingPolicy(NonInteractivePrompter(), ScriptedModel())
     spec = full_trust(log_level=level, max_rpm=1)

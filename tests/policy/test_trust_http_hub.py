@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from portico.config.secrets import mask_url
+from portico.config.masking import mask_url
 from portico.policy.prompters import NonInteractivePrompter
 from portico.policy.setup import Policy
 from portico.prompts import TrustChoice
@@ -79,7 +79,7 @@ async def test_review_shows_the_url_with_its_password_masked(
 
 def test_mask_url_shapes() -> None:
     assert mask_url("https://u:p@h.example:8443/x?q=1") == "https://u:***@h.example:8443/x?q=1"
-    assert mask_url("https://token@h.example/x") == "https://token@h.example/x"  # no password
+    assert mask_url("https://token@h.example/x") == "https://***@h.example/x"  # bare user: a token
     assert mask_url("https://h.example/x") == "https://h.example/x"
     assert mask_url("http://u:p%40ss@[::1]:9/mcp") == "http://u:***@[::1]:9/mcp"
 

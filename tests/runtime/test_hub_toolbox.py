@@ -20,7 +20,7 @@ def config(*specs, **settings) -> Config:  # type: ignore[no-untyped-def]
 
 
 async def test_stdio_toolbox_end_to_end(bus: EventBus, events: Recorder) -> None:
-    # list_changed notifications arrive only on legacy-protocol sessions (PLATFORM.md)
+    # list_changed notifications arrive only on legacy-protocol sessions (docs/platform-notes.md)
     spec = toolbox_spec(
         "tb",
         protocol=Protocol.LEGACY,

@@ -4,7 +4,7 @@ Run: ``python tests/servers/asker.py stdio|http [--port N] [--desc-file PATH]
 [--allow-host NAME]`` (HTTP endpoint ``/mcp`` on 127.0.0.1; ``--allow-host`` accepts that
 Host header too, for DNS-pinning tests that reach 127.0.0.1 under another name).
 Use protocol ``legacy``: server-initiated requests need the legacy back-channel
-(shared/PLATFORM.md).
+(docs/platform-notes.md, "The mcp 2.3 client").
 
 Tools (text results, structured_output=False):
   form()                  form elicitation: name (string, default "Ada", required),

@@ -178,9 +178,8 @@ def _error_of(response: httpx2.Response) -> str:
         body = response.json()
     except ValueError:
         return "no error code"
-    if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return body["error"]
-    return "no error code"
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, str) else "no error code"
 
 
 def _json_object(

@@ -12,6 +12,7 @@ import logging
 import os
 import webbrowser
 from collections.abc import Callable
+from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse, urlunparse
 
 from portico.auth.loopback import LoopbackListener, RedirectPlan
@@ -117,9 +118,8 @@ async def browser_handoff(
         try:
             async with asyncio.timeout(wait_seconds):
                 while True:
-                    done, _ = await asyncio.wait(
-                        {listener.result, prompt_task}, return_when=asyncio.FIRST_COMPLETED
-                    )
+                    waiting: set[asyncio.Future[Any]] = {listener.result, prompt_task}
+                    done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                     if listener.result in done:
                         return listener.result.result()
                     try:

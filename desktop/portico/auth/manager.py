@@ -64,19 +64,9 @@ SecretLookup = Callable[[str], Awaitable[str | None]]
 EndpointPolicy = Callable[..., Awaitable[object]]
 PinLookup = Callable[[ServerSpec], Mapping[str, list[str]] | None]
 
-# For developing against a local authorization server (e.g. one on localhost:8080 next
-# to an MCP server on localhost:3000): "1" lets OAuth endpoints on private addresses and
-# other origins through the network policy.
-ALLOW_PRIVATE_ENV = "PORTICO_OAUTH_ALLOW_PRIVATE"
-
-
 def default_endpoint_policy() -> EndpointPolicy | None:
-    if os.environ.get(ALLOW_PRIVATE_ENV) == "1":
-        log.warning(
-            "%s=1: OAuth endpoints on private addresses and plain http are allowed",
-            ALLOW_PRIVATE_ENV,
-        )
-        return None
+    """Vetting of every OAuth endpoint; a server's ``oauth.allow_private_endpoints``
+    (local development) relaxes it for that server only."""
     from portico.policy.redirects import check_oauth_endpoint
 
     return check_oauth_endpoint
@@ -238,7 +228,7 @@ class AuthManager:
         try:
             async with asyncio.timeout(wait):
                 if chosen in MACHINE_FLOWS:
-                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))
+                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))  # type: ignore[arg-type]
                 elif chosen == "device":
                     await self._device_login(spec, storage)
                 else:

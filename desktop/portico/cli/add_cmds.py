@@ -20,8 +20,9 @@ from portico.cli.common import project_of
 
 if TYPE_CHECKING:
     from portico.config.document import ConfigDocument
+    from portico.config.edit_session import ConfigFiles
     from portico.config.importers import ImportResult
-    from portico.config.model import Config, Scope
+    from portico.config.model import Scope
 
 ADD_EPILOG = """\
 examples:
@@ -270,6 +271,7 @@ def build_fields(
 
 def run_add(args: argparse.Namespace) -> int:
     from portico.config.document import ConflictError, DocumentParseError, EditError
+    from portico.config.edit_session import refusal, refuse_read_only
 
     try:
         command = _split_rest(args)
@@ -293,8 +295,13 @@ def run_add(args: argparse.Namespace) -> int:
                 f"a server named {name!r} already exists in {where}; choose another name, "
                 f"or remove it first with `portico mcp remove {name}`"
             )
+        refuse_read_only(target)
         doc = docs.target()
         doc.add_server(name, fields)
+        problems = doc.problems([name], scope)
+        errors = [d for d in problems if d.is_error]
+        if errors:
+            raise refusal(doc, errors, f"server {name!r} would not start")
         doc.save()
     except UsageError as exc:
         print(f"portico mcp add: {exc}", file=sys.stderr)
@@ -303,8 +310,10 @@ def run_add(args: argparse.Namespace) -> int:
         print(f"portico mcp add: {exc}", file=sys.stderr)
         return 1
     print(f"Added {name!r} to {target}: {_summary(fields)}")
+    for diagnostic in problems:
+        print(diagnostic)
     _print_preset_needs(args.preset, fields)
-    return _validate(target, scope, project, [name])
+    return 0
 
 
 def _check_name(name: str) -> None:
@@ -374,70 +383,44 @@ def _scope_files(scope: Scope, project: Path) -> list[Path]:
 @dataclass
 class _Documents:
     """The target file plus the other files of its scope (a name defined twice in one
-    scope is an error, so both are checked before adding)."""
+    scope is an error, so both are checked before adding). Names of the files not written
+    come from a line scan; each file is parsed at most once."""
 
     path: Path
     scope: Scope
     project: Path
-    docs: dict[Path, ConfigDocument] = field(default_factory=dict)
+    files: ConfigFiles = field(init=False)
+
+    def __post_init__(self) -> None:
+        from portico.config.edit_session import ConfigFiles
+
+        self.files = ConfigFiles(self.project)
 
     def open(self, path: Path) -> ConfigDocument:
-        from portico.config.document import ConfigDocument
-
-        if path not in self.docs:
-            self.docs[path] = ConfigDocument.open(path)
-        return self.docs[path]
+        return self.files.document(path)
 
     def target(self) -> ConfigDocument:
         return self.open(self.path)
 
-    def files(self) -> list[Path]:
+    def paths(self) -> list[Path]:
         siblings = _scope_files(self.scope, self.project)
         if self.path in siblings:
             return [self.path, *(p for p in siblings if p != self.path)]
         return [self.path]
 
     def defining_file(self, name: str) -> Path | None:
-        for path in self.files():
-            if (path == self.path or path.exists()) and self.open(path).has_server(name):
+        self.target()  # the file written is parsed anyway: a parse error shows first
+        for path in self.paths():
+            if name in self.files.names(path):
                 return path
         return None
 
     def changed(self) -> list[ConfigDocument]:
-        return [doc for doc in self.docs.values() if doc.changed]
+        loaded = self.files.loaded()
+        return [self.open(p) for p in self.paths() if p in loaded and self.open(p).changed]
 
 
 # -- checking what was written ------------------------------------------------------------
-
-
-def _load_after(target: Path, scope: Scope, project: Path) -> Config:
-    from portico.config import load, load_files
-    from portico.config.model import Scope as S
-
-    standard = _scope_files(S.GLOBAL, project) + _scope_files(S.PROJECT, project)
-    if target in standard:
-        return load(project if scope is S.PROJECT else None)
-    return load_files([(target, scope)])
-
-
-def _validate(target: Path, scope: Scope, project: Path, names: Sequence[str]) -> int:
-    config = _load_after(target, scope, project)
-    wanted = set(names)
-    relevant = [
-        d
-        for d in config.diagnostics
-        if d.server in wanted or (d.server is None and d.path == target)
-    ]
-    for diagnostic in relevant:
-        print(diagnostic)
-    failed = sorted({d.server for d in relevant if d.is_error and d.server})
-    if failed:
-        print(
-            f"The file was written, but {', '.join(failed)} will not start until the "
-            "errors above are fixed (see `portico config check`)."
-        )
-        return 1
-    return 0
 
 
 # -- mcp import ---------------------------------------------------------------------------
@@ -460,6 +443,7 @@ def _workspace_hint(args: argparse.Namespace, project: Path) -> str:
 
 def run_import(args: argparse.Namespace) -> int:
     from portico.config.document import ConflictError, DocumentParseError, EditError
+    from portico.config.edit_session import field_problems, refuse_read_only
     from portico.config.importers import ImportSourceError, import_servers, label
     from portico.config.model import Scope
 
@@ -492,6 +476,10 @@ def run_import(args: argparse.Namespace) -> int:
                 )
                 continue
             doc = docs.open(where) if where is not None else docs.target()
+            errors = [d for d in field_problems(name, fields, doc.path, scope) if d.is_error]
+            if errors:
+                skipped.append(f"{name}: would not start: " + "; ".join(d.message for d in errors))
+                continue
             try:
                 doc.add_server(name, fields, replace=where is not None)
             except EditError as exc:
@@ -506,15 +494,19 @@ def run_import(args: argparse.Namespace) -> int:
             print("Dry run: nothing was written.")
             return 0
         for doc in changed:
+            refuse_read_only(doc.path)
+        for doc in changed:
             doc.save()
-    except (DocumentParseError, ConflictError, OSError) as exc:
+    except (EditError, DocumentParseError, ConflictError, OSError) as exc:
         print(f"portico mcp import: {exc}", file=sys.stderr)
         return 1
     _print_imported(result, imported)
     _print_report(result, skipped)
-    if not imported:
-        return 0
-    return _validate(target, scope, project, [name for name, _ in imported])
+    names = [name for name, _ in imported]
+    for doc in changed:
+        for diagnostic in doc.problems([n for n in names if doc.has_server(n)], scope):
+            print(diagnostic)
+    return 0
 
 
 def _print_imported(result: ImportResult, imported: list[tuple[str, str]]) -> None:

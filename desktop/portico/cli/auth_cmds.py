@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, cli_prompter, err, find_server, load_config
+from portico.paths import paths
 
 if TYPE_CHECKING:
     from portico.prompts import AuthorizeRequest, DeviceCodeRequest, Prompter
@@ -82,7 +83,7 @@ def _prompter() -> Prompter:
     prompter = cli_prompter()
     if sys.stdin.isatty() and sys.stdout.isatty():
         return prompter
-    return _PlainPrompter(prompter)  # type: ignore[return-value]
+    return _PlainPrompter(prompter)
 
 
 def cmd_login(args: argparse.Namespace) -> int:
@@ -127,7 +128,7 @@ async def _login(args: argparse.Namespace) -> int:
     note = (
         "in the keyring"
         if where == "keyring"
-        else f"in {secret_store.paths().state_dir / 'mcp-tokens'} (mode 0600)"
+        else f"in {paths().state_dir / 'mcp-tokens'} (mode 0600)"
     )
     print(f"Signed in to '{spec.name}'; the token is stored {note}.")
     return 0
@@ -182,12 +183,12 @@ async def _secret(args: argparse.Namespace) -> int:
         print(f"Stored {name}. Use it in config as ${{keyring:{name}}}.")
         return 0
     if args.secret_action == "get":
-        value = await secret_store.lookup_secret(name)
-        if value is None:
+        found = await secret_store.lookup_secret(name)
+        if found is None:
             err(f"no secret named {name!r}; store one with `portico secret set {name}`")
             return 1
         print("warning: this prints a secret to your terminal", file=sys.stderr)
-        print(value)
+        print(found)
         return 0
     existed = await secret_store.lookup_secret(name) is not None
     await secret_store.delete_secret(name)

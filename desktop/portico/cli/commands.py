@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Groups:
-    top: argparse._SubParsersAction
-    config: argparse._SubParsersAction
-    mcp: argparse._SubParsersAction
+    top: argparse._SubParsersAction[argparse.ArgumentParser]
+    config: argparse._SubParsersAction[argparse.ArgumentParser]
+    mcp: argparse._SubParsersAction[argparse.ArgumentParser]
 
 
 # Modules are imported lazily by name so that a command's heavy imports (mcp, httpx2)

@@ -87,9 +87,10 @@ def _plain(value: Any) -> Any:
 
 def server_view(spec: Any) -> dict[str, Any]:
     """One server as shown by ``config show``: plain values, secret values masked."""
-    from portico.config.secrets import mask, mask_url
+    from portico.config.masking import mask_url
+    from portico.config.masking import mask_value as mask
 
-    data = _plain(asdict(spec))
+    data: dict[str, Any] = _plain(asdict(spec))
     if spec.url:
         data["url"] = mask_url(spec.url)
     source = data.pop("source")

@@ -2,8 +2,9 @@
 
 Every command edits the file in place through ``ConfigDocument`` (comments and layout
 survive), writes it atomically, and when the file changed on disk meanwhile, reads it
-again and retries the edit once before giving up. ``set``/``unset`` check the result
-with the loader first and refuse to write a change that makes the server invalid.
+again and retries the edit once before giving up. Each file is parsed once and the
+result is validated from the edited tree before anything is written: a change that makes
+the server invalid, a read-only file or a file of a newer format version is refused.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +21,8 @@ from portico.cli.common import add_project_option, project_of
 
 if TYPE_CHECKING:
     from portico.config.document import ConfigDocument
-    from portico.config.model import Diagnostic, Scope
+    from portico.config.edit_session import ConfigFiles
+    from portico.config.model import Scope
 
 Edit = Callable[["ConfigDocument"], str]  # applies the edit, returns what to print
 
@@ -89,8 +92,7 @@ def run_set(args: argparse.Namespace) -> int:
     text = args.value
 
     def edit(doc: ConfigDocument) -> str:
-        value = doc.parse_value(text)
-        doc.set(server, key, value)
+        doc.set(server, key, doc.value_for(server, key, text))
         return f"{server}.{'.'.join(key)} set"
 
     return _run(args, server, edit, validate=server)
@@ -135,7 +137,7 @@ def run_toggle(args: argparse.Namespace) -> int:
         doc.set_enabled(name, enabled)
         return f"{'enabled' if enabled else 'disabled'} {name}"
 
-    return _run(args, name, edit, validate=None)
+    return _run(args, name, edit, validate=name)
 
 
 def run_rename(args: argparse.Namespace) -> int:
@@ -168,14 +170,15 @@ def _run(
     validate: str | None,
     was: str | None = None,
 ) -> int:
-    from portico.config.atomic import ConflictError
+    from portico.config.atomic import ConflictError, ReadOnlyError
     from portico.config.document import EditError
+    from portico.config.edit_session import ConfigFiles
 
-    project = project_of(args)
+    files = ConfigFiles(project_of(args))
     try:
-        path, scope = resolve_target(server, project, file=args.file, scope=args.scope)
-        message = run_edit(path, scope, edit, validate=validate, was=was)
-    except (CommandError, EditError, ConflictError) as exc:
+        path, scope = resolve_target(server, files, file=args.file, scope=args.scope)
+        message = run_edit(path, scope, edit, validate=validate, was=was, files=files)
+    except (CommandError, EditError, ConflictError, ReadOnlyError) as exc:
         print(f"portico: {exc}", file=sys.stderr)
         return 1
     except FileNotFoundError as exc:  # ConfigDocument.load says "<path>: no such file"
@@ -185,63 +188,47 @@ def _run(
         print(f"portico: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     print(f"{path}: {message}")
-    _note_shadowing(server, path, project)
+    _note_shadowing(server if validate is None else validate, path, files, was=was)
     return 0
 
 
 def resolve_target(
-    server: str, project: Path | None, *, file: Path | None, scope: str | None
+    server: str, files: ConfigFiles, *, file: Path | None, scope: str | None
 ) -> tuple[Path, Scope]:
-    """The file to edit for ``server`` and its scope."""
-    from portico.config import targets
+    """The file to edit for ``server`` and its scope (file names come from line scans;
+    nothing is parsed unless a scan cannot tell, or no file defines the server)."""
     from portico.config.model import Scope
 
     if file is not None:
         path = file.resolve()
-        return path, _scope_of(path, project)
-    if scope is not None:
-        wanted = Scope(scope)
-        candidates = [
-            p for p in targets.defining_files(server, project) if _scope_of(p, project) is wanted
-        ]
+        return path, files.scope_of(path)
+    wanted = Scope(scope) if scope is not None else None
+    found = files.defining_files(server)
+    if not found:
+        files.confirm_parsed()  # a file that does not parse says so instead
+        found = files.defining_files(server)
+    if wanted is not None:
+        candidates = [p for p in found if files.scope_of(p) is wanted]
         if not candidates:
             raise CommandError(
                 f"no server named {server!r} in the {wanted.value} scope "
-                f"({', '.join(str(p) for p in targets.scope_files(wanted, project))}); "
+                f"({', '.join(str(p) for p in files.scope_files(wanted))}); "
                 "add it with `portico mcp add`"
             )
     else:
-        effective = targets.defining_file(server, project)
-        candidates = [effective] if effective is not None else []
-        if effective is not None:
-            same_scope = [
-                p
-                for p in targets.defining_files(server, project)
-                if _scope_of(p, project) is _scope_of(effective, project)
-            ]
-            candidates = same_scope or candidates
-        if not candidates:
+        if not found:
             raise CommandError(
                 f"no server named {server!r} in any config file; "
                 "`portico config show` lists the servers, `portico mcp add` adds one"
             )
+        effective = files.scope_of(found[0])
+        candidates = [p for p in found if files.scope_of(p) is effective]
     if len(candidates) > 1:
         both = " and ".join(str(p) for p in candidates)
         raise CommandError(
             f"{server!r} is defined in both {both}; pass --file to say which one to edit"
         )
-    return candidates[0], _scope_of(candidates[0], project)
-
-
-def _scope_of(path: Path, project: Path | None) -> Scope:
-    from portico.config.model import Scope
-    from portico.paths import project_config_dir
-
-    if project is not None and path.resolve().parent == project_config_dir(project).resolve():
-        return Scope.PROJECT
-    if path.parent.name == ".portico":
-        return Scope.PROJECT
-    return Scope.GLOBAL
+    return candidates[0], files.scope_of(candidates[0])
 
 
 def run_edit(
@@ -252,22 +239,38 @@ def run_edit(
     validate: str | None,
     was: str | None = None,
     before_save: Callable[[ConfigDocument], None] | None = None,
+    files: ConfigFiles | None = None,
 ) -> str:
     """Load ``path``, apply ``edit``, check it, save; on a conflict reload and retry once.
 
-    ``validate``: a server name whose entry must not get new errors from the edit
-    (``was``: its name before the edit, for a rename).
+    One parse of the file, one validation of the servers the edit touched (from the
+    edited tree), one write. ``validate``: a server name whose entry must not get new
+    errors from the edit (``was``: its name before the edit, for a rename).
     ``before_save`` runs right before each save (tests use it to change the file).
-    Raises ConflictError if the file changed again during the retry.
+    Raises ConflictError if the file changed again during the retry, ReadOnlyError for a
+    file this user may not write, EditError (nothing written) for an invalid result.
     """
     from portico.config.atomic import ConflictError
-    from portico.config.document import ConfigDocument
+    from portico.config.edit_session import (
+        ConfigFiles,
+        new_problems,
+        refusal,
+        refuse_read_only,
+    )
 
+    files = files or ConfigFiles(None)
+    refuse_read_only(path)
     for attempt in (1, 2):
-        doc = ConfigDocument.load(path)
+        doc = files.document(path)
+        if not doc.exists_on_disk:
+            raise FileNotFoundError(f"{path}: no such file")
+        before = doc.problems([was or validate], scope, lines=False) if validate else []
+        before = [replace(d, server=validate) for d in before]
         message = edit(doc)
         if validate is not None:
-            _check(doc, scope, validate, was)
+            problems = new_problems(doc, scope, [validate], before)
+            if problems:
+                raise refusal(doc, problems, f"the change would make server {validate!r} invalid")
         if not doc.changed:
             return f"{message} (already so; file unchanged)"
         if before_save is not None:
@@ -280,36 +283,18 @@ def run_edit(
             print(
                 f"{path}: changed on disk while editing; reloaded it and retrying", file=sys.stderr
             )
+            files.forget(path)
             continue
+        for note in doc.notes:
+            print(f"note: {note}", file=sys.stderr)
         return message
     raise AssertionError("unreachable")
 
 
-def _errors_for(text: str, path: Path, scope: Scope, server: str) -> list[Diagnostic]:
-    from portico.config.load import parse_text
-
-    config = parse_text(text, path, scope)
-    return [d for d in config.errors if d.server == server]
-
-
-def _check(doc: ConfigDocument, scope: Scope, server: str, was: str | None = None) -> None:
-    """Refuse the edit if it gives ``server`` (called ``was`` before it) a new error."""
-    earlier = _errors_for(doc.original_text, doc.path, scope, was or server)
-    before = {(d.key, d.message) for d in earlier}
-    after = _errors_for(doc.text(), doc.path, scope, server)
-    new = [d for d in after if (d.key, d.message) not in before]
-    if new:
-        lines = "\n".join(f"  {d}" for d in new)
-        raise CommandError(
-            f"not written: the change would make server {server!r} invalid:\n{lines}\n"
-            f"{doc.path} is unchanged"
-        )
-
-
-def _note_shadowing(server: str, edited: Path, project: Path | None) -> None:
+def _note_shadowing(
+    server: str, edited: Path, files: ConfigFiles, *, was: str | None = None
+) -> None:
     """Say so when the edited definition is not the one in effect (or another remains)."""
-    from portico.config import targets
-
-    others = [p for p in targets.defining_files(server, project) if p != edited]
+    others = [p for p in files.defining_files(server) if p != edited]
     for other in others:
         print(f"note: {server!r} is also defined in {other}", file=sys.stderr)

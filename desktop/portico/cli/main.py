@@ -38,22 +38,31 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
-    if not args_list:
+    from portico.cli.desktop import is_desktop_invocation
+
+    if is_desktop_invocation(args_list):
         from portico.cli.desktop import open_desktop
 
-        return open_desktop()
+        return open_desktop(args_list)
     parser = build_parser()
-    args = parser.parse_args(args_list)
+    try:
+        args = parser.parse_args(args_list)
+    except BrokenPipeError:  # --help into a closed pipe
+        return _quiet_exit_on_closed_stdout()
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
         return 2
     try:
-        return handler(args)
+        code = handler(args)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        return code
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
     except Exception as exc:  # the last resort: one line, never a traceback
+        if _closed_pipe(exc):
+            return _quiet_exit_on_closed_stdout()
         log_file = _log_crash(exc)
         what = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         print(
@@ -62,6 +71,34 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+
+
+def _closed_pipe(exc: BaseException) -> bool:
+    """A write to a reader that went away (``portico config show | head``), possibly
+    wrapped in an exception group by asyncio / anyio."""
+    if isinstance(exc, BrokenPipeError):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_closed_pipe(inner) for inner in exc.exceptions)
+    cause = exc.__cause__ or exc.__context__
+    return isinstance(cause, BrokenPipeError) and isinstance(exc, OSError)
+
+
+def _quiet_exit_on_closed_stdout() -> int:
+    """The Unix convention for a closed stdout: stop quietly (as SIGPIPE would).
+
+    Whatever is still buffered for stdout can never be written; pointing stdout at
+    /dev/null keeps the interpreter's own flush at exit from complaining.
+    """
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE, what a shell reports for a command a pipe stopped
 
 
 def _log_crash(exc: BaseException) -> str:

@@ -15,7 +15,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO, TypeVar
 
 from portico.prompts import (
     ApprovalAnswer,
@@ -34,6 +34,9 @@ from portico.prompts import (
     TrustChoice,
     TrustRequest,
 )
+
+T = TypeVar("T")
+ElicitAction = Literal["accept", "decline", "cancel"]
 
 
 class LineReader:
@@ -65,12 +68,12 @@ class LineReader:
                 self._eof = True
             self._buffer += data
         if b"\n" in self._buffer:
-            line, self._buffer = self._buffer.split(b"\n", 1)
+            raw, self._buffer = self._buffer.split(b"\n", 1)
         elif self._buffer:
-            line, self._buffer = self._buffer, b""
+            raw, self._buffer = self._buffer, b""
         else:
             raise EOFError
-        return line.decode(errors="replace").rstrip("\r")
+        return raw.decode(errors="replace").rstrip("\r")
 
     async def _wait_readable(self, fd: int) -> None:
         loop = asyncio.get_running_loop()
@@ -84,11 +87,11 @@ class LineReader:
             loop.add_reader(fd, on_ready)
         except (NotImplementedError, ValueError, OSError):
             # No selector support (e.g. Windows' proactor loop): read in a thread.
-            line = await asyncio.to_thread(self.stream.buffer.readline)  # type: ignore[attr-defined]
-            if not line:
+            chunk = await asyncio.to_thread(self.stream.buffer.readline)
+            if not chunk:
                 self._eof = True
-            self._buffer += line
-            self._fd = None if not line else self._fd
+            self._buffer += chunk
+            self._fd = None if not chunk else self._fd
             return
         try:
             await ready
@@ -148,7 +151,7 @@ class TerminalPrompter:
         except EOFError:
             raise Refused("the terminal input was closed, so nobody can answer") from None
 
-    async def pick(self, prompt: str, keys: Mapping[str, Any], *, default: Any = None) -> Any:
+    async def pick(self, prompt: str, keys: Mapping[str, T], *, default: T | None = None) -> T:
         """Ask until one of ``keys`` is typed; an empty line gives ``default`` if set."""
         while True:
             answer = await self.read(prompt)
@@ -270,13 +273,14 @@ class TerminalPrompter:
             if request.mode == "url":
                 self.say(f"  It wants you to open: {request.url}")
                 self.say("  (Portico does not open it for you.)")
-                keys = {"a": "accept", "d": "decline", "c": "cancel"}
+                keys: dict[str, ElicitAction] = {"a": "accept", "d": "decline", "c": "cancel"}
                 self.say("  [a] I opened it  [d] decline  [c] cancel")
                 return ElicitationAnswer(await self.pick("> ", keys))
             if request.error:
                 self.say(f"  The last answer was not accepted: {request.error}")
             keys = {"y": "accept", "n": "decline", "c": "cancel"}
-            action = await self.pick("  Answer it? [y] yes  [n] decline  [c] cancel > ", keys)
+            question = "  Answer it? [y] yes  [n] decline  [c] cancel > "
+            action: ElicitAction = await self.pick(question, keys)
             if action != "accept":
                 return ElicitationAnswer(action)
             return ElicitationAnswer("accept", await self._form(request))

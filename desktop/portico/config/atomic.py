@@ -3,8 +3,10 @@
 A write goes to a temp file in the same directory (so the rename cannot cross file
 systems), is fsynced, takes the original file's permission bits, replaces the original by
 ``os.replace`` and then fsyncs the directory, so a crash leaves either the old or the new
-file, never half of one. Before replacing, the current bytes on disk are compared with
-what was read (``Snapshot``); if someone else wrote the file since, ``ConflictError``.
+file, never half of one. A file this user may not write is refused (``ReadOnlyError``):
+the rename would replace it regardless of its mode. Before replacing, the current bytes
+on disk are compared with what was read (``Snapshot``); if someone else wrote the file
+since, ``ConflictError``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,20 @@ class ConflictError(Exception):
             f"{path}: the file changed on disk since it was read{why}; nothing was written. "
             "Reload it and retry the edit."
         )
+
+
+class ReadOnlyError(PermissionError):
+    """The file exists but this user may not write it: it is left as it is."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(
+            f"{path}: read-only file; nothing was written (make it writable, e.g. "
+            "chmod u+w, to edit it)"
+        )
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,9 @@ def write_atomic(
         keep_mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
     except FileNotFoundError:
         keep_mode = None
+    # the rename below would replace a file this user may not write: refuse instead
+    if keep_mode is not None and not os.access(target, os.W_OK):
+        raise ReadOnlyError(path)
     # os.open applies the umask to a new file's mode, as any editor's write would.
     create_mode = DEFAULT_MODE if mode is None else mode
     tmp, fd = _create_temp(target, create_mode)

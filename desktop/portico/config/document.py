@@ -28,12 +28,16 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from portico.config import schema
 from portico.config.atomic import ConflictError, Snapshot, read_bytes, write_atomic
-from portico.config.model import Config, Dialect, Scope
+from portico.config.model import Config, Diagnostic, Dialect, Scope
 from portico.config.validate import server_name_problem
+
+if TYPE_CHECKING:
+    from portico.config.raw import KeyPath as RawKeyPath
+    from portico.config.raw import RawFile
 
 __all__ = [
     "ConfigDocument",
@@ -41,6 +45,7 @@ __all__ = [
     "DocumentParseError",
     "EditError",
     "KeyPath",
+    "NewerVersionError",
     "dialect_of",
     "valid_server_name",
 ]
@@ -65,11 +70,20 @@ class EditError(ValueError):
 class DocumentParseError(EditError):
     """The file does not parse, so it cannot be edited without losing what it holds."""
 
-    def __init__(self, path: Path, message: str, line: int | None = None) -> None:
+    def __init__(
+        self, path: Path, message: str, line: int | None = None, column: int | None = None
+    ) -> None:
         self.path = path
         self.line = line
+        self.column = column
         where = f"{path}:{line}" if line else str(path)
+        if line and column:
+            where += f":{column}"
         super().__init__(f"{where}: {message}; fix the file by hand, then retry the edit.")
+
+
+class NewerVersionError(EditError):
+    """The file says ``version = N`` for a format newer than this build knows."""
 
 
 def dialect_of(path: Path) -> Dialect:
@@ -96,6 +110,8 @@ def split_key(key_path: KeyPath) -> tuple[str, ...]:
 class Tree(Protocol):
     """What a dialect's editable tree offers; see toml_edit.TomlTree / yaml_edit.YamlTree."""
 
+    notes: list[str]
+
     def dumps(self) -> str: ...
     def server_names(self) -> list[str]: ...
     def get(self, server: str, path: tuple[str, ...]) -> Any: ...
@@ -109,6 +125,7 @@ class Tree(Protocol):
     def set_root(self, path: tuple[str, ...], value: Any) -> None: ...
     def unset_root(self, path: tuple[str, ...]) -> bool: ...
     def parse_value(self, text: str) -> Any: ...
+    def key_lines(self, names: Sequence[str]) -> dict[RawKeyPath, int]: ...
 
 
 def _make_tree(dialect: Dialect, text: str, path: Path) -> Tree:
@@ -150,8 +167,30 @@ class ConfigDocument:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DocumentParseError(path, f"not UTF-8 text ({exc.reason})") from None
-        return cls(path, dialect, text, snap)
+            line = data[: exc.start].count(b"\n") + 1
+            raise DocumentParseError(path, f"not UTF-8 text ({exc.reason})", line) from None
+        doc = cls(path, dialect, text, snap)
+        doc.refuse_newer_version()
+        return doc
+
+    def refuse_newer_version(self) -> None:
+        """NewerVersionError when the file's ``version`` is not one this build reads."""
+        if self.dialect is not Dialect.TOML:
+            return
+        version = self._tree.get_root(("version",))
+        if version is None or version == schema.SUPPORTED_VERSION:
+            return
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise NewerVersionError(
+                f"{self.path}: version = {version!r} is not a valid version; write "
+                f"version = {schema.SUPPORTED_VERSION} by hand, then retry the edit"
+            )
+        if version > schema.SUPPORTED_VERSION:
+            raise NewerVersionError(
+                f"{self.path}: version = {version} is newer than this build of Portico "
+                f"reads (version {schema.SUPPORTED_VERSION}); it cannot know that "
+                "version's keys, so it does not edit the file: update Portico"
+            )
 
     @classmethod
     def new(cls, path: Path) -> ConfigDocument:
@@ -190,6 +229,11 @@ class ConfigDocument:
         if self._crlf:
             text = text.replace("\n", "\r\n")
         return "\ufeff" + text if self._bom else text
+
+    @property
+    def notes(self) -> list[str]:
+        """One line each: what the edits did beyond what was asked (an alias broken)."""
+        return self._tree.notes
 
     @property
     def original_text(self) -> str:
@@ -248,6 +292,36 @@ class ConfigDocument:
         ``https://example.com`` or ``npx`` need no quotes on a command line.
         """
         return self._tree.parse_value(text)
+
+    def value_for(self, server: str, key_path: KeyPath, text: str) -> Any:
+        """What ``text`` typed for ``key_path`` means, typed by the schema.
+
+        A string key gets ``text`` exactly (the writer quotes it where the plain form
+        would read as something else); a number, duration or boolean must look like one;
+        lists and tables are read as an inline value of this dialect and checked for
+        their shape. Keys the schema does not know read ``text`` as ``parse_value`` does.
+        EditError names the key and the type it wants.
+        """
+        path = split_key(key_path)
+        where = f"{self.path}: {server}.{'.'.join(path)}"
+        at = schema.key_at(self.dialect, path)
+        spec = at.spec
+        if spec is None:
+            return self.parse_value(text)
+        if at.entry:
+            return text if spec.type == "mapping" else self.parse_value(text)
+        try:
+            typed = schema.typed_text(spec, self.dialect, text)
+        except schema.ValueTypeError as exc:
+            raise EditError(f"{where}: {exc}") from None
+        if typed is not None:
+            return typed
+        value = self.parse_value(text)
+        plain = value.unwrap() if hasattr(value, "unwrap") else value
+        shape = _shape_problem(spec, plain, self.dialect)
+        if shape:
+            raise EditError(f"{where}: {shape}")
+        return value
 
     def set(self, server: str, key_path: KeyPath, value: Any) -> None:
         """Set a key of ``server`` (nested tables are created as needed)."""
@@ -317,6 +391,32 @@ class ConfigDocument:
             )
         )
 
+    def raw_servers(self, names: Sequence[str], scope: Scope, *, lines: bool) -> RawFile:
+        """The entries of ``names`` as the loader would read them from this text, taken
+        from the edited tree (no parse); ``lines``: also find the line of every key."""
+        from portico.config.raw import RawFile, RawServer
+
+        raw = RawFile(path=self.path, scope=scope, dialect=self.dialect)
+        positions = self._tree.key_lines(names) if lines else {}
+        for name in names:
+            if name not in self._tree.server_names():
+                continue
+            data = self._tree.get(name, ())
+            own = {p[1:]: n for p, n in positions.items() if p[:1] == (name,) and len(p) > 1}
+            raw.servers.append(RawServer(name, data, positions.get((name,), 1), own))
+        return raw
+
+    def problems(
+        self, names: Sequence[str], scope: Scope = Scope.GLOBAL, *, lines: bool = True
+    ) -> list[Diagnostic]:
+        """Errors and warnings the loader would report for the servers ``names`` of the
+        edited text (validated from the tree; nothing is parsed again)."""
+        from portico.config.validate import validate_servers
+
+        raw = self.raw_servers(names, scope, lines=lines)
+        validate_servers(raw)
+        return list(raw.diagnostics)
+
     def check(self, scope: Scope = Scope.GLOBAL) -> Config:
         """The edited text validated by the loader, as if it were saved (nothing is written)."""
         from portico.config.load import parse_text
@@ -334,9 +434,10 @@ class ConfigDocument:
     # -- helpers ---------------------------------------------------------------------
 
     def _require(self, server: str) -> None:
-        if server not in self._tree.server_names():
-            names = ", ".join(self._tree.server_names()) or "none"
-            raise EditError(f"{self.path}: no server named {server!r} (servers here: {names})")
+        if server in self._tree.server_names():
+            return
+        names = ", ".join(self._tree.server_names()) or "none"
+        raise EditError(f"{self.path}: no server named {server!r} (servers here: {names})")
 
     def _setting_path(self, key_path: KeyPath) -> tuple[str, ...]:
         parts = split_key(key_path)
@@ -351,3 +452,27 @@ class ConfigDocument:
                 f"{self.path}: {spec.name} is not a setting of this file; set it in {other}"
             )
         return path
+
+
+def _shape_problem(spec: schema.KeySpec, value: Any, dialect: Dialect) -> str | None:
+    """Why ``value`` (read as an inline value) cannot be ``spec``'s value, if it cannot."""
+    kind = spec.type
+    if kind == "string_list" or (kind == "command" and dialect is Dialect.TOML):
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return None
+        if kind == "command":
+            return (
+                'must be an array in mcp.toml (program, then arguments), like '
+                '["npx", "-y", "some-server"]'
+            )
+        example = '["a", "b"]' if dialect is Dialect.TOML else "[a, b]"
+        return f"must be a list of strings, like {example}"
+    if kind == "mapping":
+        if isinstance(value, dict) and all(isinstance(v, str) for v in value.values()):
+            return None
+        example = '{ NAME = "value" }' if dialect is Dialect.TOML else "{NAME: value}"
+        return f"must be a table of names to strings, like {example}"
+    if kind == "table" and not isinstance(value, dict):
+        example = "{ key = value }" if dialect is Dialect.TOML else "{key: value}"
+        return f"must be a table of settings, like {example}"
+    return None

@@ -50,7 +50,8 @@ def _toml_value(value: Any) -> str:
         return "{ " + inner + " }" if inner else "{}"
     if isinstance(value, list | tuple):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    return tomlkit.item(value).as_string()
+    text: str = tomlkit.item(value).as_string()
+    return text
 
 
 def _toml_key(key: str) -> str:
@@ -95,9 +96,9 @@ def toml_example() -> str:
         "# Secrets can be references: ${env:VAR} or ${keyring:NAME} (`portico secret set`).",
         "",
     ]
-    for spec in schema.SETTINGS:
-        if spec.toml is not None:
-            out.append(_setting_line(spec, d, "", spec.toml[-1]))
+    for setting in schema.SETTINGS:
+        if setting.toml is not None:
+            out.append(_setting_line(setting, d, "", setting.toml[-1]))
     for server, title in (
         (STDIO_NAME, "A local server, started as a process (stdio)."),
         (HTTP_NAME, "A remote server over HTTP (Streamable HTTP, or SSE with transport)."),

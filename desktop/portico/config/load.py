@@ -15,7 +15,8 @@ from typing import Any
 
 from portico import paths
 from portico.config import toml_dialect, yaml_dialect
-from portico.config.model import Config, Diagnostic, Dialect, Scope, ServerSpec
+from portico.config.model import Config, Diagnostic, Dialect, ModelsConfig, Scope, ServerSpec
+from portico.config.models_config import merge_models, read_models
 from portico.config.raw import RawFile
 from portico.config.validate import settings_from, validate_servers, validate_settings
 
@@ -86,10 +87,13 @@ class _FileResult:
     raw: RawFile
     servers: list[ServerSpec]
     settings: dict[str, tuple[Any, int]]
+    models: ModelsConfig
 
 
 def _evaluate(raw: RawFile) -> _FileResult:
-    return _FileResult(raw, validate_servers(raw), validate_settings(raw))
+    return _FileResult(
+        raw, validate_servers(raw), validate_settings(raw), read_models(raw, raw.models)
+    )
 
 
 def load_files(files: Sequence[tuple[Path, Scope]], *, project: Path | None = None) -> Config:
@@ -107,6 +111,7 @@ def parse_text(
 
 
 def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
+    models, _ = merge_models([(r.raw, r.models) for r in results if r.raw.scope is Scope.GLOBAL])
     diagnostics: list[Diagnostic] = []
     for result in results:
         diagnostics.extend(result.raw.diagnostics)
@@ -199,6 +204,7 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
         files=tuple(r.raw.path for r in results),
         project=project,
         unparsed=tuple(r.raw.path for r in results if not r.raw.parsed),
+        models=models,
     )
 
 

@@ -125,6 +125,9 @@ class OAuthSpec:
     idp_client_id: str | None = None
     idp_client_secret: str | None = None
     id_token: str | None = None
+    # Local development only: OAuth endpoints on private addresses, other origins on
+    # loopback and plain http are let through (see docs/security.md).
+    allow_private_endpoints: bool = False
 
 
 @dataclass(frozen=True)
@@ -260,6 +263,52 @@ class RuntimeSettings:
     profile: str = "default"
 
 
+ProviderKind = Literal["openai", "anthropic"]
+
+
+@dataclass(frozen=True)
+class ProviderSpec:
+    """One model provider (``models.providers.NAME``): an OpenAI-compatible server or the
+    Anthropic Messages API. ``api_key`` is a ``${keyring:...}`` / ``${env:...}``
+    reference (never a plain key), or None for a local server that needs none."""
+
+    name: str
+    source: Source
+    kind: ProviderKind = "openai"
+    base_url: str | None = None  # None: the kind's public endpoint
+    api_key: str | None = None
+    models: tuple[str, ...] = ()  # the models offered in pickers (the server may have more)
+    default_model: str | None = None
+    max_tokens: int = 4096
+    temperature: float | None = None
+    vision: bool = False  # images in tool results go to the model as images
+    headers: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def headers_dict(self) -> dict[str, str]:
+        return dict(self.headers)
+
+    @property
+    def model(self) -> str | None:
+        """The model used when none is named: ``default_model``, else the first listed."""
+        return self.default_model or (self.models[0] if self.models else None)
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    """``models`` (YAML) / ``[models.providers.*]`` + ``default_model`` (TOML)."""
+
+    providers: tuple[ProviderSpec, ...] = ()
+    default: str | None = None  # "PROVIDER/model" (or just "PROVIDER")
+    default_source: Source | None = None
+
+    def provider(self, name: str) -> ProviderSpec | None:
+        for spec in self.providers:
+            if spec.name == name:
+                return spec
+        return None
+
+
 @dataclass(frozen=True)
 class Config:
     """The effective configuration after both scopes were read and merged."""
@@ -272,6 +321,7 @@ class Config:
     # files that did not parse (or could not be read): their servers are missing here;
     # portico.config.load.keep_previous() carries the last good ones over
     unparsed: tuple[Path, ...] = ()
+    models: ModelsConfig = field(default_factory=ModelsConfig)
 
     def server(self, name: str) -> ServerSpec | None:
         for spec in self.servers:

@@ -37,6 +37,21 @@ class RawSetting:
 
 
 @dataclass
+class RawModels:
+    """What a dialect found: the ``models`` value, the default and their lines."""
+
+    value: Any = None
+    line: int = 0
+    lines: dict[KeyPath, int] = field(default_factory=dict)  # below ``models``
+    default: Any = None  # TOML top-level default_model
+    default_line: int = 0
+
+    @property
+    def present(self) -> bool:
+        return self.line > 0 or self.default_line > 0
+
+
+@dataclass
 class RawFile:
     path: Path
     scope: Scope
@@ -46,6 +61,7 @@ class RawFile:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     parsed: bool = True  # False: the file did not parse (or could not be read)
     blocked: bool = False  # True: a newer ``version``; no server of this file starts
+    models: RawModels = field(default_factory=RawModels)  # the ``models`` keys
 
     def error(
         self,

@@ -13,7 +13,8 @@ or read them in a dialect's unit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -428,6 +429,17 @@ KEYS: tuple[KeySpec, ...] = (
         "credentials go only there.",
         applies="remote",
         example="https://auth.example.com",
+    ),
+    KeySpec(
+        "oauth.allow_private_endpoints",
+        ("allow_private_endpoints",),
+        ("allow_private_endpoints",),
+        "bool",
+        A,
+        "Local development: allow OAuth endpoints on private addresses and plain http "
+        "(project servers are reviewed).",
+        default=False,
+        applies="remote",
     ),
     KeySpec(
         "oauth.idp_token_endpoint",
@@ -937,3 +949,99 @@ def by_group() -> Iterator[tuple[str, tuple[KeySpec, ...]]]:
     """(group, keys) in display order, for the editor's form."""
     for group in GROUPS:
         yield group, tuple(spec for spec in KEYS if spec.group == group)
+
+
+def resolve_key(
+    dialect: Dialect, present: Any, parent: str | None, part: str
+) -> tuple[str, str | None]:
+    """The key to use for ``part`` under ``parent`` in a table/mapping holding ``present``.
+
+    An existing spelling of the same key wins (``env`` where the entry already says
+    ``environment``), else a schema key is written in ``dialect``'s spelling, else ``part``
+    as given. Returns (key, logical name of that key or None when the schema has none).
+    """
+    spec = lookup(dialect, parent, part)
+    if spec is None:
+        return part, None
+    if part in present:
+        return part, spec.name
+    for written in spec.spellings(dialect):
+        if written in present:
+            return written, spec.name
+    return spec.spelling(dialect), spec.name
+
+
+def spelled(dialect: Dialect, parent: str | None, parts: Sequence[str]) -> list[str]:
+    """New nested keys in ``dialect``'s spelling (``redirect_port`` -> ``callback_port``)."""
+    out: list[str] = []
+    for part in parts:
+        spec = lookup(dialect, parent, part)
+        out.append(spec.spelling(dialect) if spec else part)
+        parent = spec.name if spec else None
+    return out
+
+
+@dataclass(frozen=True)
+class KeyAt:
+    """What the schema says about a written key path inside a server entry."""
+
+    spec: KeySpec | None  # the key itself, or the mapping / tool_costs it is an entry of
+    entry: bool  # True: an entry of ``spec`` (env.NAME, headers.NAME, tool_costs.NAME)
+
+
+def key_at(dialect: Dialect, path: Sequence[str]) -> KeyAt:
+    """The schema key a written path (``("env", "TOKEN")``, ``("oauth", "client_id")``)
+    names; ``KeyAt(None, False)`` for keys the schema does not know."""
+    parent: str | None = None
+    spec: KeySpec | None = None
+    for depth, part in enumerate(path):
+        if spec is not None and spec.type in ("mapping", "tool_costs"):
+            return KeyAt(spec, True) if depth == len(path) - 1 else KeyAt(None, False)
+        if spec is not None and spec.type != "table":
+            return KeyAt(None, False)
+        spec = lookup(dialect, parent, part)
+        if spec is None:
+            return KeyAt(None, False)
+        parent = spec.name
+    return KeyAt(spec, False)
+
+
+class ValueTypeError(ValueError):
+    """Text typed for a key that cannot be a value of that key's type."""
+
+
+_INT = re.compile(r"^[+-]?\d+$")
+_NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
+
+
+def typed_text(spec: KeySpec, dialect: Dialect, text: str) -> Any:
+    """``text`` as a value of ``spec`` written in ``dialect``, or ValueTypeError.
+
+    Strings are taken exactly as typed (the writer quotes them when the plain form would
+    read as anything else). Numbers, durations (in the dialect's unit) and booleans must
+    look like one. Lists, tables and the other structured keys return None: the caller
+    reads those as an inline value of the dialect.
+    """
+    kind = spec.type
+    if kind in ("string", "choice"):
+        return text
+    if kind == "command" and dialect is Dialect.YAML:
+        return text
+    if kind == "bool":
+        lowered = text.strip().lower()
+        if lowered in ("true", "false"):
+            return lowered == "true"
+        raise ValueTypeError(f"must be true or false, not {text!r}")
+    if kind in ("int", "number", "duration"):
+        stripped = text.strip().replace("_", "") if dialect is Dialect.TOML else text.strip()
+        whole = kind == "int" or spec.in_ms(dialect)
+        unit = spec.unit(dialect)
+        what = "a whole number" if whole else "a number"
+        if unit:
+            what += f" of {unit}"
+        if _INT.match(stripped):
+            return int(stripped)
+        if not whole and _NUMBER.match(stripped):
+            return float(stripped)
+        raise ValueTypeError(f"must be {what}, not {text!r}")
+    return None

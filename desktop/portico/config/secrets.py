@@ -12,7 +12,6 @@ import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
 
 ReferenceKind = Literal["env", "keyring"]
 KINDS: tuple[ReferenceKind, ...] = ("env", "keyring")
@@ -88,7 +87,7 @@ def _split(text: str) -> list[_Part]:
             )
             continue
         parts.append(
-            _Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos))  # type: ignore[arg-type]
+            _Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos))
         )
     if pos < len(text):
         parts.append(_Part(literal=text[pos:]))
@@ -112,44 +111,6 @@ def has_references(text: str) -> bool:
 def literal_text(text: str) -> str:
     """``text`` without its references (what would be plain text after resolving)."""
     return "".join(p.literal for p in _split(text) if p.literal is not None)
-
-
-def mask(value: str) -> str:
-    """A secret-bearing value as safe to show: references stay, literal secrets are hidden.
-
-    A value made of references plus at most a short scheme word ("Bearer ${env:TOKEN}") is
-    shown as written; anything else is replaced by ``********``.
-    """
-    if not has_references(value):
-        return "********" if value else value
-    rest = literal_text(value).strip()
-    if not rest or (rest.isalpha() and len(rest) <= 12):
-        return value
-    return "********"
-
-
-_SECRET_PARAM = re.compile(
-    r"(?i)(token|secret|passw|api[_-]?key|apikey|key|sig|signature|auth|credential|code)"
-)
-
-
-def mask_url(url: str) -> str:
-    """``url`` safe to show: a password in it and secret-looking query values hidden.
-
-    ``https://me:pw@host/mcp?api_key=abc&team=x`` -> ``https://me:***@host/mcp?api_key=***&team=x``
-    """
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, host = netloc.rsplit("@", 1)
-        user = userinfo.split(":", 1)[0]
-        netloc = f"{user}:***@{host}" if ":" in userinfo else f"{userinfo}@{host}"
-    query = "&".join(
-        f"{name}=***" if _SECRET_PARAM.search(name) and value and not has_references(value)
-        else (f"{name}={value}" if sep else name)
-        for name, sep, value in (item.partition("=") for item in parts.query.split("&") if item)
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 async def resolve(

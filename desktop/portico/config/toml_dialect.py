@@ -16,9 +16,17 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 
 from portico.config import schema
 from portico.config.model import Dialect, Scope
+from portico.config.parse_count import counted
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
-_TOP_KEYS = ("version", "defer_tools", "discovery_concurrency", schema.TOML_SERVERS_KEY)
+_TOP_KEYS = (
+    "version",
+    "defer_tools",
+    "discovery_concurrency",
+    "default_model",
+    "models",
+    schema.TOML_SERVERS_KEY,
+)
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
 _BARE = re.compile(r"[A-Za-z0-9_-]+")
 _DUPLICATE = re.compile(r'Key "(.+)" already exists')
@@ -39,22 +47,52 @@ def _duplicate_at(text: str, key: str, before: int) -> tuple[int, int] | None:
     return found[-1] if len(found) >= 2 else None
 
 
+def describe_parse_error(exc: Exception, text: str) -> tuple[str, int | None, int | None]:
+    """(message, line, column) of a tomlkit error, in words a person can act on."""
+    if not isinstance(exc, ParseError):
+        duplicate = _DUPLICATE.match(str(exc))
+        if duplicate:  # raised while building an inline table: no position of its own
+            found = _inline_duplicate(text, duplicate.group(1))
+            if found:
+                return f"{exc} (in an inline table)", found[0], found[1]
+        return str(exc), None, None
+    message = _LOCATION_SUFFIX.sub("", str(exc)).rstrip(".")
+    line: int | None = exc.line
+    column: int | None = exc.col + 1
+    if message.endswith("character: '\\x00'"):  # tomlkit's end-of-input marker
+        message = "unexpected end of file (an unclosed bracket, brace or quote?)"
+        line = text.count("\n") + 1
+        column = len(text.rsplit("\n", 1)[-1]) + 1
+    elif message.endswith("character: '\\n'"):
+        message = "unexpected end of line"
+    duplicate = _DUPLICATE.match(message)
+    if duplicate and line is not None:  # tomlkit reports where the duplicate table ends
+        line, column = _duplicate_at(text, duplicate.group(1), line) or (line, column)
+    return message, line, column
+
+
+def _inline_duplicate(text: str, key: str) -> tuple[int, int] | None:
+    """Line and column of the second ``key =`` inside one inline table."""
+    pattern = re.compile(r"""(?:^|[{,])\s*(?:"%s"|'%s'|%s)\s*=""" % ((re.escape(key),) * 3))
+    for number, line in enumerate(text.splitlines(), start=1):
+        start = line.find("{")
+        if start < 0:
+            continue
+        hits = list(pattern.finditer(line, start))
+        if len(hits) >= 2:
+            match = hits[1]
+            offset = len(match.group(0)) - len(match.group(0).lstrip("{, \t"))
+            return number, match.start() + offset + 1
+    return None
+
+
 def parse(text: str, path: Path, scope: Scope) -> RawFile:
     raw = RawFile(path=path, scope=scope, dialect=Dialect.TOML)
+    counted(path)
     try:
         doc = tomlkit.parse(text)
-    except ParseError as exc:
-        message = _LOCATION_SUFFIX.sub("", str(exc)).rstrip(".")
-        line, column = exc.line, exc.col + 1
-        if message.endswith("character: '\\x00'"):  # tomlkit's end-of-input marker
-            message = "unexpected end of file (an unclosed bracket, brace or quote?)"
-            line = text.count("\n") + 1
-            column = len(text.rsplit("\n", 1)[-1]) + 1
-        elif message.endswith("character: '\\n'"):
-            message = "unexpected end of line"
-        duplicate = _DUPLICATE.match(message)
-        if duplicate:  # tomlkit reports where the duplicate table ends: point at its start
-            line, column = _duplicate_at(text, duplicate.group(1), line) or (line, column)
+    except (ParseError, TOMLKitError) as exc:
+        message, line, column = describe_parse_error(exc, text)
         raw.parsed = False
         raw.error(
             f"not valid TOML: {message}; fix the file (the servers it defined keep their "
@@ -63,14 +101,10 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             column=column,
         )
         return raw
-    except TOMLKitError as exc:  # defensive: tomlkit errors without a position
-        raw.parsed = False
-        raw.error(f"not valid TOML: {exc}")
-        return raw
     data: dict[str, Any] = doc.unwrap()
     lines = key_lines(text)
 
-    def line(*path: str | int) -> int:
+    def line_of(*path: str | int) -> int:
         return _line_of(lines, path)
 
     version = data.get("version", schema.SUPPORTED_VERSION)
@@ -80,7 +114,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             raw.error(
                 f"{version!r} is not a valid version: write version = "
                 f"{schema.SUPPORTED_VERSION}; no server in this file starts until it is fixed",
-                line=line("version"),
+                line=line_of("version"),
                 key="version",
             )
         elif version > schema.SUPPORTED_VERSION:
@@ -89,12 +123,20 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 f"{version} is newer than this build of Portico reads (version "
                 f"{schema.SUPPORTED_VERSION}): no server in this file starts; update "
                 "Portico or rewrite the file for version 1",
-                line=line("version"),
+                line=line_of("version"),
                 key="version",
             )
     for name in ("defer_tools", "discovery_concurrency"):
         if name in data:
-            raw.settings.append(RawSetting(name, data[name], line(name)))
+            raw.settings.append(RawSetting(name, data[name], line_of(name)))
+
+    if "models" in data:
+        raw.models.value = data["models"]
+        raw.models.line = line_of("models")
+        raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
+    if "default_model" in data:
+        raw.models.default = data["default_model"]
+        raw.models.default_line = line_of("default_model")
 
     for top, value in data.items():
         if top in _TOP_KEYS:
@@ -104,13 +146,13 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         hint = suggestion(top, list(_TOP_KEYS))
         if isinstance(value, dict) and not hint:
             hint = f"; servers go under [mcp.{top}]"
-        raw.warning(f"unknown top-level key, ignored{hint}", line=line(top), key=top)
+        raw.warning(f"unknown top-level key, ignored{hint}", line=line_of(top), key=top)
 
     servers = data.get(schema.TOML_SERVERS_KEY, {})
     if not isinstance(servers, dict):
         raw.error(
             "must be a table of servers, e.g. [mcp.github]; no server in this file starts",
-            line=line(schema.TOML_SERVERS_KEY),
+            line=line_of(schema.TOML_SERVERS_KEY),
             key=schema.TOML_SERVERS_KEY,
         )
         return raw
@@ -120,12 +162,12 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             raw.error(
                 f"{name} is a top-level setting: move it above the first [mcp...] table "
                 "(written here it would be a server)",
-                line=line(*prefix),
+                line=line_of(*prefix),
                 key=f"{schema.TOML_SERVERS_KEY}.{name}",
             )
             continue
         server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
-        raw.servers.append(RawServer(name, entry, line(*prefix), server_lines))
+        raw.servers.append(RawServer(name, entry, line_of(*prefix), server_lines))
     return raw
 
 

@@ -12,22 +12,26 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 from tomlkit.container import Container, OutOfOrderTableProxy
 from tomlkit.exceptions import ParseError, TOMLKitError
-from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, SingleKey, Table, Whitespace
+from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, Table, Whitespace
 
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
 from portico.config.model import Dialect
+from portico.config.parse_count import counted
+from portico.config.raw import KeyPath
+from portico.config.toml_dialect import describe_parse_error
+from portico.config.toml_dialect import key_lines as toml_key_lines
+from portico.config.toml_rename import rename_in_text
 
 SERVERS = schema.TOML_SERVERS_KEY
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
-_LOCATION = re.compile(r"\s+at line \d+ col \d+$")
 
 TableLike = Table | InlineTable | Container | OutOfOrderTableProxy
 
@@ -47,7 +51,8 @@ def literal(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return repr(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        # JSON escapes are TOML escapes, except that TOML wants DEL escaped too
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, Mapping):
         if not value:
             return "{}"
@@ -84,13 +89,20 @@ class TomlTree:
     def __init__(self, text: str, path: Path) -> None:
         self.path = path
         self._styles: dict[int, Style] = {}  # inline-table styles, taken before each edit
+        self.notes: list[str] = []
+        counted(path)
         try:
             self.doc = tomlkit.parse(text)
-        except ParseError as exc:
-            message = _LOCATION.sub("", str(exc)).rstrip(".")
-            raise DocumentParseError(path, f"not valid TOML: {message}", exc.line) from None
-        except TOMLKitError as exc:
-            raise DocumentParseError(path, f"not valid TOML: {exc}") from None
+        except (ParseError, TOMLKitError) as exc:
+            message, line, column = describe_parse_error(exc, text)
+            raise DocumentParseError(path, f"not valid TOML: {message}", line, column) from None
+
+    def key_lines(self, names: Sequence[str]) -> dict[KeyPath, int]:
+        lines = toml_key_lines(self.dumps())
+        wanted = set(names)
+        return {
+            p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == SERVERS and p[1] in wanted
+        }
 
     def dumps(self) -> str:
         return self.doc.as_string()
@@ -185,32 +197,18 @@ class TomlTree:
             self.doc[SERVERS] = to_item(rebuilt)
             self._restyle_inline(self.doc, SERVERS)
             return
-        if not isinstance(servers, Table):
-            raise EditError(
-                f"{self.path}: the [{SERVERS}.*] tables are split by other tables; "
-                "rename the server by hand"
-            )
-        item = servers.value.item(old)
-        body_before = len(item.value.body) if isinstance(item, Table) else 0
-        written = next(k for k, _ in servers.value.body if k is not None and k.key == old)
-        # keep the quoting style of the name ("quoted-name" stays quoted)
-        renamed = SingleKey(
-            new, t=written.t, sep=written.sep, original=written.as_string().replace(old, new, 1)
-        )
-        servers.value._replace(old, renamed, item)
-        # tomlkit refreshes its key mirrors for tables only; do it for inline tables too
-        if new not in dict.keys(servers.value):
-            dict.__setitem__(servers.value, new, item.value)
-        if old in dict.keys(servers):
-            dict.__delitem__(servers, old)
-        dict.__setitem__(servers, new, item)
-        if isinstance(item, Table):
-            # tomlkit adds a "cosmetic" blank line to a replaced table; a rename adds none
-            body = item.value.body
-            while len(body) > body_before and isinstance(body[-1][1], Whitespace):
-                body.pop()
-        if hasattr(item, "invalidate_display_name"):
-            item.invalidate_display_name()
+        before = self.server_names()
+        text = rename_in_text(self.dumps(), SERVERS, old, new)
+        failed = EditError(f"{self.path}: could not rename {old!r} here; rename it by hand")
+        try:
+            counted(self.path)
+            doc = tomlkit.parse(text)
+        except (ParseError, TOMLKitError):
+            raise failed from None
+        previous, self.doc = self.doc, doc
+        if self.server_names() != [new if n == old else n for n in before]:
+            self.doc = previous
+            raise failed
 
     # -- top level -----------------------------------------------------------------------
 
@@ -230,7 +228,7 @@ class TomlTree:
         for part in path:
             if not _is_table(node):
                 return None
-            key, logical = _resolve(node, part, logical)
+            key, logical = schema.resolve_key(Dialect.TOML, node, logical, part)
             if key not in node:
                 return None
             node = node[key]
@@ -251,10 +249,10 @@ class TomlTree:
         chain: list[tuple[Any, str]] = [(parent, parent_key)] if parent is not None else []
         logical: str | None = None
         for depth, part in enumerate(path[:-1]):
-            key, logical = _resolve(node, part, logical)
+            key, logical = schema.resolve_key(Dialect.TOML, node, logical, part)
             if key not in node:
                 nested: Any = value
-                for inner in reversed(_spelled(path[depth + 1 :], logical)):
+                for inner in reversed(schema.spelled(Dialect.TOML, logical, path[depth + 1 :])):
                     nested = {inner: nested}
                 value = nested
                 path = (*path[:depth], key)
@@ -268,7 +266,7 @@ class TomlTree:
                 )
             chain.append((node, key))
             node = child
-        last, _ = _resolve(node, path[-1], logical)
+        last, _ = schema.resolve_key(Dialect.TOML, node, logical, path[-1])
         existing = node.get(last) if last in node else None
         if _refillable(existing, value):
             _refill(existing, value)
@@ -284,12 +282,12 @@ class TomlTree:
         chain: list[tuple[Any, str]] = [(parent, parent_key)] if parent is not None else []
         logical: str | None = None
         for part in path[:-1]:
-            key, logical = _resolve(node, part, logical)
+            key, logical = schema.resolve_key(Dialect.TOML, node, logical, part)
             if key not in node or not _is_table(node[key]):
                 return False
             chain.append((node, key))
             node = node[key]
-        last, _ = _resolve(node, path[-1], logical)
+        last, _ = schema.resolve_key(Dialect.TOML, node, logical, path[-1])
         if last not in node:
             return False
         del node[last]
@@ -409,30 +407,6 @@ def _add_key(node: Any, key: str, item: Item) -> None:
         container._insert_at(at, key, item)
         if isinstance(node, Table):
             dict.__setitem__(node, key, item)  # the table mirrors its container's keys
-
-
-def _spelled(parts: tuple[str, ...], logical: str | None) -> list[str]:
-    """New nested keys in TOML spelling (``redirect_port`` -> ``callback_port``)."""
-    out: list[str] = []
-    for part in parts:
-        spec = schema.lookup(Dialect.TOML, logical, part)
-        out.append(spec.spelling(Dialect.TOML) if spec and spec.type != "command" else part)
-        logical = spec.name if spec else None
-    return out
-
-
-def _resolve(node: Any, part: str, logical_parent: str | None) -> tuple[str, str | None]:
-    """The key to use for ``part``: an existing spelling of the same key, or ``part``."""
-    spec = schema.lookup(Dialect.TOML, logical_parent, part)
-    if part in node:
-        return part, spec.name if spec else None
-    if spec is not None:
-        for spelling in spec.spellings(Dialect.TOML):
-            if spelling in node:
-                return spelling, spec.name
-        if spec.type != "command":
-            return spec.spelling(Dialect.TOML), spec.name
-    return part, spec.name if spec else None
 
 
 Style = tuple[bool, str]  # (spaced braces, the "=" with its spacing)

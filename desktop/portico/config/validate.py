@@ -634,6 +634,7 @@ class _Checker:
             idp_client_id=values.get("oauth.idp_client_id"),
             idp_client_secret=values.get("oauth.idp_client_secret"),
             id_token=values.get("oauth.id_token"),
+            allow_private_endpoints=get("allow_private_endpoints"),
         )
 
 

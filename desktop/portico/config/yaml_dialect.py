@@ -17,6 +17,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from portico.config import schema
 from portico.config.model import Dialect, Scope
+from portico.config.parse_count import counted
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
 
@@ -28,6 +29,7 @@ def _yaml() -> YAML:
 
 def parse(text: str, path: Path, scope: Scope) -> RawFile:
     raw = RawFile(path=path, scope=scope, dialect=Dialect.YAML)
+    counted(path)
     try:
         doc = _yaml().load(text)
     except MarkedYAMLError as exc:
@@ -93,6 +95,11 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                     key=f"{section}.{sub}",
                 )
 
+    if "models" in doc:
+        raw.models.value = _plain(doc["models"])
+        raw.models.line = line("models")
+        raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
+
     servers = doc.get(schema.YAML_SERVERS_KEY)
     if servers is None:
         return raw
@@ -127,7 +134,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def key_lines(doc: Any) -> dict[KeyPath, int]:
+def key_lines(doc: Any, prefix: KeyPath = ()) -> dict[KeyPath, int]:
     """``{("mcp_servers", "github", "timeout"): 7, ...}`` (1-based lines)."""
     lines: dict[KeyPath, int] = {}
 
@@ -143,5 +150,5 @@ def key_lines(doc: Any) -> dict[KeyPath, int]:
                     lines[(*path, i)] = node.lc.item(i)[0] + 1
                 walk(v, (*path, i))
 
-    walk(doc, ())
+    walk(doc, prefix)
     return lines

@@ -14,20 +14,27 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from portico.config import schema
 from portico.config.document import DocumentParseError, EditError
 from portico.config.model import Dialect
+from portico.config.name_scan import scan_names
+from portico.config.parse_count import counted
+from portico.config.raw import KeyPath
 from portico.config.replay import replay
+from portico.config.yaml_dialect import key_lines as yaml_key_lines
 
 SERVERS = "mcp_servers"
+_YAML_SERVERS = re.compile(r"^mcp_servers\s*:\s*(#.*)?$")
+_ENTRY = re.compile(r"""^\s+(?:"([A-Za-z0-9_-]+)"|'([A-Za-z0-9_-]+)'|([A-Za-z0-9_-]+))\s*:""")
 _KEY_LINE = re.compile(r"^(\s*)[^\s#\-][^#]*?:(\s|$)")
 _SEQ_LINE = re.compile(r"^(\s*)- ")
 
@@ -55,9 +62,46 @@ def plain(value: Any) -> Any:
     return value
 
 
+# What a plain scalar may not be, for any YAML 1.1 or 1.2 reader to read it back as the
+# same string: a bool, null or number of either version, or text with an indicator.
+_NOT_A_STRING = re.compile(
+    r"""^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF
+    |null|Null|NULL|~|=|<<
+    |[-+]?(?:0b[01_]+|0o?[0-7_]+|0x[0-9a-fA-F_]+|[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?
+    |(?:[0-9][0-9_]*)?\.?[0-9_]*(?:[eE][-+]?[0-9]+)?|\.(?:inf|Inf|INF))|\.(?:nan|NaN|NAN))$""",
+    re.X,
+)
+_PLAIN_START = re.compile(r"""^(?:[^\s\-?:,\[\]{}#&*!|>'"%@`]|[-?:][^\s])""")
+_PLAIN_SAFE = re.compile(r"^[\x21-\x7e\u00a0-\ud7ff\ue000-\ufffd ]*$")
+
+
+def _plain_is_safe(text: str) -> bool:
+    """Whether ``text`` written plain reads back as exactly this string, in block and flow
+    context alike."""
+    return bool(
+        text
+        and text == text.strip()
+        and _PLAIN_START.match(text)
+        and _PLAIN_SAFE.match(text)
+        and not _NOT_A_STRING.match(text)
+        and ": " not in text
+        and " #" not in text
+        and not text.endswith(":")
+        and not any(c in text for c in ",[]{}")
+    )
+
+
+def _scalar(value: str) -> Any:
+    if _plain_is_safe(value):
+        return value
+    return DoubleQuotedScalarString(value)
+
+
 def _to_ruamel(value: Any) -> Any:
     if isinstance(value, (CommentedMap, CommentedSeq)):
         return value
+    if isinstance(value, str) and type(value) is str:
+        return _scalar(value)
     if isinstance(value, Mapping):
         out = CommentedMap()
         for k, v in value.items():
@@ -69,6 +113,34 @@ def _to_ruamel(value: Any) -> Any:
             seq.fa.set_flow_style()
         return seq
     return value
+
+
+def _flow(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        out = CommentedMap()
+        for k, v in value.items():
+            out[str(k)] = _flow(v)
+        out.fa.set_flow_style()
+        return out
+    if isinstance(value, (list, tuple)):
+        seq = CommentedSeq(_flow(v) for v in value)
+        seq.fa.set_flow_style()
+        return seq
+    return _to_ruamel(value)
+
+
+def _flow_key(key: str) -> str:
+    text = _flow_text(key)
+    return text
+
+
+def _flow_text(value: Any) -> str:
+    """``value`` as one flow-style YAML value (``{A: x, B: [1, 2]}``)."""
+    yaml = YAML(typ="rt")
+    yaml.width = 1 << 20
+    buf = io.StringIO()
+    yaml.dump({"v": _flow(value)}, buf)
+    return buf.getvalue().strip()[len("v:") :].strip()
 
 
 def _indent(line: str) -> int:
@@ -115,19 +187,24 @@ def _detect_indent(text: str) -> tuple[int, int, int]:
 class YamlTree:
     def __init__(self, text: str, path: Path) -> None:
         self.path = path
+        self.notes: list[str] = []
         self.mapping_indent, self.sequence_indent, self.offset = _detect_indent(text)
         self._set_text(text)
 
     # -- text and tree ---------------------------------------------------------------
 
     def _set_text(self, text: str) -> None:
+        counted(self.path)
         try:
             data = _load(text)
         except MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             problem = exc.problem or exc.context or "syntax error"
             line = mark.line + 1 if mark else None
-            raise DocumentParseError(self.path, f"not valid YAML: {problem}", line) from None
+            column = mark.column + 1 if mark else None
+            raise DocumentParseError(
+                self.path, f"not valid YAML: {problem}", line, column
+            ) from None
         except YAMLError as exc:
             raise DocumentParseError(self.path, f"not valid YAML: {exc}") from None
         if data is None:
@@ -135,13 +212,28 @@ class YamlTree:
         if not isinstance(data, CommentedMap):
             raise DocumentParseError(self.path, "the top level is not a mapping of keys")
         self.text = text
-        self.data = data
+        self._data: CommentedMap | None = data
+
+    @property
+    def data(self) -> CommentedMap:
+        """The round-trip tree of the current text (parsed again only when asked for after
+        an edit of the lines)."""
+        if self._data is None:
+            self._set_text(self.text)
+        assert self._data is not None
+        return self._data
+
+    def _stale(self) -> bool:
+        return self._data is None
 
     def _lines(self) -> list[str]:
         return self.text.splitlines(keepends=True)
 
     def _write_lines(self, lines: list[str]) -> None:
-        self._set_text("".join(lines))
+        # the tree is parsed again when next needed: one edit, then a validation of the
+        # edited server from its own lines (see ``get``), costs no second parse of the file
+        self.text = "".join(lines)
+        self._data = None
 
     def _dumper(self) -> YAML:
         yaml = YAML(typ="rt")
@@ -170,6 +262,17 @@ class YamlTree:
 
     def dumps(self) -> str:
         return self.text
+
+    def key_lines(self, names: Sequence[str]) -> dict[KeyPath, int]:
+        servers = self._servers()
+        lines: dict[KeyPath, int] = {}
+        if not isinstance(servers, CommentedMap):
+            return lines
+        for name in names:
+            if name in servers:
+                lines[(name,)] = servers.lc.key(name)[0] + 1
+                lines.update(yaml_key_lines(servers[name], (name,)))
+        return lines
 
     def parse_value(self, text: str) -> Any:
         try:
@@ -218,6 +321,10 @@ class YamlTree:
         return self.data.get(SERVERS)
 
     def server_names(self) -> list[str]:
+        if self._stale():
+            scanned = scan_names(self.text, Dialect.YAML)
+            if scanned is not None:
+                return scanned
         servers = self._servers()
         if not isinstance(servers, CommentedMap):
             return []
@@ -237,7 +344,7 @@ class YamlTree:
             if not isinstance(node, CommentedMap):
                 return chain, depth
             if depth >= logical_from:
-                key, logical = _resolve(node, part, logical)
+                key, logical = schema.resolve_key(Dialect.YAML, node, logical, part)
             else:
                 key = part
             chain.append((node, key))
@@ -247,7 +354,52 @@ class YamlTree:
         return chain, len(path)
 
     def get(self, server: str, path: tuple[str, ...]) -> Any:
+        if self._stale() and not path:
+            entry = self._entry_from_lines(server)
+            if entry is not None:
+                return entry
         return self._get(self._server_path(server, path), 2)
+
+    def _entry_from_lines(self, server: str) -> Any:
+        """``server``'s entry read from its own lines (None when only a parse of the whole
+        file can say: anchors, aliases, tags, or a layout the line scan is not sure of)."""
+        lines = self._lines()
+        top = next((i for i, ln in enumerate(lines) if _YAML_SERVERS.match(ln)), None)
+        if top is None:
+            return None
+        column: int | None = None
+        start: int | None = None
+        end = len(lines)
+        for number in range(top + 1, len(lines)):
+            line = lines[number]
+            if _blank(line) or _comment(line):
+                continue
+            indent = _indent(line)
+            if column is None:
+                column = indent
+            if indent < (column or 1):
+                end = number
+                break
+            if indent == column:
+                if start is not None:
+                    end = number
+                    break
+                entry = _ENTRY.match(line)
+                if entry and server in entry.groups():
+                    start = number
+        if start is None:
+            return None
+        block = "".join(lines[start:end])
+        if re.search(r"[&*!]|<<", block):
+            return None
+        try:
+            data = _load("mcp_servers:\n" + block)
+        except YAMLError:
+            return None
+        if not isinstance(data, CommentedMap) or not isinstance(data.get(SERVERS), Mapping):
+            return None
+        servers = data[SERVERS]
+        return plain(servers[server]) if server in servers else None
 
     def get_root(self, path: tuple[str, ...]) -> Any:
         return self._get(path, len(path))
@@ -268,6 +420,7 @@ class YamlTree:
         self._set(path, value, len(path))
 
     def _set(self, path: tuple[str, ...], value: Any, logical_from: int) -> None:
+        self._unshare(path, logical_from)
         chain, reached = self._walk(path, logical_from)
         node, key = chain[-1]
         # walked into a scalar: only a null may be replaced by a table
@@ -286,6 +439,8 @@ class YamlTree:
             self._insert(node, key, nested)
 
     def _insert(self, node: CommentedMap, key: str, value: Any) -> None:
+        if _is_flow(node) and _own(node) and self._flow_insert(node, key, value):
+            return
         if _is_flow(node) or (not _own(node) and node is not self.data):
             self._mutate(lambda: node.__setitem__(key, _to_ruamel(value)))
             return
@@ -325,6 +480,10 @@ class YamlTree:
         old = node[key]
         scalar_old = not isinstance(old, (CommentedMap, CommentedSeq)) and old is not None
         scalar_new = not isinstance(value, (Mapping, list, tuple))
+        if (_is_flow(node) or (scalar_old and scalar_new)) and self._token_replace(
+            node, key, value
+        ):
+            return
         if _is_flow(node) or (scalar_old and scalar_new):
             line_no = node.lc.key(key)[0]
             before = self._lines()[line_no]
@@ -368,12 +527,14 @@ class YamlTree:
         return self._unset(path, len(path))
 
     def _unset(self, path: tuple[str, ...], logical_from: int) -> bool:
+        self._unshare(path, logical_from)
         chain, reached = self._walk(path, logical_from)
         if reached < len(path):
             return False
         node, key = chain[-1]
         if _is_flow(node):
-            self._mutate(lambda: node.__delitem__(key))
+            if not self._flow_remove(node, key):
+                self._mutate(lambda: node.__delitem__(key))
             return True
         lines = self._lines()
         start, end, _, _ = self._span(node, key)
@@ -404,6 +565,230 @@ class YamlTree:
         head, space, comment = match.group(1), match.group(2), match.group(3)
         lines[line_no] = f"{head} {{}}{(space or ' ') + comment if comment else ''}{newline}"
         self._write_lines(lines)
+
+    # -- flow maps, edited as text (their layout and comments stay) ---------------------
+
+    def _value_end(self, line_no: int, at: int) -> tuple[int, int] | None:
+        """Where the flow value starting at (line_no, at) ends (exclusive)."""
+        lines = self._lines()
+        line = lines[line_no]
+        if at >= len(line):
+            return None
+        char = line[at]
+        if char in "\"'":
+            end = at + 1
+            while end < len(line):
+                if char == '"' and line[end] == "\\":
+                    end += 2
+                    continue
+                if line[end] == char:
+                    if char == "'" and line[end + 1 : end + 2] == "'":
+                        end += 2
+                        continue
+                    return line_no, end + 1
+                end += 1
+            return None  # a quoted scalar over several lines: leave it to ruamel
+        if char in "[{":
+            depth, ln, pos, quote = 0, line_no, at, ""
+            while ln < len(lines):
+                text = lines[ln]
+                while pos < len(text):
+                    c = text[pos]
+                    if quote:
+                        if c == quote:
+                            quote = ""
+                    elif c in "\"'":
+                        quote = c
+                    elif c == "#" and pos > 0 and text[pos - 1] in " \t":
+                        break
+                    elif c in "[{":
+                        depth += 1
+                    elif c in "]}":
+                        depth -= 1
+                        if depth == 0:
+                            return ln, pos + 1
+                    pos += 1
+                ln, pos = ln + 1, 0
+            return None
+        match = re.compile(r"[^,\]}\n]*?(?=\s+#|\s*[,\]}\n]|\s*$)").match(line, at)
+        if match is None or not match.group(0):
+            return None
+        return line_no, match.end()
+
+    def _token_replace(self, node: CommentedMap, key: Any, value: Any) -> bool:
+        """Replace the written value of ``key`` by ``value``'s text, all else untouched;
+        False when the value's text is not certain (block scalars, multi-line scalars)."""
+        line_no, at, _rest = self._after_key(node, key)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return False
+        lines = self._lines()
+        end_line, end_col = end
+        old = "".join(lines[line_no : end_line + 1])[at:]
+        old = old[: len(old) - (len(lines[end_line]) - end_col)]
+        if old.startswith(("|", ">", "&", "*", "!")):
+            return False
+        if end_line == line_no and not _is_flow(node):
+            following = lines[line_no + 1] if line_no + 1 < len(lines) else ""
+            key_column = node.lc.key(key)[1]
+            if following.strip() and not _comment(following) and _indent(following) > key_column:
+                return False  # a plain scalar continued on the next line
+        try:
+            read = _load(f"v: {old}\n")
+        except YAMLError:
+            return False
+        if not isinstance(read, CommentedMap) or plain(read.get("v")) != plain(node[key]):
+            return False
+        new = lines[line_no][:at] + _flow_text(value) + lines[end_line][end_col:]
+        lines[line_no : end_line + 1] = [new]
+        self._write_lines(lines)
+        return True
+
+    def _flow_insert(self, node: CommentedMap, key: str, value: Any) -> bool:
+        last = _own(node)[-1]
+        line_no, at, _rest = self._after_key(node, last)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return False
+        lines = self._lines()
+        end_line, end_col = end
+        # the next significant character after the last value: "," or "}"
+        ln, pos = end_line, end_col
+        while ln < len(lines):
+            rest = lines[ln][pos:]
+            stripped = rest.lstrip(" \t")
+            if stripped and not stripped.startswith(("#", "\n")):
+                pos += len(rest) - len(stripped)
+                break
+            ln, pos = ln + 1, 0
+        else:
+            return False
+        entry = f"{_flow_key(key)}: {_flow_text(value)}"
+        closing = lines[ln][pos]
+        indent = " " * node.lc.key(last)[1]
+        if closing == "}" and ln == end_line:
+            # "}" right after the last value: {a: 1} -> {a: 1, k: v}
+            line = lines[ln]
+            lines[ln] = line[:end_col] + f", {entry}" + line[end_col:]
+        elif closing == ",":
+            # entries on lines of their own, each with a comma: one more like them
+            lines.insert(ln + 1, f"{indent}{entry},\n")
+        elif closing == "}":
+            line = lines[end_line]
+            lines[end_line] = line[:end_col] + "," + line[end_col:]
+            lines.insert(end_line + 1, f"{indent}{entry}\n")
+        else:
+            return False
+        self._write_lines(lines)
+        return True
+
+    def _flow_remove(self, node: CommentedMap, key: Any) -> bool:
+        line_no, column = node.lc.key(key)
+        _ln, at, _rest = self._after_key(node, key)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return False
+        lines = self._lines()
+        end_line, end_col = end
+        line = lines[line_no]
+        tail = lines[end_line][end_col:]
+        comma = re.match(r"\s*,\s*", tail)
+        alone_before = not line[:column].strip()
+        if alone_before and (comma or not tail.strip(" \t\n").startswith("}")):
+            # the entry has its line(s) to itself: drop them (a comment on them goes too)
+            rest = tail[comma.end() :] if comma else tail
+            if rest.strip() and not rest.lstrip().startswith("#"):
+                lines[line_no : end_line + 1] = [line[:column] + rest]
+            else:
+                del lines[line_no : end_line + 1]
+            keys = _own(node)
+            if comma is None and keys.index(key) > 0:
+                # the map writes no comma after its last entry: neither does the new last
+                self._drop_comma_after(lines, node, keys[keys.index(key) - 1])
+        elif comma:
+            lines[line_no : end_line + 1] = [line[:column] + tail[comma.end() :]]
+        else:
+            # the last entry: drop it with the comma before it
+            head = line[:column]
+            cut = re.search(r",\s*$", head)
+            if cut is None:
+                return False
+            lines[line_no : end_line + 1] = [head[: cut.start()] + tail]
+        self._write_lines(lines)
+        return True
+
+    def _drop_comma_after(self, lines: list[str], node: CommentedMap, key: Any) -> None:
+        line_no, at, _rest = self._after_key(node, key)
+        end = self._value_end(line_no, at)
+        if end is None:
+            return
+        end_line, end_col = end
+        line = lines[end_line]
+        comma = re.match(r"[ \t]*,", line[end_col:])
+        if comma:
+            lines[end_line] = line[:end_col] + line[end_col + comma.end() :]
+
+    # -- anchors and aliases ---------------------------------------------------------------
+
+    def _unshare(self, path: tuple[str, ...], logical_from: int) -> None:
+        """Give the edited entry its own copy of every shared map the edit goes through.
+
+        A map reached through an alias (``env: *env``) or a merge (``<<: *defaults``) is
+        shared: editing it in place would change every entry that uses it. It is copied
+        into the entry first (and a note says so). An anchored map of this entry that
+        others use (``env: &env``) is refused: which of them should change is not clear.
+        """
+        if logical_from != 2:
+            return
+        for _ in range(len(path) + 2):
+            chain, _reached = self._walk(path, logical_from, merged=True)
+            where = [k for _, k in chain]
+            for depth in range(1, len(chain) - 1):
+                parent, key = chain[depth]
+                label = ".".join(where[1 : depth + 1])
+                if key not in _own(parent):  # through a merge key
+                    self._insert(parent, key, plain(parent[key]))
+                    self.notes.append(
+                        f"{label} came from a merged anchor (<<: *...); {where[1]} now has "
+                        "its own copy of it, the other entries are unchanged"
+                    )
+                    break
+                line_no, at, rest = self._after_key(parent, key)
+                if rest.startswith("*"):
+                    alias = re.match(r"\*([^\s,\]}]+)", rest)
+                    name = alias.group(1) if alias else ""
+                    lines = self._lines()
+                    line = lines[line_no]
+                    lines[line_no] = line[:at] + _flow_text(plain(parent[key])) + line[
+                        at + len(name) + 1 :
+                    ]
+                    self._write_lines(lines)
+                    self.notes.append(
+                        f"{label} was the alias *{name}; {where[1]} now has its own copy, "
+                        f"the other entries using *{name} are unchanged"
+                    )
+                    break
+                if rest.startswith("&"):
+                    anchor = re.match(r"&([^\s,\]}]+)", rest)
+                    name = anchor.group(1) if anchor else ""
+                    if re.search(r"\*" + re.escape(name) + r"(?![^\s,\]}])", self.text):
+                        raise EditError(
+                            f"{self.path}: {label} is the anchor &{name}, which other entries "
+                            f"use (*{name}); editing it would change them too, so edit the "
+                            "file by hand"
+                        )
+            else:
+                return
+
+    def _after_key(self, node: CommentedMap, key: Any) -> tuple[int, int, str]:
+        """(line, column, text) of what follows ``key:`` on its line."""
+        line_no, column = node.lc.key(key)
+        line = self._lines()[line_no]
+        match = re.compile(r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^:]*?)\s*:\s*""").match(
+            line, column
+        )
+        at = match.end() if match else column
+        return line_no, at, line[at:]
 
     # -- servers ---------------------------------------------------------------------------
 
@@ -454,7 +839,9 @@ class YamlTree:
         after = end
         while after < region and _blank(lines[after]):
             after += 1
-        drop_blanks = lead - 1 == parent_line or lead == 0 or _blank(lines[lead - 1])
+        # (for the last server the blank lines separate the mapping from what follows)
+        last = _own(servers)[-1] == name
+        drop_blanks = (lead - 1 == parent_line and not last) or _blank(lines[lead - 1])
         stop = after if drop_blanks else end
         if stop >= len(lines) or (after == region and region == len(lines)):
             stop = region
@@ -498,13 +885,7 @@ def _own(node: CommentedMap) -> list[Any]:
 
 def _spelled(path: tuple[str, ...], logical_from: int) -> list[str]:
     """``path`` with the keys after ``logical_from`` in YAML spelling (for new keys)."""
-    out = list(path[:logical_from])
-    logical: str | None = None
-    for part in path[logical_from:]:
-        spec = schema.lookup(Dialect.YAML, logical, part)
-        out.append(spec.spelling(Dialect.YAML) if spec else part)
-        logical = spec.name if spec else None
-    return out
+    return [*path[:logical_from], *schema.spelled(Dialect.YAML, None, path[logical_from:])]
 
 
 def _comment_start(line: str) -> int | None:
@@ -519,16 +900,3 @@ def _comment_start(line: str) -> int | None:
         elif char == "#" and at > 0 and line[at - 1] in " \t":
             return at
     return None
-
-
-def _resolve(node: CommentedMap, part: str, logical_parent: str | None) -> tuple[str, str | None]:
-    """The key to use for ``part``: an existing spelling of the same key, or the YAML one."""
-    spec = schema.lookup(Dialect.YAML, logical_parent, part)
-    if part in node:
-        return part, spec.name if spec else None
-    if spec is not None:
-        for spelling in spec.spellings(Dialect.YAML):
-            if spelling in node:
-                return spelling, spec.name
-        return spec.spelling(Dialect.YAML), spec.name
-    return part, None

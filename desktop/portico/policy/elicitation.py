@@ -79,7 +79,8 @@ class ElicitationPolicy:
             metrics.declined += 1
         else:
             metrics.cancelled += 1
-        return types.ElicitResult(action=result.action, content=result.content)
+        content = dict(result.content) if result.content is not None else None
+        return types.ElicitResult(action=result.action, content=content)
 
     async def _url(self, spec: ServerSpec, params: Any) -> ElicitationAnswer:
         if not spec.elicitation.allow_url:

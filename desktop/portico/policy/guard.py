@@ -77,7 +77,7 @@ class CallableRegistry(Protocol):
         *,
         progress: Any = None,
         active: Any = None,
-    ) -> Any: ...
+    ) -> ToolResult: ...
 
 
 @dataclass(frozen=True)

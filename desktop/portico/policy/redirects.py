@@ -57,6 +57,18 @@ async def refuse_cross_origin_redirects(response: httpx2.Response) -> None:
         raise NetworkPolicyError(problem)
 
 
+ALLOW_PRIVATE_HINT = (
+    "If it is your own local authorization server, set oauth.allow_private_endpoints: true "
+    "on the server (TOML: oauth = { allow_private_endpoints = true })."
+)
+
+
+def allows_private_endpoints(spec: ServerSpec) -> bool:
+    """``oauth.allow_private_endpoints`` (local development): private, loopback and plain
+    http OAuth endpoints on other origins are let through; redirects stay same-origin."""
+    return spec.oauth is not None and spec.oauth.allow_private_endpoints
+
+
 async def check_oauth_endpoint(
     spec: ServerSpec,
     endpoint_url: str,
@@ -91,7 +103,7 @@ async def check_oauth_endpoint(
         ) from exc
     if not ips:
         raise NetworkPolicyError(f"OAuth endpoint host '{host}' has no address")
-    if on_mcp_origin:
+    if on_mcp_origin or allows_private_endpoints(spec):
         return {host: list(ips)}
     for ip in ips:
         kind = address_class(ip)
@@ -99,11 +111,12 @@ async def check_oauth_endpoint(
             raise NetworkPolicyError(
                 f"OAuth endpoint '{endpoint_url}' of server '{spec.name}' resolves to {ip}, "
                 f"{kind}; private OAuth endpoints are accepted only on the MCP server's own "
-                f"origin ({url_origin(spec.url or '')})"
+                f"origin ({url_origin(spec.url or '')}). {ALLOW_PRIVATE_HINT}"
             )
     if scheme != "https":
         raise NetworkPolicyError(
             f"OAuth endpoint '{endpoint_url}' of server '{spec.name}' is plaintext http:// "
-            f"on another origin than the MCP server ({url_origin(spec.url or '')}); refused"
+            f"on another origin than the MCP server ({url_origin(spec.url or '')}); refused. "
+            f"{ALLOW_PRIVATE_HINT}"
         )
     return {host: list(ips)}

@@ -161,9 +161,11 @@ class SamplingPolicy:
                 f"model '{requested}' is not allowed for '{spec.name}' "
                 f"(sampling.allowed_models: {', '.join(cfg.allowed_models)})"
             )
-        if self.provider is None:
+        if self.provider is None or not getattr(self.provider, "configured", True):
             return fail(f"{NO_MODEL}: Portico has no model to answer sampling requests with")
-        model = cfg.model or requested or self.default_model
+        # allowed_models without a hint: the first allowed one, never an unlisted default
+        fallback = cfg.allowed_models[0] if cfg.allowed_models else self.default_model
+        model = cfg.model or requested or fallback
         messages = tuple(
             SamplingMessage(role=m.role, text=_text_of(m.content)) for m in params.messages
         )

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from portico.config.masking import mask_url
 from portico.config.model import Scope, ServerSpec, Transport
-from portico.config.secrets import mask_url
 from portico.policy.ask import ask_outcome
 from portico.policy.netcheck import NetReport, Resolver, check_url
 from portico.policy.prompters import trust_refusal
@@ -33,6 +33,20 @@ from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 log = logging.getLogger(__name__)
 
 STDIO_REASON = "it is a project server that runs a command on this computer"
+
+
+ALLOW_PRIVATE_REASON = (
+    "oauth.allow_private_endpoints is on: its sign-in may talk to private addresses, other "
+    "loopback ports and plain http"
+)
+
+
+def review_reasons(spec: ServerSpec) -> list[str]:
+    """Reasons to review a project server whatever its transport and address."""
+    reasons: list[str] = []
+    if spec.oauth is not None and spec.oauth.allow_private_endpoints:
+        reasons.append(ALLOW_PRIVATE_REASON)
+    return reasons
 
 
 def describe_target(spec: ServerSpec) -> str:
@@ -149,6 +163,7 @@ class TrustGate:
         key = _key(spec)
         report: NetReport | None = None
         reasons: list[str] = []
+        extra = review_reasons(spec)
         if spec.transport is Transport.STDIO:
             reasons.append(STDIO_REASON)
         else:
@@ -158,10 +173,11 @@ class TrustGate:
                 report = await check_url(spec.url or "", _pinned_resolver(pinned))
             else:
                 report = await check_url(spec.url or "", self.resolver)
-            if report.clean:
+            if report.clean and not extra:
                 self._pin(spec, report.addresses)
                 return None
             reasons.extend(report.reasons)
+        reasons.extend(extra)
         request = TrustRequest(
             server=spec.name,
             source=str(spec.source),

@@ -83,8 +83,10 @@ class TrustStore:
                 and entry.get("digest") == digest
             ):
                 decision = entry.get("decision")
-                if decision in ("trust", "reject"):
-                    return decision  # type: ignore[return-value]
+                if decision == "trust":
+                    return "trust"
+                if decision == "reject":
+                    return "reject"
         return None
 
     def decision_for(self, spec: ServerSpec) -> Decision | None:

@@ -28,7 +28,7 @@ def validation_errors(
         return []
     cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        cls.check_schema(schema)
+        cls.check_schema(dict(schema))
     except jsonschema.SchemaError as exc:
         log.warning("tool input schema is invalid, arguments not validated: %s", exc.message)
         return []

@@ -91,7 +91,7 @@ def _from_cancel_scope(exc: asyncio.CancelledError) -> bool:
 
 
 class Connection:
-    """A live (or parked) connection to one MCP server."""
+    """A live (or parked) connection to one MCP server (docs/architecture.md)."""
 
     def __init__(
         self,
@@ -825,9 +825,8 @@ class Connection:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    # The package's own constant: an app bundle may carry no installed metadata, and a
+    # server should never be told version "0".
+    from portico import __version__
 
-        return version("portico")
-    except Exception:
-        return "0"
+    return __version__

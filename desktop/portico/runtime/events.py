@@ -96,6 +96,12 @@ class EventBus:
         return unsubscribe
 
     def publish(self, event: Event) -> None:
+        """Deliver ``event`` to every subscriber, in order.
+
+        A subscriber that raises is a bug in that subscriber: it is logged at ERROR with
+        its traceback (tests fail on it, see tests/conftest.py) and the others still get
+        the event, so one broken view never stops a connection or the rest of the app.
+        """
         for callback in list(self._subscribers):
             try:
                 callback(event)

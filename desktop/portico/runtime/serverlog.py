@@ -10,6 +10,7 @@ import re
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import TextIO
 
 from portico.paths import paths
 
@@ -43,7 +44,7 @@ class ServerLog:
         self.max_bytes = max_bytes
         self.backups = backups
         self.on_line = on_line  # (text, stream) -> None; the connection publishes LogLine
-        self._handle = None
+        self._handle: TextIO | None = None
         self._size = 0
         self.write_error: str | None = None
 

@@ -18,17 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QApplication
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
 from portico.prompts import Notice
 from portico.ui.bridge import EventBridge
+from portico.ui.chat.bridge import ChatBridge
+from portico.ui.chat.controller import ChatController
 from portico.ui.facade import RuntimeThread
 from portico.ui.gc_guard import GarbageCollector
 from portico.ui.icons import app_icon
+from portico.ui.link_flow import LinkFlow
+from portico.ui.login_setting import StartAtLoginAction
 from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
+from portico.ui.onboarding.controller import Onboarding
 from portico.ui.pages.controller import ServerPages
 from portico.ui.prompter import QtPrompter
 from portico.ui.single_instance import SingleInstance
@@ -46,10 +52,19 @@ class DesktopApp(QObject):
     runtimeStarted = Signal()
     configApplied = Signal(str)  # the summary line
 
-    def __init__(self, app: QApplication, instance: SingleInstance | None = None) -> None:
+    def __init__(
+        self,
+        app: QApplication,
+        instance: SingleInstance | None = None,
+        *,
+        open_url: str | None = None,
+        hidden: bool = False,
+    ) -> None:
         super().__init__()
         self.app = app
         self.instance = instance
+        self.open_url = open_url  # a portico:// link to open once the window is up
+        self.hidden = hidden  # started at login: stay in the tray (if there is one)
         self.model = ServerListModel()
         self.bridge = EventBridge()
         self.tray = Tray()
@@ -65,7 +80,36 @@ class DesktopApp(QObject):
         self.pages = ServerPages(
             self.window, self.runtime, lambda: self.session, self.apply_config, self.tray
         )
+        self.chat_bridge = ChatBridge()
+        self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
+        self.chat_service: Any = None
+        self.onboarding = Onboarding(
+            lambda: self.window,
+            self.runtime,
+            self.apply_config,
+            project=lambda: self.window.project,
+            taken=lambda: {s.name for s in self.model.states()},
+        )
+        self._configured = False  # servers or a model: the app opens on a chat
+        self.links = LinkFlow(
+            lambda: self.window if self.window.isVisible() else None,
+            self.window.post_notice,
+            self.apply_config,
+            self,
+        )
+        self.start_at_login = StartAtLoginAction(self.window, notify=self.window.post_notice)
+        self._add_to_file_menu(self.start_at_login)
         self._wire()
+
+    def _add_to_file_menu(self, action: QAction) -> None:
+        """Just above Quit, in whichever menu holds it."""
+        quit_action = self.window.quit_action
+        for top in self.window.menuBar().actions():
+            menu = top.menu()
+            if isinstance(menu, QMenu) and quit_action in menu.actions():
+                menu.insertAction(quit_action, action)
+                menu.insertSeparator(quit_action)
+                return
 
     def _wire(self) -> None:
         self.model.connect_bridge(self.bridge)
@@ -87,6 +131,19 @@ class DesktopApp(QObject):
         self.tray.serverActionRequested.connect(self.server_action)
         if self.instance is not None:
             self.instance.raiseRequested.connect(self.raise_window)
+            self.instance.urlReceived.connect(self.open_link)
+        # The chat pane and the first run.
+        pane = self.window.chats.pane
+        pane.serversRequested.connect(self.window.show_servers)
+        self.model.statesChanged.connect(lambda: pane.set_states(self.model.states()))
+        self.model.statesChanged.connect(
+            lambda: self.onboarding.states_changed(self.model.states())
+        )
+        self.window.addServerRequested.connect(self.onboarding.add_server)
+        self.onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
+        self.onboarding.modelConnected.connect(
+            lambda ref: self._spawn(self._use_model(ref))
+        )
 
     # --- run -----------------------------------------------------------------------------
 
@@ -98,13 +155,18 @@ class DesktopApp(QObject):
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
         self.window.restore_state()
-        await self.show_and_paint()
-        self.tray.show()
+        if self.hidden and self.tray.available:
+            self.tray.show()
+        else:
+            await self.show_and_paint()
+            self.tray.show()
+        if self.open_url:
+            self.open_link(self.open_url)
         restore_signals = self._handle_stop_signals()
         try:
             await self.start_runtime()
             if self.session is not None:
-                self._spawn(self.apply_config())
+                self._spawn(self._first_start())
             await self._quit.wait()
         finally:
             # Also on Ctrl+C (the Runner cancels us): stop every server before exiting.
@@ -140,7 +202,12 @@ class DesktopApp(QObject):
 
     async def show_and_paint(self) -> None:
         painted = asyncio.get_running_loop().create_future()
-        self.window.firstPainted.connect(lambda: painted.done() or painted.set_result(None))
+
+        def on_painted() -> None:
+            if not painted.done():
+                painted.set_result(None)
+
+        self.window.firstPainted.connect(on_painted)
         self.window.show()
         self.window.repaint()
         if not self.window.painted:
@@ -166,6 +233,60 @@ class DesktopApp(QObject):
             return
         self.runtimeStarted.emit()
 
+    async def _first_start(self) -> None:
+        await self.apply_config()
+        await self.start_chats()
+
+    async def start_chats(self, *, force: bool = False) -> None:
+        """Servers or a model configured (or ``force``): a chat with the focus in its
+        input. Neither: the welcome, which leads to one."""
+        if self.chat_service is None:
+            await self.start_chat_service()
+        if (force or self._configured) and self.chat_service is not None:
+            self.window.show_chats()
+            await self.chat.open_start()
+            return
+        self.window.chats.pane.show_welcome(self.onboarding.welcome)
+        self.window.show_chats()
+        self.onboarding.welcome.add_button.setFocus()
+        await self.onboarding.refresh_imports()
+
+    async def start_chat_service(self) -> None:
+        from portico.ui.runtime_thread.chat_service import ChatService
+
+        async def build() -> ChatService:
+            assert self.prompter is not None
+            service = ChatService(self.session, self.prompter, self.chat_bridge.post)
+            await service.start()
+            return service
+
+        try:
+            self.chat_service = await self.runtime.submit(build())
+        except Exception as exc:
+            log.exception("the chat did not start")
+            self.window.post_notice(Notice("error", f"The chat did not start: {exc}"))
+            return
+        await self.chat.attach(self.chat_service)
+
+    async def _use_model(self, ref: str) -> None:
+        await self.start_chats(force=True)
+        await self.chat.set_model(ref)
+        if self.chat.current is not None:
+            await self.chat.reload_current()
+        self.window.chats.focus_input()
+
+    async def _sync_chat_config(self) -> bool:
+        """Hand the reloaded config to the chat host; True when a model is configured."""
+        service = self.chat_service
+        if service is None:
+            return False
+
+        async def apply() -> bool:
+            service.apply_config()
+            return bool(service.has_model())
+
+        return bool(await self.runtime.submit(apply()))
+
     async def apply_config(self) -> None:
         if self.session is None:
             return
@@ -178,6 +299,13 @@ class DesktopApp(QObject):
             return
         self.model.set_scopes(loaded.scopes)
         self.model.set_order(loaded.order)
+        has_model = False
+        try:
+            has_model = await self._sync_chat_config()
+        except Exception:
+            log.exception("the chat did not take the reloaded config")
+        self._configured = bool(loaded.order) or has_model or self._has_models_in(loaded)
+        self.window.servers.set_configured(len(loaded.order))
         if loaded.secrets_notice and loaded.secrets_notice != self._secrets_notice:
             self.window.post_notice(Notice("warning", loaded.secrets_notice))
         self._secrets_notice = loaded.secrets_notice
@@ -267,6 +395,12 @@ class DesktopApp(QObject):
         else:
             self.raise_window()
 
+    def open_link(self, link: str) -> None:
+        """A portico:// link (from the command line or another launch): show the window
+        and ask before adding anything."""
+        self.raise_window()
+        self.links.open(link)
+
     def raise_window(self) -> None:
         self.window.showNormal()
         self.window.raise_()
@@ -288,18 +422,32 @@ class DesktopApp(QObject):
     async def shutdown(self) -> None:
         self.window.save_state()
         self.pages.close()
+        self.chat.close()
+        self.onboarding.close()
+        self.links.close()
         for task in list(self._tasks):
             task.cancel()
         for task in list(self._tasks):
             with contextlib.suppress(BaseException):
                 await task
-        close = self.session.close if self.session is not None else None
-        await self.runtime.shutdown(close)
+        session, service = self.session, self.chat_service
+
+        async def close() -> None:
+            if service is not None:
+                await service.close()
+            if session is not None:
+                await session.close()
+
+        await self.runtime.shutdown(close if session is not None else None)
         self.tray.hide()
         self.window.hide()
         if self.instance is not None:
             self.instance.close()
         self.gc.stop()
+
+    @staticmethod
+    def _has_models_in(loaded: Any) -> bool:
+        return bool(getattr(loaded, "models", 0))
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -307,7 +455,9 @@ class DesktopApp(QObject):
         task.add_done_callback(self._tasks.discard)
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(
+    argv: list[str] | None = None, *, open_url: str | None = None, hidden: bool = False
+) -> int:
     argv = list(sys.argv[:1] if argv is None else argv)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # the GUI thread must win the GIL (loop.py)
     app = ensure_application(argv)
@@ -317,9 +467,9 @@ def main(argv: list[str] | None = None) -> int:
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     instance = SingleInstance()
-    if not instance.acquire():
-        return 0  # the running instance raised its window
-    desktop = DesktopApp(app, instance)
+    if not instance.acquire(url=open_url):
+        return 0  # the running instance raised its window (and opens the link)
+    desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden)
     with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
         return runner.run(desktop.run())
 

@@ -1,8 +1,8 @@
 """The runtime thread: a plain asyncio loop in one daemon thread, behind a thin facade.
 
-The hub and every MCP connection live on this loop (shared/DESIGN.md rule 5), so parsing
-MCP traffic never stalls the GUI loop and never pays qasync's per-callback cost. The GUI
-reaches it only through :meth:`RuntimeThread.submit`.
+The hub and every MCP connection live on this loop (docs/architecture.md, "Threads and
+loops"), so parsing MCP traffic never stalls the GUI loop and never pays qasync's
+per-callback cost. The GUI reaches it only through :meth:`RuntimeThread.submit`.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@ and a cheaper ``call_soon``.
 
 qasync runs ``app.exec()`` without installing the hooks that asyncio's own loops install,
 so async generators (httpx2 streams, anyio cancel scopes) were finalized on the wrong task
-("Attempted to exit a cancel scope that isn't the current task's", shared/PLATFORM.md).
+("Attempted to exit a cancel scope that isn't the current task's"; docs/platform-notes.md,
+"qasync").
 
 qasync 0.28 gives every ``call_soon`` its own Qt timer (``startTimer(0)``, a timer event,
 ``killTimer``) and routes ``call_soon_threadsafe`` through a queued signal that then makes
@@ -50,7 +51,7 @@ class _Drainer(QObject):
         self._drain()
 
 
-class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc, name-defined]
+class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     """Use with ``asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app))``.
 
     ``fast_calls`` (default on; env ``PORTICO_LOOP_FAST_CALLS=0`` turns it off) selects
@@ -95,7 +96,7 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc, name-defined]
         """Safe from any thread: ``deque.append`` is atomic and ``postEvent`` is
         thread-safe."""
         if not self.fast_calls:
-            return super().call_soon_threadsafe(callback, *args, context=context)  # type: ignore[no-any-return]
+            return super().call_soon_threadsafe(callback, *args, context=context)
         self._check_closed()
         return self._enqueue(callback, args, context)
 
@@ -138,7 +139,7 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc, name-defined]
         try:
             handle._run()
         finally:
-            self._current_handle = None
+            self._current_handle = None  # type: ignore[assignment]  # asyncio's own loop does too
         took = self.time() - start
         if took >= self.slow_callback_duration:
             qasync.logger.warning("Executing %s took %.3f seconds", handle, took)

@@ -1,35 +1,31 @@
-"""The main window: server list on the left, the selected server's page on the right."""
+"""The main window: a left rail with two places, Chats (ui/chat/pane.py) and Servers
+(ui/servers_place.py), menus and the status bar. Ctrl+1 / Ctrl+2 switch places."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QPoint, QSettings, QSize, Qt, Signal
+from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QButtonGroup,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
-    QListView,
     QMainWindow,
-    QMenu,
-    QPlainTextEdit,
-    QSplitter,
-    QTabWidget,
+    QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from portico.paths import paths
 from portico.prompts import Notice
-from portico.runtime.events import LogLine, ServerState, Status
+from portico.runtime.events import LogLine, ServerState
+from portico.ui.chat.pane import ChatsPlace
 from portico.ui.icons import app_icon
 from portico.ui.models.servers import ServerListModel
-from portico.ui.notices import NoticeArea
-from portico.ui.tray_state import Action, status_text, useful_action
-
-PAGE_TABS = ("Overview", "Tools", "Prompts", "Resources", "Log")
-LOG_LIMIT = 2000  # lines kept per server in the window
-RETRYABLE = (Status.FAILED, Status.COOLDOWN, Status.NEEDS_AUTH, Status.AWAITING_TRUST)
+from portico.ui.servers_place import ServersPlace
 
 
 def settings() -> QSettings:
@@ -37,64 +33,12 @@ def settings() -> QSettings:
     return QSettings(str(paths().config_dir / "ui.ini"), QSettings.Format.IniFormat)
 
 
-class ServerPage(QTabWidget):
-    """The selected server's tabs. Overview and Log work now; the rest arrive with the hub
-    views (``set_placeholder`` marks where they go)."""
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setAccessibleName("server page")
-        self.tabBar().setAccessibleName("server page tabs")
-        self.overview = QLabel("Select a server on the left.")
-        self.overview.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.overview.setWordWrap(True)
-        self.overview.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.overview.setMargin(12)
-        self.addTab(self.overview, "&Overview")
-        self.placeholders: dict[str, QLabel] = {}
-        for name in ("Tools", "Prompts", "Resources"):
-            label = QLabel(f"{name} appear here once the server is running.")
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            self.placeholders[name] = label
-            self.addTab(label, f"&{name}")
-        self.log_view = QPlainTextEdit()
-        self.log_view.setReadOnly(True)
-        self.log_view.setAccessibleName("server log")
-        self.log_view.setMaximumBlockCount(LOG_LIMIT)
-        self.addTab(self.log_view, "&Log")
-
-    def set_page(self, name: str, widget: QWidget) -> None:
-        """Replace a placeholder tab (Tools, Prompts, Resources) with its real view."""
-        index = PAGE_TABS.index(name)
-        label = self.tabText(index)
-        self.removeTab(index)
-        self.insertTab(index, widget, label)
-
-    def show_state(self, state: ServerState | None, scope: str | None) -> None:
-        if state is None:
-            self.overview.setText("Select a server on the left.")
-            return
-        rows = [
-            ("Server", state.name),
-            ("Status", status_text(state)),
-            ("Tools", str(state.tool_count)),
-        ]
-        if scope:
-            rows.append(("Scope", scope))
-        if state.error:
-            rows.append(("Last error", state.error))
-        html = "".join(
-            f"<tr><td style='padding-right:12px'><b>{k}</b></td><td>{_esc(v)}</td></tr>"
-            for k, v in rows
-        )
-        self.overview.setText(f"<table>{html}</table>")
-
-
 class MainWindow(QMainWindow):
     openProjectRequested = Signal(str)
     configEditorRequested = Signal()
     quitRequested = Signal()
     serverActionRequested = Signal(str, str)  # action ("Restart", "Retry", ...), server
+    addServerRequested = Signal()
     firstPainted = Signal()
 
     def __init__(self, model: ServerListModel | None = None, *, tray_available: bool = False):
@@ -106,31 +50,26 @@ class MainWindow(QMainWindow):
         self._told_about_tray = False
         self._painted = False
         self.project: Path | None = None
-        self.model = model or ServerListModel(self)
-        self._logs: dict[str, list[str]] = {}
-
-        self.notices = NoticeArea()
-        self.server_list = QListView()
-        self.server_list.setModel(self.model)
-        self.server_list.setAccessibleName("servers")
-        self.server_list.setUniformItemSizes(False)
-        self.server_list.setSpacing(3)
-        self.server_list.setIconSize(QSize(20, 20))
-        self.server_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.server_list.customContextMenuRequested.connect(self._context_menu)
-        self.server_list.selectionModel().currentChanged.connect(lambda *_: self._show_selected())
-        self.model.dataChanged.connect(lambda *_: self._show_selected())
-        self.page = ServerPage()
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.addWidget(self.server_list)
-        self.splitter.addWidget(self.page)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([260, 640])
+        self.servers = ServersPlace(model)
+        self.servers.serverActionRequested.connect(self.serverActionRequested)
+        self.servers.addServerRequested.connect(self.addServerRequested)
+        # What the window's users reach through it today (the place owns them).
+        self.model = self.servers.model
+        self.notices = self.servers.notices
+        self.server_list = self.servers.server_list
+        self.page = self.servers.page
+        self.splitter = self.servers.splitter
+        self.chats = ChatsPlace()
+        self.places = QStackedWidget()
+        self.places.addWidget(self.chats)
+        self.places.addWidget(self.servers)
+        self.rail = self._build_rail()
         central = QWidget()
-        column = QVBoxLayout(central)
-        column.setContentsMargins(6, 6, 6, 6)
-        column.addWidget(self.notices)
-        column.addWidget(self.splitter, 1)
+        row = QHBoxLayout(central)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.rail)
+        row.addWidget(self.places, 1)
         self.setCentralWidget(central)
 
         self.summary_label = QLabel("Starting…")
@@ -138,6 +77,65 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.summary_label, 1)
         self._build_menus()
         self.resize(960, 620)
+
+    # --- the rail ------------------------------------------------------------------------
+
+    def _build_rail(self) -> QWidget:
+        rail = QWidget()
+        rail.setAccessibleName("places")
+        column = QVBoxLayout(rail)
+        column.setContentsMargins(4, 8, 4, 8)
+        column.setSpacing(4)
+        self.rail_group = QButtonGroup(rail)
+        self.rail_group.setExclusive(True)
+        self.rail_buttons: dict[str, QToolButton] = {}
+        for index, (name, glyph, key) in enumerate(
+            (("Chats", "💬", "Ctrl+1"), ("Servers", "🖧", "Ctrl+2"))
+        ):
+            button = QToolButton()
+            button.setText(f"{glyph}\n{name}")
+            button.setCheckable(True)
+            button.setAutoRaise(True)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            button.setMinimumWidth(64)
+            button.setAccessibleName(name)
+            button.setToolTip(f"{name} ({key})")
+            button.clicked.connect(lambda _=False, i=index: self.show_place(i))
+            self.rail_group.addButton(button, index)
+            self.rail_buttons[name] = button
+            column.addWidget(button)
+            action = QAction(name, self)
+            action.setShortcut(QKeySequence(key))
+            action.triggered.connect(lambda _=False, i=index: self.show_place(i))
+            self.addAction(action)
+        column.addStretch(1)
+        self.rail_buttons["Chats"].setChecked(True)
+        return rail
+
+    def show_place(self, index: int) -> None:
+        self.places.setCurrentIndex(index)
+        button = self.rail_group.button(index)
+        if button is not None:
+            button.setChecked(True)
+        if index == 0:
+            self.chats.focus_input()
+        else:
+            self.server_list.setFocus(Qt.FocusReason.ShortcutFocusReason)
+
+    def show_chats(self) -> None:
+        self.show_place(0)
+
+    def show_servers(self, server: str = "") -> None:
+        """The Servers place, at ``server`` when given (the one that needs the person)."""
+        self.show_place(1)
+        if server:
+            row = self.model.row_of(server)
+            if row is not None:
+                self.server_list.setCurrentIndex(self.model.index(row))
+
+    @property
+    def place(self) -> str:
+        return "Chats" if self.places.currentIndex() == 0 else "Servers"
 
     # --- menus ---------------------------------------------------------------------------
 
@@ -161,91 +159,25 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self.quit_action)
         server_menu = self.menuBar().addMenu("&Server")
         self.server_menu = server_menu
-        server_menu.aboutToShow.connect(lambda: self._fill_server_menu(server_menu))
+        server_menu.aboutToShow.connect(lambda: self.servers.fill_server_menu(server_menu))
 
     def server_actions(self, state: ServerState) -> list[tuple[str, bool]]:
-        """(label, enabled) for the context menu of one server."""
-        useful = useful_action(state.status)
-        return [
-            ("Restart", state.status not in (Status.DISABLED, Status.STOPPED)),
-            ("Retry now", state.status in RETRYABLE),
-            (Action.AUTHORIZE.value, useful is Action.AUTHORIZE),
-            ("Review trust…", useful is Action.REVIEW),
-            # Enable / Disable and Remove write to the defining file (ui/pages/controller.py)
-            ("Enable" if state.status is Status.DISABLED else "Disable", True),
-            ("Edit…", True),
-            ("Remove", True),
-        ]
-
-    def _fill_server_menu(self, menu: QMenu) -> None:
-        menu.clear()
-        state = self.selected_state()
-        if state is None:
-            menu.addAction("No server selected").setEnabled(False)
-            return
-        for label, enabled in self.server_actions(state):
-            action = menu.addAction(label)
-            action.setEnabled(enabled)
-            action.triggered.connect(
-                lambda _=False, a=label, n=state.name: self.serverActionRequested.emit(a, n)
-            )
-
-    def _context_menu(self, pos: QPoint) -> None:
-        index = self.server_list.indexAt(pos)
-        if not index.isValid():
-            return
-        self.server_list.setCurrentIndex(index)
-        menu = QMenu(self)
-        self._fill_server_menu(menu)
-        menu.popup(self.server_list.viewport().mapToGlobal(pos))
-
-    # --- state ---------------------------------------------------------------------------
+        return self.servers.server_actions(state)
 
     def selected_state(self) -> ServerState | None:
-        index = self.server_list.currentIndex()
-        if not index.isValid():
-            return None
-        return index.data(ServerListModel.StateRole)
-
-    def _show_selected(self) -> None:
-        state = self.selected_state()
-        scope = None
-        if state is not None:
-            scope = self.model.data(
-                self.model.index(self.model.row_of(state.name) or 0), ServerListModel.ScopeRole
-            )
-        self.page.show_state(state, scope)
-        name = state.name if state else None
-        lines = self._logs.get(name, []) if name else []
-        if self.page.log_view.property("server") != name:
-            self.page.log_view.setProperty("server", name)
-            self.page.log_view.setPlainText("\n".join(lines))
+        return self.servers.selected_state()
 
     def add_log_line(self, line: LogLine) -> None:
-        prefix = "" if line.stream == "stderr" else "[portico] "
-        lines = self._logs.setdefault(line.server, [])
-        lines.append(prefix + line.text)
-        del lines[:-LOG_LIMIT]
-        if self.page.log_view.property("server") == line.server:
-            self.page.log_view.appendPlainText(prefix + line.text)
+        self.servers.add_log_line(line)
 
     def set_summary(self, line: str) -> None:
         self.summary_label.setText(line)
 
     def post_notice(self, notice: Notice) -> None:
-        self.notices.post(notice)
+        self.servers.post_notice(notice)
 
     def post_auth_notice(self, server: str, reason: str) -> None:
-        text = f"{server} needs you to sign in again."
-        if reason:
-            text += f" ({reason})"
-        self.notices.post(
-            Notice("warning", text, server=server),
-            action=(
-                Action.AUTHORIZE.value,
-                lambda: self.serverActionRequested.emit(Action.AUTHORIZE.value, server),
-            ),
-        )
+        self.servers.post_auth_notice(server, reason)
 
     # --- project -------------------------------------------------------------------------
 
@@ -311,7 +243,3 @@ class MainWindow(QMainWindow):
             self.hiddenToTray.emit()
 
     hiddenToTray = Signal()
-
-
-def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -107,7 +107,10 @@ class QtPrompter(QObject):
             if shown is not None and shiboken6.isValid(shown) and not shown.is_answered:
                 shown.set_status(text)
 
-        stop = request.status.watch(lambda text: loop.call_soon_threadsafe(deliver, text))
+        def forward(text: str) -> None:  # on the runtime thread
+            loop.call_soon_threadsafe(deliver, text)
+
+        stop = request.status.watch(forward)
         dialog.finished.connect(lambda _result: stop())
         dialog.destroyed.connect(lambda *_: stop())
         return dialog

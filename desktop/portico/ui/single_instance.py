@@ -1,4 +1,5 @@
-"""One app per user (and per PORTICO_HOME): a second launch asks the first to show itself."""
+"""One app per user (and per PORTICO_HOME): a second launch asks the first to show itself,
+or hands it a ``portico://`` link to open (one line each: ``raise`` / ``open URL``)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from PySide6.QtNetwork import QLocalServer, QLocalSocket
 from portico.paths import paths
 
 _RAISE = b"raise\n"
+_OPEN = b"open "
+MAX_MESSAGE = 64 * 1024  # far above a link's cap; past it the link is cut (and then refused)
 
 
 def server_name() -> str:
@@ -25,16 +28,17 @@ def server_name() -> str:
 
 class SingleInstance(QObject):
     raiseRequested = Signal()
+    urlReceived = Signal(str)  # a link another launch passed on (unvalidated)
 
     def __init__(self, name: str | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.name = name or server_name()
         self._server: QLocalServer | None = None
 
-    def acquire(self, timeout_ms: int = 1000) -> bool:
+    def acquire(self, timeout_ms: int = 1000, *, url: str | None = None) -> bool:
         """True: we are the first instance and now listen. False: another one was told to
-        raise its window (this process should exit 0)."""
-        if self._ask_existing(timeout_ms):
+        raise its window, or to open ``url`` (this process should exit 0)."""
+        if self._ask_existing(timeout_ms, _message(url)):
             return False
         server = QLocalServer(self)
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
@@ -49,12 +53,12 @@ class SingleInstance(QObject):
         self._server = server
         return True
 
-    def _ask_existing(self, timeout_ms: int) -> bool:
+    def _ask_existing(self, timeout_ms: int, message: bytes = _RAISE) -> bool:
         socket = QLocalSocket()
         socket.connectToServer(self.name)
         if not socket.waitForConnected(timeout_ms):
             return False
-        socket.write(_RAISE)
+        socket.write(message)
         socket.waitForBytesWritten(timeout_ms)
         socket.disconnectFromServer()
         return True
@@ -63,17 +67,43 @@ class SingleInstance(QObject):
         assert self._server is not None
         while self._server.hasPendingConnections():
             socket = self._server.nextPendingConnection()
-            socket.readyRead.connect(lambda s=socket: self._read(s))
-            socket.disconnected.connect(socket.deleteLater)
+            buffer = bytearray()
+            socket.readyRead.connect(lambda s=socket, b=buffer: self._read(s, b))
+            socket.disconnected.connect(lambda s=socket, b=buffer: self._finish(s, b))
             if socket.bytesAvailable():
-                self._read(socket)
+                self._read(socket, buffer)
 
-    def _read(self, socket: QLocalSocket) -> None:
-        data = bytes(socket.readAll().data())
-        if _RAISE.strip() in data:
+    def _read(self, socket: QLocalSocket, buffer: bytearray) -> None:
+        buffer += bytes(socket.readAll().data())
+        while b"\n" in buffer:
+            line, _, rest = bytes(buffer).partition(b"\n")
+            buffer[:] = rest
+            self._handle(line)
+        if len(buffer) > MAX_MESSAGE:
+            self._handle(bytes(buffer[: MAX_MESSAGE + 1]))
+            buffer.clear()
+            socket.abort()
+
+    def _finish(self, socket: QLocalSocket, buffer: bytearray) -> None:
+        if buffer:
+            self._handle(bytes(buffer))
+            buffer.clear()
+        socket.deleteLater()
+
+    def _handle(self, line: bytes) -> None:
+        if line.strip() == _RAISE.strip():
             self.raiseRequested.emit()
+        elif line.startswith(_OPEN):
+            self.urlReceived.emit(line[len(_OPEN) :].decode("utf-8", "replace"))
 
     def close(self) -> None:
         if self._server is not None:
             self._server.close()
             self._server = None
+
+
+def _message(url: str | None) -> bytes:
+    if url is None:
+        return _RAISE
+    one_line = url.replace("\r", "%0D").replace("\n", "%0A")
+    return _OPEN + one_line.encode("utf-8") + b"\n"

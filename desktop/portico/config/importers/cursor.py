@@ -9,6 +9,7 @@ static OAuth client under ``auth: {CLIENT_ID, CLIENT_SECRET, scopes}``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ def workspace_of(path: Path | None, folder_name: str, project: Path | None) -> P
     return project.resolve() if project else None
 
 
-def editor_variables(result: ImportResult, workspace: Path | None, home: Path) -> Any:
+def editor_variables(
+    result: ImportResult, workspace: Path | None, home: Path
+) -> Callable[[str, str, str], str | None]:
     """The ``${...}`` variables VS Code and Cursor share (not ``${input:...}``)."""
 
     def replace(inner: str, server: str, where: str) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import ssl
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,7 @@ class _CappedStream(httpx2.AsyncByteStream):
         self.limit = limit
         self.url = url
 
-    async def __aiter__(self):  # type: ignore[override]
+    async def __aiter__(self) -> AsyncIterator[bytes]:
         seen = 0
         async for chunk in self.inner:
             seen += len(chunk)

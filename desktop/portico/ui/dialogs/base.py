@@ -58,7 +58,12 @@ class PromptDialog(QDialog):
 
     def add_key(self, key: str, button: QPushButton) -> QShortcut:
         shortcut = QShortcut(QKeySequence(key), self)
-        shortcut.activated.connect(lambda: button.isEnabled() and button.click())
+
+        def press() -> None:
+            if button.isEnabled():
+                button.click()
+
+        shortcut.activated.connect(press)
         return shortcut
 
     # --- answering --------------------------------------------------------------------

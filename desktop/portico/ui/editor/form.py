@@ -296,16 +296,20 @@ class MappingEditor(FieldEditor):
     def add_row(self) -> None:
         row = self._append("", "")
         self.table.setCurrentCell(row, 0)
-        self.table.editItem(self.table.item(row, 0))
+        item = self.table.item(row, 0)
+        assert item is not None  # _append filled the row
+        self.table.editItem(item)
 
     def set_entry(self, row: int, name: str, value: str) -> None:
         """Type into one row (what a person does; tests call it too)."""
         while self.table.rowCount() <= row:
             self._append("", "")
+        name_item, value_item = self.table.item(row, 0), self.table.item(row, 1)
+        assert name_item is not None and value_item is not None  # _append filled the row
         self.table.blockSignals(True)
-        self.table.item(row, 0).setText(name)
+        name_item.setText(name)
         self.table.blockSignals(False)
-        self.table.item(row, 1).setText(value)
+        value_item.setText(value)
 
     def _rows(self) -> dict[str, str]:
         rows: dict[str, str] = {}

@@ -122,11 +122,11 @@ class RawTab(QPlainTextEdit):
             fmt.setBackground(background)
             fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
             fmt.setToolTip("\n".join(self.markers[line]))
-            selection.format = fmt  # type: ignore[attr-defined]
+            selection.format = fmt
             cursor = QTextCursor(block)
             end = QTextCursor.MoveOperation.EndOfBlock
             cursor.movePosition(end, QTextCursor.MoveMode.KeepAnchor)
-            selection.cursor = cursor  # type: ignore[attr-defined]
+            selection.cursor = cursor
             selections.append(selection)
         self.setExtraSelections(selections)
         self.gutter.update()

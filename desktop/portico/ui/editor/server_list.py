@@ -68,14 +68,16 @@ class ServerList(QTreeWidget):
             self._filling = False
         if keep is not None and self.select(*keep):
             return
-        self.setCurrentItem(None)
+        self.setCurrentItem(None)  # type: ignore[call-overload]  # clears it; the stubs lack None
         self.serverSelected.emit("", "")
 
     def _items(self) -> list[QTreeWidgetItem]:
-        items = []
+        items: list[QTreeWidgetItem] = []
         for i in range(self.topLevelItemCount()):
             top = self.topLevelItem(i)
-            items.extend(top.child(j) for j in range(top.childCount()))
+            assert top is not None
+            children = (top.child(j) for j in range(top.childCount()))
+            items.extend(child for child in children if child is not None)
         return items
 
     def select(self, path: str, server: str) -> bool:

@@ -183,7 +183,8 @@ class ConfigEditorWindow(QMainWindow):
         while self.tabs.count() > 1:
             widget = self.tabs.widget(1)
             self.tabs.removeTab(1)
-            widget.deleteLater()
+            if widget is not None:
+                widget.deleteLater()
         self.raw_tabs = {}
         for file in self.files:
             tab = RawTab(file.text, file.dialect)

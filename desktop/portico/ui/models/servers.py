@@ -18,6 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import (
     QAbstractListModel,
+    QByteArray,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
@@ -164,8 +165,8 @@ class ServerListModel(QAbstractListModel):
             return state.error
         return None
 
-    def roleNames(self) -> dict[int, bytes]:
-        return {
+    def roleNames(self) -> dict[int, QByteArray]:
+        names = {
             Qt.ItemDataRole.DisplayRole: b"display",
             self.NameRole: b"name",
             self.StatusRole: b"status",
@@ -174,6 +175,7 @@ class ServerListModel(QAbstractListModel):
             self.ScopeRole: b"scope",
             self.ErrorRole: b"error",
         }
+        return {int(role): QByteArray(name) for role, name in names.items()}
 
     # --- internals -----------------------------------------------------------------------
 

@@ -47,7 +47,9 @@ class LogPage(QWidget):
         self.count_label = QLabel()
         self.count_label.setAccessibleName("matches")
         row = QHBoxLayout()
-        row.addWidget(QLabel("&Find:", buddy=self.search))
+        find_label = QLabel("&Find:")
+        find_label.setBuddy(self.search)
+        row.addWidget(find_label)
         row.addWidget(self.search, 1)
         row.addWidget(self.prev_button)
         row.addWidget(self.next_button)
@@ -91,8 +93,8 @@ class LogPage(QWidget):
                 count += 1
                 if len(selections) < MAX_HIGHLIGHTS:
                     extra = QTextEdit.ExtraSelection()
-                    extra.cursor = cursor  # type: ignore[misc]
-                    extra.format = fmt  # type: ignore[misc]
+                    extra.cursor = cursor
+                    extra.format = fmt
                     selections.append(extra)
                 cursor = doc.find(term, cursor)
         self.view.setExtraSelections(selections)

@@ -19,6 +19,7 @@ from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, Server
 
 if TYPE_CHECKING:
     from portico.config.model import ServerSpec
+    from portico.policy.guard import ToolGuard
     from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.session import RuntimeSession
 
@@ -49,7 +50,7 @@ class PageService:
 
     # --- calling ---------------------------------------------------------------------
 
-    def guard(self) -> Any:
+    def guard(self) -> ToolGuard:
         if self._guard is None:
             policy = self.session.policy
             from portico.policy.guard import ChatContext

@@ -33,6 +33,7 @@ class LoadResult:
     scopes: dict[str, str] = field(default_factory=dict)
     files: tuple[str, ...] = ()
     secrets_notice: str | None = None  # said when secrets cannot go to a secure keyring
+    models: int = 0  # model providers configured (the app opens on a chat when > 0)
 
 
 # Imported here, before any server connects, so the first connects and the first tool call
@@ -103,6 +104,7 @@ class RuntimeSession:
             scopes={s.name: str(s.source.scope) for s in config.servers},
             files=tuple(str(p) for p in config.files),
             secrets_notice=await asyncio.to_thread(secret_store.insecure_notice),
+            models=len(config.models.providers) if getattr(config, "models", None) else 0,
         )
 
     async def apply(self) -> str:

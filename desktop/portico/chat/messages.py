@@ -1,0 +1,120 @@
+"""A conversation's contents as plain data: messages (a tree, for branches), tool calls,
+attachments. Provider-neutral: each provider converts these to its own wire format.
+
+Messages form a tree through ``parent_id``: editing a user message or regenerating an
+answer adds a sibling, and the conversation's ``leaf_id`` says which path is shown.
+Additive changes only.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from portico.chat.events import CallOutcome
+
+Role = Literal["user", "assistant"]
+MessageStatus = Literal[
+    "complete",
+    "streaming",  # being written (after a crash: what survived; shown as interrupted)
+    "stopped",  # the person stopped the turn; the text is the partial answer
+    "failed",  # the turn failed; ``error`` says why (retry runs it again)
+]
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """Something that goes with a user message.
+
+    ``kind="file"``: a local file by path (images go to vision models as images, other
+    files as text when they are text). ``kind="resource"``: an MCP resource
+    (``@server:uri``), its text captured when attached so a resumed chat reads the same.
+    """
+
+    kind: Literal["file", "resource"]
+    name: str
+    path: Path | None = None
+    server: str | None = None
+    uri: str | None = None
+    mime_type: str | None = None
+    text: str | None = None  # resource text (or a file's text, once read)
+
+
+@dataclass
+class ToolCall:
+    """One tool call of an assistant message, with what came back."""
+
+    id: str
+    name: str  # the qualified name the model used
+    arguments: dict[str, Any] = field(default_factory=dict)
+    raw_arguments: str = ""
+    outcome: CallOutcome | None = None  # None while running
+    # What the model got back: the text, and images by path (``MEDIA:`` lines in text).
+    result_text: str = ""
+    result_images: tuple[Path, ...] = ()
+    is_error: bool = False
+    duration: float = 0.0
+
+
+@dataclass
+class Round:
+    """One model response inside an assistant message: its text, then its tool calls."""
+
+    text: str = ""
+    tool_call_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Message:
+    id: str
+    role: Role
+    text: str = ""
+    parent_id: str | None = None
+    created: float = field(default_factory=time.time)
+    status: MessageStatus = "complete"
+    model: str | None = None  # "provider/model" for assistant messages
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    error: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    # An assistant message may span several model rounds; ``rounds`` holds the text of
+    # each round with the calls made after it, so providers can replay the exact order.
+    rounds: list[Round] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ConversationSummary:
+    """A row of the conversation list (newest first)."""
+
+    id: str
+    title: str
+    updated: float
+    created: float
+    model: str | None
+    message_count: int
+    parent_id: str | None = None
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    conversation_id: str
+    title: str
+    message_id: str
+    snippet: str  # with the match between [ and ]
+    updated: float
+
+
+def summary_json(summary: ConversationSummary) -> Mapping[str, Any]:
+    return {
+        "id": summary.id,
+        "title": summary.title,
+        "updated": summary.updated,
+        "created": summary.created,
+        "model": summary.model,
+        "messages": summary.message_count,
+        "parent": summary.parent_id,
+    }

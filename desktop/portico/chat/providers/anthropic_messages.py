@@ -1,0 +1,216 @@
+"""The ``anthropic`` kind: the Messages API."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import AsyncIterator
+from typing import Any
+
+from portico.chat.events import StopReason
+from portico.chat.providers import errors
+from portico.chat.providers.wire import (
+    AssistantTurn,
+    CallRequest,
+    ModelImage,
+    ModelRequest,
+    StreamDone,
+    StreamPart,
+    StreamReasoning,
+    StreamText,
+    StreamToolDelta,
+    UserTurn,
+    parse_arguments,
+)
+from portico.config.model import ProviderSpec
+
+DEFAULT_URL = "https://api.anthropic.com"
+_STOP: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "end_turn",
+    "stop_sequence": "end_turn",
+    "pause_turn": "end_turn",
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+}
+
+
+def _image(image: ModelImage) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": image.mime_type,
+            "data": base64.b64encode(image.data).decode(),
+        },
+    }
+
+
+def _text(text: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": text}] if text else []
+
+
+def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
+    """Anthropic wants user/assistant alternation: consecutive user content is merged."""
+    out: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            blocks = [{"type": "text", "text": "(empty)"}]
+        if out and out[-1]["role"] == role:
+            out[-1]["content"].extend(blocks)
+        else:
+            out.append({"role": role, "content": blocks})
+
+    for turn in request.turns:
+        if isinstance(turn, UserTurn):
+            add("user", _text(turn.text) + [_image(i) for i in turn.images])
+        elif isinstance(turn, AssistantTurn):
+            blocks = _text(turn.text)
+            blocks += [
+                {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+                for c in turn.calls
+            ]
+            add("assistant", blocks)
+        else:
+            add(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": r.id,
+                        "content": _text(r.text or "(no output)") + [_image(i) for i in r.images],
+                        "is_error": r.is_error,
+                    }
+                    for r in turn.results
+                ],
+            )
+    return out
+
+
+class AnthropicClient:
+    kind = "anthropic"
+
+    def __init__(self, spec: ProviderSpec, api_key: str | None, *, http_client: Any = None):
+        import anthropic
+        import httpx2
+
+        self.name = spec.name
+        self.spec = spec
+        self.base_url = spec.base_url or DEFAULT_URL
+        self._http = http_client or httpx2.AsyncClient(timeout=httpx2.Timeout(600.0, connect=10.0))
+        self._client = anthropic.AsyncAnthropic(
+            base_url=self.base_url,
+            api_key=api_key or "no-key",  # a local server may take none; the SDK wants one
+            max_retries=0,
+            http_client=self._http,
+            default_headers=spec.headers_dict or None,
+        )
+        self._listed: list[str] | None = None
+
+    def _error(self, exc: BaseException, model: str) -> errors.ProviderError:
+        return errors.describe(
+            exc,
+            provider=self.name,
+            kind="anthropic",
+            model=model,
+            base_url=self.base_url,
+            models=self._listed or (),
+        )
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamPart]:
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": to_messages(request),
+            "stream": True,
+        }
+        if request.system:
+            kwargs["system"] = request.system
+        if request.temperature is not None:
+            kwargs["extra_body"] = {"temperature": request.temperature}
+        if request.tools:
+            kwargs["tools"] = [
+                {
+                    "name": t.name,
+                    "description": t.description,
+                    "input_schema": dict(t.input_schema) or {"type": "object"},
+                }
+                for t in request.tools
+            ]
+        text: list[str] = []
+        blocks: dict[int, dict[str, str]] = {}
+        stop = "end_turn"
+        usage = [0, 0]
+        model = request.model
+        events = 0
+        try:
+            stream = await self._client.messages.create(**kwargs)
+            async with stream:
+                async for event in stream:
+                    events += 1
+                    kind = event.type
+                    if kind == "message_start":
+                        model = event.message.model or model
+                        usage[0] = event.message.usage.input_tokens or 0
+                        usage[1] = event.message.usage.output_tokens or 0
+                    elif kind == "content_block_start":
+                        block = event.content_block
+                        if block.type == "tool_use":
+                            blocks[event.index] = {"id": block.id, "name": block.name, "args": ""}
+                            yield StreamToolDelta(event.index, block.id, block.name, "")
+                    elif kind == "content_block_delta":
+                        delta = event.delta
+                        if delta.type == "text_delta":
+                            text.append(delta.text)
+                            yield StreamText(delta.text)
+                        elif delta.type == "input_json_delta":
+                            slot = blocks.get(event.index)
+                            if slot is not None:
+                                slot["args"] += delta.partial_json
+                            yield StreamToolDelta(event.index, None, None, delta.partial_json)
+                        elif delta.type == "thinking_delta":
+                            yield StreamReasoning(delta.thinking)
+                    elif kind == "message_delta":
+                        stop = event.delta.stop_reason or stop
+                        if event.usage is not None and event.usage.output_tokens is not None:
+                            usage[1] = event.usage.output_tokens
+                        input_tokens = getattr(event.usage, "input_tokens", None)
+                        if input_tokens:
+                            usage[0] = input_tokens
+        except Exception as exc:
+            if getattr(exc, "status_code", None) == 404 and errors.looks_like_api(exc):
+                try:
+                    self._listed = await self.list_models()
+                except errors.ProviderError:
+                    self._listed = None
+            raise self._error(exc, request.model) from None
+        if events == 0:
+            raise errors.ProviderError(
+                f"{self.base_url} answered without any Messages API events ({self.name}): it "
+                "does not look like the Anthropic API. Check base_url.",
+                kind="incompatible",
+            )
+        calls = []
+        for index in sorted(blocks):
+            slot = blocks[index]
+            raw = slot["args"] or "{}"
+            arguments, _problem = parse_arguments(raw)
+            calls.append(CallRequest(slot["id"], slot["name"], arguments, raw))
+        yield StreamDone(
+            text="".join(text),
+            calls=tuple(calls),
+            stop_reason=_STOP.get(stop, "end_turn"),
+            input_tokens=usage[0],
+            output_tokens=usage[1],
+            model=model,
+        )
+
+    async def list_models(self) -> list[str]:
+        try:
+            page = await self._client.models.list()
+            return sorted(m.id for m in page.data)
+        except Exception as exc:
+            raise self._error(exc, "") from None
+
+    async def aclose(self) -> None:
+        await self._client.close()

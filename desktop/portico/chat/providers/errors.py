@@ -1,0 +1,183 @@
+"""Provider failures in plain words, each with what to do; never a traceback."""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from portico.chat.events import FailureKind
+
+
+class ProviderError(Exception):
+    """One sentence a person can act on. ``retryable``: trying again may work."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: FailureKind = "server",
+        retryable: bool = False,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind: FailureKind = kind
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+
+_CONTEXT = re.compile(
+    r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens|"
+    r"reduce the length",
+    re.IGNORECASE,
+)
+_TOKENS = re.compile(r"(\d[\d,]*)\s*tokens", re.IGNORECASE)
+_LIMIT = re.compile(r"(?:maximum context length is|>)\s*(\d[\d,]*)", re.IGNORECASE)
+
+
+def _body_message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping) and isinstance(inner.get("message"), str):
+            return str(inner["message"])
+        if isinstance(body.get("message"), str):
+            return str(body["message"])
+    message = getattr(exc, "message", None) or str(exc)
+    return str(message)
+
+
+def _retry_after(exc: Any) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for name in ("retry-after-ms", "retry-after"):
+        value = headers.get(name)
+        if not value:
+            continue
+        try:
+            seconds = float(value)
+        except ValueError:
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError):
+                continue
+            seconds = when.timestamp() - time.time()
+        return max(0.0, seconds / 1000 if name.endswith("-ms") else seconds)
+    return None
+
+
+def looks_like_api(exc: Any) -> bool:
+    """Did the server answer in a JSON error shape at all (not an HTML page)?"""
+    body = getattr(exc, "body", None)
+    return isinstance(body, Mapping)
+
+
+def context_error(message: str, where: str) -> ProviderError:
+    numbers = [int(n.replace(",", "")) for n in _TOKENS.findall(message)]
+    limit_match = _LIMIT.search(message)
+    limit = int(limit_match.group(1).replace(",", "")) if limit_match else None
+    used = max((n for n in numbers if n != limit), default=None)
+    detail = ""
+    if used and limit:
+        detail = f" ({used:,} tokens; the model takes {limit:,})"
+    elif used:
+        detail = f" ({used:,} tokens)"
+    return ProviderError(
+        f"The conversation is too long for {where}{detail}. Start a new chat (/new), "
+        "or branch from an earlier message, or pick a model with a larger context.",
+        kind="context",
+    )
+
+
+def describe(
+    exc: BaseException,
+    *,
+    provider: str,
+    kind: str,
+    model: str,
+    base_url: str,
+    models: Sequence[str] = (),
+) -> ProviderError:
+    """Any SDK failure as a ProviderError in plain words. ``models``: what the server
+    lists (used for an unknown model)."""
+    if isinstance(exc, ProviderError):
+        return exc
+    where = f"'{provider}/{model}'" if model else f"'{provider}'"
+    name = type(exc).__name__
+    status = getattr(exc, "status_code", None)
+    text = _body_message(exc)
+    if name == "APITimeoutError":
+        return ProviderError(
+            f"{base_url} did not answer in time ({provider}). Check that the server is "
+            "running and reachable, then retry.",
+            kind="network",
+            retryable=True,
+        )
+    if name == "APIConnectionError":
+        cause = exc.__cause__ or exc.__context__
+        why = f" ({cause})" if cause and str(cause) else ""
+        return ProviderError(
+            f"Cannot reach {base_url} ({provider}){why}. Check that the server is running "
+            "and the base_url is right, then retry.",
+            kind="network",
+            retryable=True,
+        )
+    if name in ("APIResponseValidationError", "JSONDecodeError") or (
+        isinstance(status, int) and not looks_like_api(exc) and status in (404, 405, 200)
+    ):
+        return ProviderError(
+            f"{base_url} does not answer like an {_api_name(kind)} API ({provider}). "
+            "Check base_url (for OpenAI-compatible servers it usually ends in /v1).",
+            kind="incompatible",
+        )
+    if isinstance(status, int):
+        if status in (401, 403):
+            return ProviderError(
+                f"{where} refused the API key (HTTP {status}: {text}). Store the right key "
+                f"with `portico secret set NAME` and reference it as api_key in "
+                f"models.providers.{provider}.",
+                kind="auth",
+            )
+        if status == 404:
+            listed = ", ".join(models[:20]) if models else ""
+            more = f" It lists: {listed}." if listed else ""
+            return ProviderError(
+                f"{where}: the server does not know the model '{model}' (HTTP 404: {text}).{more} "
+                f"Pick one with /model or set default_model in models.providers.{provider}.",
+                kind="not_found",
+            )
+        if status == 429:
+            after = _retry_after(exc)
+            wait = f" Try again in {after:g} s." if after is not None else " Try again later."
+            return ProviderError(
+                f"{where} is rate limited (HTTP 429: {text}).{wait}",
+                kind="rate_limit",
+                retryable=True,
+                retry_after=after,
+            )
+        if status in (400, 413, 422) and _CONTEXT.search(text):
+            return context_error(text, where)
+        if status >= 500:
+            return ProviderError(
+                f"{where} had a server error (HTTP {status}: {text}). Retry in a moment.",
+                kind="server",
+                retryable=True,
+            )
+        return ProviderError(
+            f"{where} rejected the request (HTTP {status}: {text}).", kind="server"
+        )
+    if _CONTEXT.search(text):
+        return context_error(text, where)
+    return ProviderError(f"{where} failed: {name}: {text}", kind="server", retryable=True)
+
+
+def _api_name(kind: str) -> str:
+    return "Anthropic Messages" if kind == "anthropic" else "OpenAI-compatible"

@@ -1,0 +1,113 @@
+"""The chat database's schema and its migrations (``PRAGMA user_version``).
+
+Each migration takes the database from version N-1 to N inside one transaction. A
+database written by a newer Portico is refused, never rewritten.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+_V1 = """
+CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    title TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    model TEXT,
+    parent_id TEXT,
+    leaf_id TEXT,
+    yolo INTEGER NOT NULL DEFAULT 0,
+    active_tools TEXT NOT NULL DEFAULT '[]',
+    spend TEXT NOT NULL DEFAULT '{}',
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX conversations_updated ON conversations(updated);
+CREATE TABLE messages (
+    id TEXT PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    parent_id TEXT,
+    seq INTEGER NOT NULL DEFAULT 0,
+    role TEXT NOT NULL,
+    text TEXT NOT NULL DEFAULT '',
+    status TEXT NOT NULL DEFAULT 'complete',
+    model TEXT,
+    error TEXT,
+    created REAL NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    attachments TEXT NOT NULL DEFAULT '[]',
+    rounds TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX messages_conversation ON messages(conversation_id);
+CREATE TABLE tool_calls (
+    id TEXT NOT NULL,
+    message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+    conversation_id TEXT NOT NULL,
+    seq INTEGER NOT NULL DEFAULT 0,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL DEFAULT '{}',
+    raw_arguments TEXT NOT NULL DEFAULT '',
+    outcome TEXT,
+    result_text TEXT NOT NULL DEFAULT '',
+    result_images TEXT NOT NULL DEFAULT '[]',
+    is_error INTEGER NOT NULL DEFAULT 0,
+    duration REAL NOT NULL DEFAULT 0,
+    PRIMARY KEY (message_id, id)
+);
+CREATE INDEX tool_calls_conversation ON tool_calls(conversation_id);
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    text, content='messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+VERSION = len(MIGRATIONS)
+
+
+def migrate(conn: sqlite3.Connection, path: Path) -> None:
+    from portico.chat.store import StoreError
+
+    current = conn.execute("PRAGMA user_version").fetchone()[0]
+    if current > VERSION:
+        raise StoreError(
+            f"{path}: written by a newer Portico (schema {current}, this one reads up to "
+            f"{VERSION}); update Portico to open your chats"
+        )
+    for version in range(current + 1, VERSION + 1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _statements(MIGRATIONS[version - 1]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {version}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+
+def _statements(script: str) -> list[str]:
+    """Split a migration into statements (triggers keep their inner semicolons)."""
+    out: list[str] = []
+    buffer = ""
+    for line in script.strip().splitlines():
+        buffer += line + "\n"
+        if sqlite3.complete_statement(buffer):
+            out.append(buffer.strip())
+            buffer = ""
+    if buffer.strip():
+        out.append(buffer.strip())
+    return out

@@ -1,0 +1,558 @@
+"""Conversations in SQLite under the state dir: ``<state dir>/chats.sqlite3``.
+
+stdlib ``sqlite3`` in WAL mode; every statement runs on one writer thread, so the event
+loop never waits on the disk and writes keep their order. Written as they happen (a
+message row when a turn starts, its text at round ends and every ~0.5 s while streaming,
+each tool call when it starts and ends), so a kill -9 loses at most the text streamed
+since the last flush. The schema is versioned (``PRAGMA user_version``) with forward
+migrations; a newer database than this Portico knows is refused, never rewritten. Old
+JSON conversations (``<state dir>/conversations/*.json``) are imported once.
+
+The read methods are async (they run on the writer thread, after pending writes).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from portico.chat import schema
+from portico.chat.messages import (
+    Attachment,
+    ConversationSummary,
+    Message,
+    Round,
+    SearchHit,
+    ToolCall,
+)
+from portico.paths import paths
+
+log = logging.getLogger(__name__)
+
+ExportFormat = Literal["md", "json"]
+T = TypeVar("T")
+
+
+class StoreError(Exception):
+    """The database cannot be opened or read; the message names the file and what to do."""
+
+
+@dataclass
+class StoredConversation:
+    """Everything a resumed Chat needs back."""
+
+    id: str
+    title: str = ""
+    created: float = field(default_factory=time.time)
+    updated: float = field(default_factory=time.time)
+    model: str | None = None
+    parent_id: str | None = None
+    leaf_id: str | None = None
+    yolo: bool = False
+    active_tools: list[str] = field(default_factory=list)
+    spend: dict[str, float] = field(default_factory=dict)
+    past_limit: list[str] = field(default_factory=list)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    messages: list[Message] = field(default_factory=list)  # the whole tree, oldest first
+
+
+# --- rows <-> objects ---------------------------------------------------------------------
+
+
+def _attachments_json(items: list[Attachment]) -> str:
+    return json.dumps(
+        [
+            {
+                "kind": a.kind,
+                "name": a.name,
+                "path": str(a.path) if a.path else None,
+                "server": a.server,
+                "uri": a.uri,
+                "mime_type": a.mime_type,
+                "text": a.text,
+            }
+            for a in items
+        ]
+    )
+
+
+def _attachments(text: str | None) -> list[Attachment]:
+    out = []
+    for a in json.loads(text or "[]"):
+        out.append(
+            Attachment(
+                kind=a["kind"],
+                name=a["name"],
+                path=Path(a["path"]) if a.get("path") else None,
+                server=a.get("server"),
+                uri=a.get("uri"),
+                mime_type=a.get("mime_type"),
+                text=a.get("text"),
+            )
+        )
+    return out
+
+
+def _rounds_json(rounds: list[Round]) -> str:
+    return json.dumps([{"text": r.text, "calls": r.tool_call_ids} for r in rounds])
+
+
+def _rounds(text: str | None) -> list[Round]:
+    return [Round(r["text"], list(r["calls"])) for r in json.loads(text or "[]")]
+
+
+def _call_row(conversation_id: str, message_id: str, seq: int, c: ToolCall) -> tuple[Any, ...]:
+    return (
+        c.id,
+        message_id,
+        conversation_id,
+        seq,
+        c.name,
+        json.dumps(c.arguments, default=str),
+        c.raw_arguments,
+        c.outcome,
+        c.result_text,
+        json.dumps([str(p) for p in c.result_images]),
+        int(c.is_error),
+        c.duration,
+    )
+
+
+_CALL_SQL = (
+    "INSERT INTO tool_calls (id, message_id, conversation_id, seq, name, arguments, "
+    "raw_arguments, outcome, result_text, result_images, is_error, duration) VALUES "
+    "(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(message_id, id) DO UPDATE SET "
+    "arguments=excluded.arguments, raw_arguments=excluded.raw_arguments, "
+    "outcome=excluded.outcome, result_text=excluded.result_text, "
+    "result_images=excluded.result_images, is_error=excluded.is_error, "
+    "duration=excluded.duration"
+)
+_MESSAGE_SQL = (
+    "INSERT INTO messages (id, conversation_id, parent_id, seq, role, text, status, model, "
+    "error, created, input_tokens, output_tokens, attachments, rounds) VALUES "
+    "(?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
+    "status=excluded.status, model=excluded.model, error=excluded.error, "
+    "input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens, "
+    "attachments=excluded.attachments, rounds=excluded.rounds"
+)
+
+
+def _message_row(conversation_id: str, seq: int, m: Message) -> tuple[Any, ...]:
+    return (
+        m.id,
+        conversation_id,
+        m.parent_id,
+        seq,
+        m.role,
+        m.text,
+        m.status,
+        m.model,
+        m.error,
+        m.created,
+        m.input_tokens,
+        m.output_tokens,
+        _attachments_json(m.attachments),
+        _rounds_json(m.rounds),
+    )
+
+
+def _fts_query(query: str) -> str:
+    words = [w for w in query.replace('"', " ").split() if w]
+    if not words:
+        return ""
+    quoted = [f'"{w}"' for w in words]
+    quoted[-1] += "*"
+    return " ".join(quoted)
+
+
+class ChatStore:
+    def __init__(self, path: Path | None = None) -> None:
+        """``path`` default: ``<state dir>/chats.sqlite3`` (opened on first use)."""
+        self._path = Path(path) if path is not None else paths().state_dir / "chats.sqlite3"
+        self._queue: queue.Queue[tuple[Callable[[sqlite3.Connection], Any], Future[Any]] | None]
+        self._queue = queue.Queue()
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._open_error: StoreError | None = None
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    # --- the writer thread ------------------------------------------------------------
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is not None:
+                return
+            ready: Future[None] = Future()
+            self._thread = threading.Thread(
+                target=self._run, args=(ready,), name="chat-store", daemon=True
+            )
+            self._thread.start()  # opening runs there too: the loop never waits for it
+
+    def _run(self, ready: Future[None]) -> None:
+        try:
+            conn = self._connect()
+        except Exception as exc:  # never leave a caller waiting on a dead thread
+            error = exc if isinstance(exc, StoreError) else StoreError(
+                f"{self._path}: cannot open the chat database ({type(exc).__name__}: {exc})"
+            )
+            self._open_error = error
+            ready.set_result(None)
+            self._drain_failed(error)
+            return
+        ready.set_result(None)
+        while True:
+            item = self._queue.get()
+            if item is None:
+                break
+            job, future = item
+            try:
+                result = job(conn)
+                conn.commit()
+            except BaseException as exc:
+                conn.rollback()
+                if not future.set_running_or_notify_cancel():
+                    continue
+                future.set_exception(exc)
+                if not isinstance(exc, StoreError | KeyError):
+                    log.warning("a chat store write failed: %s", exc)
+                continue
+            if future.set_running_or_notify_cancel():
+                future.set_result(result)
+        conn.close()
+
+    def _drain_failed(self, exc: StoreError) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            _job, future = item
+            if future.set_running_or_notify_cancel():
+                future.set_exception(exc)
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            self._path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=5000")
+            schema.migrate(conn, self._path)
+            conn.isolation_level = "DEFERRED"
+            with contextlib.suppress(OSError):
+                self._path.chmod(0o600)
+            return conn
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self._path}: cannot open the chat database ({exc}). Move the file away to "
+                "start with an empty history (your other settings are not affected)."
+            ) from None
+        except OSError as exc:
+            raise StoreError(f"{self._path}: cannot open the chat database ({exc}).") from None
+
+    def _submit(self, job: Callable[[sqlite3.Connection], T]) -> Future[T]:
+        self._start()
+        future: Future[T] = Future()
+        if self._open_error is not None:
+            future.set_exception(self._open_error)
+            return future
+        self._queue.put((job, future))
+        return future
+
+    async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        return await asyncio.wrap_future(self._submit(job))
+
+    def write(self, job: Callable[[sqlite3.Connection], Any]) -> None:
+        """Queue a write; it happens in order, off the loop. Failures are logged."""
+        self._submit(job)
+
+    async def flush(self) -> None:
+        await self._call(lambda conn: None)
+
+    # --- writes the Chat makes ----------------------------------------------------------
+    def save_conversation(self, c: StoredConversation) -> None:
+        row = (
+            c.id,
+            c.title,
+            c.created,
+            c.updated,
+            c.model,
+            c.parent_id,
+            c.leaf_id,
+            int(c.yolo),
+            json.dumps(c.active_tools),
+            json.dumps({"totals": c.spend, "past_limit": c.past_limit}),
+            c.input_tokens,
+            c.output_tokens,
+        )
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO conversations (id, title, created, updated, model, parent_id, "
+                "leaf_id, yolo, active_tools, spend, input_tokens, output_tokens) VALUES "
+                "(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET title=excluded.title, "
+                "updated=excluded.updated, model=excluded.model, leaf_id=excluded.leaf_id, "
+                "yolo=excluded.yolo, active_tools=excluded.active_tools, spend=excluded.spend, "
+                "input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens",
+                row,
+            )
+
+        self.write(job)
+
+    def save_message(self, conversation_id: str, message: Message) -> None:
+        """The message with its tool calls (insert or update)."""
+        row = _message_row(conversation_id, 0, message)
+        calls = [
+            _call_row(conversation_id, message.id, i, c) for i, c in enumerate(message.tool_calls)
+        ]
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(_MESSAGE_SQL, row)
+            if calls:
+                conn.executemany(_CALL_SQL, calls)
+
+        self.write(job)
+
+    def save_text(self, message_id: str, text: str, status: str) -> None:
+        """The streamed text so far (cheap: one row, no tool calls)."""
+        self.write(
+            lambda conn: conn.execute(
+                "UPDATE messages SET text=?, status=? WHERE id=?", (text, status, message_id)
+            )
+        )
+
+    def save_tool_call(self, conversation_id: str, message_id: str, seq: int, c: ToolCall) -> None:
+        row = _call_row(conversation_id, message_id, seq, c)
+        self.write(lambda conn: conn.execute(_CALL_SQL, row))
+
+    def save_many(self, conversation_id: str, messages: list[Message]) -> None:
+        rows = []
+        calls = []
+        for m in messages:
+            rows.append(_message_row(conversation_id, 0, m))
+            calls += [_call_row(conversation_id, m.id, i, c) for i, c in enumerate(m.tool_calls)]
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.executemany(_MESSAGE_SQL, rows)
+            conn.executemany(_CALL_SQL, calls)
+
+        self.write(job)
+
+    # --- reads ------------------------------------------------------------------------
+    async def load(self, conversation_id: str) -> StoredConversation:
+        """Raises StoreError when there is no such conversation."""
+        return await self._call(lambda conn: self._load(conn, conversation_id))
+
+    def _load(self, conn: sqlite3.Connection, conversation_id: str) -> StoredConversation:
+        row = conn.execute(
+            "SELECT id, title, created, updated, model, parent_id, leaf_id, yolo, active_tools, "
+            "spend, input_tokens, output_tokens FROM conversations WHERE id=?",
+            (conversation_id,),
+        ).fetchone()
+        if row is None:
+            raise StoreError(f"no conversation {conversation_id} (see `portico chat --list`)")
+        spend = json.loads(row[9] or "{}")
+        stored = StoredConversation(
+            id=row[0],
+            title=row[1] or "",
+            created=row[2],
+            updated=row[3],
+            model=row[4],
+            parent_id=row[5],
+            leaf_id=row[6],
+            yolo=bool(row[7]),
+            active_tools=list(json.loads(row[8] or "[]")),
+            spend={str(k): float(v) for k, v in (spend.get("totals") or {}).items()},
+            past_limit=list(spend.get("past_limit") or []),
+            input_tokens=row[10] or 0,
+            output_tokens=row[11] or 0,
+        )
+        calls: dict[str, list[ToolCall]] = {}
+        for c in conn.execute(
+            "SELECT message_id, id, name, arguments, raw_arguments, outcome, result_text, "
+            "result_images, is_error, duration FROM tool_calls WHERE conversation_id=? "
+            "ORDER BY message_id, seq",
+            (conversation_id,),
+        ):
+            calls.setdefault(c[0], []).append(
+                ToolCall(
+                    id=c[1],
+                    name=c[2],
+                    arguments=json.loads(c[3] or "{}"),
+                    raw_arguments=c[4] or "",
+                    outcome=c[5],
+                    result_text=c[6] or "",
+                    result_images=tuple(Path(p) for p in json.loads(c[7] or "[]")),
+                    is_error=bool(c[8]),
+                    duration=c[9] or 0.0,
+                )
+            )
+        for m in conn.execute(
+            "SELECT id, role, text, parent_id, created, status, model, error, input_tokens, "
+            "output_tokens, attachments, rounds FROM messages WHERE conversation_id=? "
+            "ORDER BY rowid",
+            (conversation_id,),
+        ):
+            stored.messages.append(
+                Message(
+                    id=m[0],
+                    role=m[1],
+                    text=m[2] or "",
+                    parent_id=m[3],
+                    created=m[4],
+                    status=m[5],
+                    model=m[6],
+                    error=m[7],
+                    input_tokens=m[8] or 0,
+                    output_tokens=m[9] or 0,
+                    attachments=_attachments(m[10]),
+                    rounds=_rounds(m[11]),
+                    tool_calls=calls.get(m[0], []),
+                )
+            )
+        return stored
+
+    async def list(self, limit: int | None = None) -> list[ConversationSummary]:
+        """Newest first (by last change)."""
+
+        def job(conn: sqlite3.Connection) -> list[ConversationSummary]:
+            rows = conn.execute(
+                "SELECT c.id, c.title, c.updated, c.created, c.model, c.parent_id, "
+                "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
+                "FROM conversations c ORDER BY c.updated DESC LIMIT ?",
+                (limit if limit is not None else -1,),
+            ).fetchall()
+            return [
+                ConversationSummary(r[0], r[1] or "", r[2], r[3], r[4], r[6], r[5]) for r in rows
+            ]
+
+        return await self._call(job)
+
+    async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+        """FTS5 over message text and titles; words are ANDed, the last one is a prefix."""
+        match = _fts_query(query)
+        if not match:
+            return []
+
+        def job(conn: sqlite3.Connection) -> list[SearchHit]:
+            rows = conn.execute(
+                "SELECT m.conversation_id, c.title, m.id, "
+                "snippet(messages_fts, 0, '[', ']', '…', 12), c.updated "
+                "FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid "
+                "JOIN conversations c ON c.id = m.conversation_id "
+                "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+                (match, limit),
+            ).fetchall()
+            hits = [SearchHit(r[0], r[1] or "", r[2], r[3], r[4]) for r in rows]
+            seen = {h.conversation_id for h in hits}
+            words = [w.lower() for w in query.split()]
+            for r in conn.execute(
+                "SELECT id, title, updated FROM conversations ORDER BY updated DESC"
+            ):
+                title = (r[1] or "").lower()
+                if r[0] not in seen and words and all(w in title for w in words):
+                    hits.append(SearchHit(r[0], r[1], "", r[1], r[2]))
+            return hits[:limit]
+
+        try:
+            return await self._call(job)
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot search for {query!r}: {exc}") from None
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        def job(conn: sqlite3.Connection) -> None:
+            cur = conn.execute(
+                "UPDATE conversations SET title=?, updated=? WHERE id=?",
+                (title.strip(), time.time(), conversation_id),
+            )
+            if cur.rowcount == 0:
+                raise StoreError(f"no conversation {conversation_id}")
+
+        await self._call(job)
+
+    async def delete(self, conversation_id: str) -> None:
+        """Remove it with its messages and tool calls (branches of it stay, unlinked)."""
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "UPDATE conversations SET parent_id=NULL WHERE parent_id=?", (conversation_id,)
+            )
+            cur = conn.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))
+            if cur.rowcount == 0:
+                raise StoreError(f"no conversation {conversation_id}")
+
+        await self._call(job)
+
+    async def export(self, conversation_id: str, format: ExportFormat = "md") -> str:
+        """The shown branch as Markdown (for people) or JSON (every message, tool call and
+        result, the whole tree)."""
+        from portico.chat import export
+
+        stored = await self.load(conversation_id)
+        if format == "json":
+            return export.to_json(stored)
+        return export.to_markdown(stored)
+
+    async def resolve_id(self, prefix: str) -> str:
+        """A full id from a unique prefix; StoreError naming the candidates otherwise."""
+        cleaned = prefix.strip()
+        if not cleaned:
+            raise StoreError("name a conversation id (see `portico chat --list`)")
+
+        def job(conn: sqlite3.Connection) -> list[str]:
+            escaped = cleaned.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            return [
+                r[0]
+                for r in conn.execute(
+                    "SELECT id FROM conversations WHERE id LIKE ? ESCAPE '\\' LIMIT 6",
+                    (escaped + "%",),
+                )
+            ]
+
+        found = await self._call(job)
+        if cleaned in found:
+            return cleaned
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            raise StoreError(f"no conversation {cleaned} (see `portico chat --list`)")
+        raise StoreError(f"{cleaned} matches several conversations: {', '.join(found[:5])}")
+
+    async def import_json_once(self, folder: Path | None = None) -> int:
+        """Import the JSON conversations of earlier versions (once); returns how many."""
+        from portico.chat import legacy
+
+        source = folder if folder is not None else paths().state_dir / "conversations"
+        return await self._call(lambda conn: legacy.import_folder(conn, source))
+
+    async def close(self) -> None:
+        """Write what is pending and close the database."""
+        with self._lock:
+            thread = self._thread
+            self._thread = None
+        if thread is None:
+            return
+        self._queue.put(None)
+        await asyncio.to_thread(thread.join, 10)
+
+    def close_sync(self) -> None:
+        with self._lock:
+            thread = self._thread
+            self._thread = None
+        if thread is not None:
+            self._queue.put(None)
+            thread.join(10)

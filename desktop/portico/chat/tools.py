@@ -1,0 +1,229 @@
+"""Running a model's tool calls: every call through the ToolGuard, concurrently (the
+registry serialises calls to a server without ``supports_parallel_tool_calls``), with
+progress and approval events, and an outcome that tells a refusal from a failure."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from portico.chat.events import (
+    ApprovalAnswered,
+    ApprovalAsked,
+    CallOutcome,
+    Event,
+    ToolCallFinished,
+    ToolCallProgress,
+)
+from portico.policy.guard import ChatContext, ToolGuard
+from portico.prompts import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    Prompter,
+    Refused,
+    SpendApprovalRequest,
+    ToolApprovalRequest,
+)
+from portico.runtime.results import ToolResult
+from portico.runtime.toolsearch import ActiveSet
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Event], None]
+
+
+@dataclass
+class _CallScope:
+    call_id: str
+    emit: Emit
+    denied: bool = False
+    refused: bool = False
+
+
+_scope: contextvars.ContextVar[_CallScope | None] = contextvars.ContextVar(
+    "portico_chat_call", default=None
+)
+
+
+
+class EventingPrompter:
+    """The face's Prompter, with ApprovalAsked / ApprovalAnswered events around the tool
+    and spend questions of the call that asks (found through a context variable)."""
+
+    def __init__(self, inner: Prompter) -> None:
+        self.inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def approve_tool(self, request: ToolApprovalRequest) -> ApprovalAnswer:
+        scope = _scope.get()
+        if scope is not None:
+            scope.emit(ApprovalAsked(scope.call_id, request))
+        try:
+            answer = await self.inner.approve_tool(request)
+        except BaseException as exc:
+            self._unanswered(scope, exc)
+            raise
+        if scope is not None:
+            scope.denied = answer.choice is ApprovalChoice.DENY
+            scope.emit(ApprovalAnswered(scope.call_id, answer.choice.value))
+        return answer
+
+    async def approve_spend(self, request: SpendApprovalRequest) -> ApprovalChoice:
+        scope = _scope.get()
+        if scope is not None:
+            scope.emit(ApprovalAsked(scope.call_id, request))
+        try:
+            choice = await self.inner.approve_spend(request)
+        except BaseException as exc:
+            self._unanswered(scope, exc)
+            raise
+        if scope is not None:
+            scope.denied = choice is ApprovalChoice.DENY
+            scope.emit(ApprovalAnswered(scope.call_id, choice.value))
+        return choice
+
+    @staticmethod
+    def _unanswered(scope: _CallScope | None, exc: BaseException) -> None:
+        if scope is None:
+            return
+        if isinstance(exc, Refused):
+            scope.refused = True
+            scope.emit(ApprovalAnswered(scope.call_id, None, f"refused: {exc}"))
+        elif isinstance(exc, asyncio.CancelledError):
+            scope.emit(ApprovalAnswered(scope.call_id, None, "aborted"))
+        elif isinstance(exc, TimeoutError):
+            scope.emit(ApprovalAnswered(scope.call_id, None, "timed out"))
+        else:
+            scope.emit(ApprovalAnswered(scope.call_id, None, f"failed: {exc}"))
+
+
+@dataclass
+class PlannedCall:
+    id: str
+    name: str
+    arguments: Mapping[str, Any]
+    problem: str | None = None  # the arguments could not be read: not run
+
+
+@dataclass
+class CallReport:
+    id: str
+    outcome: CallOutcome
+    result: ToolResult | None = None
+    error: str | None = None
+    duration: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def model_text(self) -> str:
+        """What the model reads back for this call."""
+        if self.result is not None:
+            return self.result.text() or "(the tool returned nothing)"
+        return self.error or f"The call ended: {self.outcome}."
+
+
+def _error_text(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, KeyError) and text.startswith(("'", '"')):
+        text = text[1:-1]
+    return text
+
+
+async def run_call(
+    guard: ToolGuard,
+    chat: ChatContext,
+    active: ActiveSet,
+    call: PlannedCall,
+    emit: Emit,
+    on_report: Callable[[CallReport], None] | None = None,
+) -> CallReport:
+    """One call; never raises except for its own cancellation (then there is no report
+    and the caller records the call as cancelled). ``on_report`` gets the report before
+    the ToolCallFinished event goes out."""
+    report = await _run_call(guard, chat, active, call, emit)
+    if on_report is not None:
+        on_report(report)
+    result = report.result if report.outcome == "ok" else None
+    error = None if result is not None else report.model_text()
+    emit(ToolCallFinished(call.id, report.outcome, result, error, report.duration))
+    return report
+
+
+async def _run_call(
+    guard: ToolGuard, chat: ChatContext, active: ActiveSet, call: PlannedCall, emit: Emit
+) -> CallReport:
+    started = time.monotonic()
+    if call.problem is not None:
+        text = (
+            f"The call to '{call.name}' was not run: {call.problem}. Send the arguments as "
+            "one JSON object matching the tool's input schema."
+        )
+        return CallReport(call.id, "error", error=text)
+    scope = _CallScope(call.id, emit)
+    token = _scope.set(scope)
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        emit(ToolCallProgress(call.id, done, total, message))
+
+    try:
+        result = await guard.call(
+            chat, call.name, dict(call.arguments), progress=progress, active=active
+        )
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:
+        duration = time.monotonic() - started
+        return CallReport(call.id, "error", error=_error_text(exc), duration=duration)
+    finally:
+        _scope.reset(token)
+    duration = time.monotonic() - started
+    if scope.refused:
+        outcome: CallOutcome = "refused"
+    elif scope.denied:
+        outcome = "denied"
+    else:
+        outcome = "ok"
+    if outcome == "ok":
+        return CallReport(call.id, "ok", result=result, duration=duration)
+    return CallReport(call.id, outcome, error=result.text(), duration=duration)
+
+
+async def run_calls(
+    guard: ToolGuard,
+    chat: ChatContext,
+    active: ActiveSet,
+    calls: Sequence[PlannedCall],
+    emit: Emit,
+    on_report: Callable[[CallReport], None] | None = None,
+) -> list[CallReport]:
+    """All calls at once; on cancellation every running call is cancelled (its server
+    gets notifications/cancelled) and waited for before the cancellation goes on."""
+    tasks = [
+        asyncio.ensure_future(run_call(guard, chat, active, call, emit, on_report))
+        for call in calls
+    ]
+    try:
+        await asyncio.wait(tasks)
+    except asyncio.CancelledError:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+    reports = []
+    for call, task in zip(calls, tasks, strict=True):
+        if task.cancelled():
+            reports.append(CallReport(call.id, "cancelled", error="The call was cancelled."))
+            continue
+        exc = task.exception()
+        if exc is not None:  # a bug in the runner; the turn goes on with an error result
+            log.error("tool call %s failed in the chat loop: %r", call.name, exc)
+            reports.append(CallReport(call.id, "error", error=_error_text(exc)))
+        else:
+            reports.append(task.result())
+    return reports

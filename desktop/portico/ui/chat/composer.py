@@ -1,0 +1,341 @@
+"""The chat input: a multi-line editor with history, attachments and completions, and the
+row beside it (model picker, YOLO toggle, Send / Stop).
+
+Enter sends, Shift+Enter starts a new line, Up in an empty box walks back through what was
+sent, Esc stops a running turn. Pasted images become image attachments (sent to vision
+models); pasted or dropped files are attached by path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, Qt, Signal
+from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from portico.ui.chat.completion import Completion, CompletionPopup, CompletionSource
+from portico.ui.palette import set_tone
+
+HISTORY_LIMIT = 200
+_CALL = re.compile(r"^/call\s+(\S*)$")
+_COMMAND = re.compile(r"^/(\S*)$")
+_RESOURCE = re.compile(r"(?:^|\s)@(\S*)$")
+
+
+@dataclass(frozen=True)
+class Attachment:
+    kind: str  # "image" or "file"
+    name: str
+    path: str = ""  # files: attached by path
+    data: bytes = b""  # images: PNG bytes
+    mime: str = ""
+
+
+def image_attachment(image: QImage, name: str = "pasted image.png") -> Attachment:
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    return Attachment("image", name, data=bytes(data.data()), mime="image/png")
+
+
+class ChatInput(QPlainTextEdit):
+    submitted = Signal(str)
+    stopRequested = Signal()
+    attached = Signal(object)  # Attachment
+    completionContext = Signal(str, str)  # trigger ("/", "call", "@", ""), typed word
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("message input")
+        self.setPlaceholderText("Message, / for commands and prompts, @ for resources")
+        self.setTabChangesFocus(True)
+        self.setMaximumHeight(160)
+        self.history: list[str] = []
+        self._history_at: int | None = None
+        self.popup: CompletionPopup | None = None
+        self.textChanged.connect(self._context_changed)
+
+    # --- keys --------------------------------------------------------------------------
+
+    def event(self, event: QEvent) -> bool:
+        # Tab changes focus before keyPressEvent sees it; with the popup open it picks.
+        if (
+            event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_Tab
+            and self.popup is not None
+            and self.popup.isVisible()
+            and self.popup.accept_current()
+        ):
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        popup = self.popup
+        if popup is not None and popup.isVisible():
+            if key in (Qt.Key.Key_Down, Qt.Key.Key_Up):
+                popup.move_selection(1 if key == Qt.Key.Key_Down else -1)
+                return
+            enter = key in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Tab)
+            if enter and not shift and popup.accept_current():
+                return
+            if key == Qt.Key.Key_Escape:
+                popup.hide()
+                return
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not shift:
+            self.send()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.stopRequested.emit()
+            return
+        if key == Qt.Key.Key_Up and self._browsing_allowed():
+            self._walk_history(-1)
+            return
+        if key == Qt.Key.Key_Down and self._history_at is not None:
+            self._walk_history(1)
+            return
+        super().keyPressEvent(event)
+
+    def send(self) -> None:
+        text = self.toPlainText().strip()
+        if not text:
+            return
+        if not self.history or self.history[-1] != text:
+            self.history.append(text)
+            del self.history[:-HISTORY_LIMIT]
+        self._history_at = None
+        self.clear()
+        self.submitted.emit(text)
+
+    def _browsing_allowed(self) -> bool:
+        return not self.toPlainText() or self._history_at is not None
+
+    def _walk_history(self, step: int) -> None:
+        if not self.history:
+            return
+        at = len(self.history) if self._history_at is None else self._history_at
+        at += step
+        if at >= len(self.history):
+            self._history_at = None
+            self._set_text("")
+            return
+        self._history_at = max(0, at)
+        self._set_text(self.history[self._history_at])
+
+    def _set_text(self, text: str) -> None:
+        self.blockSignals(True)
+        self.setPlainText(text)
+        self.blockSignals(False)
+        self.moveCursor(QTextCursor.MoveOperation.End)
+
+    # --- completion --------------------------------------------------------------------
+
+    def current_context(self) -> tuple[str, str]:
+        cursor = self.textCursor()
+        before = self.toPlainText()[: cursor.position()]
+        if match := _CALL.match(before):
+            return "call", match.group(1)
+        if match := _COMMAND.match(before):
+            return "/", match.group(1)
+        if match := _RESOURCE.search(before):
+            return "@", match.group(1)
+        return "", ""
+
+    def _context_changed(self) -> None:
+        if self._history_at is not None and self.toPlainText() != self.history[self._history_at]:
+            self._history_at = None
+        trigger, word = self.current_context()
+        self.completionContext.emit(trigger, word)
+
+    def complete(self, row: Completion) -> None:
+        trigger, word = self.current_context()
+        cursor = self.textCursor()
+        typed = len(word) + (1 if trigger in ("/", "@") else 0)
+        cursor.movePosition(QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.KeepAnchor, typed)
+        cursor.insertText(row.insert)
+        self.setTextCursor(cursor)
+
+    # --- paste -------------------------------------------------------------------------
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return source.hasImage() or source.hasUrls() or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        if source.hasImage():
+            image = source.imageData()
+            if isinstance(image, QImage) and not image.isNull():
+                self.attached.emit(image_attachment(image))
+                return
+        if source.hasUrls():
+            files = [u.toLocalFile() for u in source.urls() if u.isLocalFile()]
+            if files:
+                for path in files:
+                    self.attached.emit(Attachment("file", Path(path).name, path=path))
+                return
+        super().insertFromMimeData(source)
+
+
+class Composer(QWidget):
+    """The input with its popup, attachment chips and the controls row."""
+
+    submitted = Signal(str, list)  # text, [Attachment]
+    stopRequested = Signal()
+    modelChosen = Signal(str)  # "provider/model"
+    yoloToggled = Signal(bool)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("composer")
+        self.source: CompletionSource | None = None
+        self.attachments: list[Attachment] = []
+        self.running = False
+        column = QVBoxLayout(self)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(4)
+        self.popup = CompletionPopup(self)
+        column.addWidget(self.popup)
+        self.chips = QHBoxLayout()
+        self.chips.addStretch(1)
+        column.addLayout(self.chips)
+        self.input = ChatInput()
+        self.input.popup = self.popup
+        column.addWidget(self.input)
+        self.yolo_warning = QLabel(
+            "YOLO is on: tools run without asking you first. Turn it off to approve each call."
+        )
+        self.yolo_warning.setWordWrap(True)
+        self.yolo_warning.setAccessibleName("YOLO warning")
+        set_tone(self.yolo_warning, "warning")
+        self.yolo_warning.hide()
+        column.addWidget(self.yolo_warning)
+
+        row = QHBoxLayout()
+        self.model_picker = QComboBox()
+        self.model_picker.setAccessibleName("model")
+        self.model_picker.setToolTip("The model this chat uses (Ctrl+M)")
+        self.model_picker.setMinimumContentsLength(22)
+        self.model_picker.activated.connect(self._model_activated)
+        row.addWidget(self.model_picker)
+        self.yolo = QCheckBox("&YOLO")
+        self.yolo.setAccessibleName("YOLO: run tools without asking")
+        self.yolo.setToolTip("Run every tool call of this chat without asking first")
+        self.yolo.toggled.connect(self._yolo_toggled)
+        row.addWidget(self.yolo)
+        row.addStretch(1)
+        self.status = QLabel()
+        self.status.setAccessibleName("turn status")
+        set_tone(self.status, "muted")
+        row.addWidget(self.status)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setAccessibleName("Stop the answer")
+        self.stop_button.setToolTip("Stop (Esc)")
+        self.stop_button.setAutoDefault(False)
+        self.stop_button.clicked.connect(self.stopRequested)
+        self.stop_button.hide()
+        row.addWidget(self.stop_button)
+        self.send_button = QPushButton("Send")
+        self.send_button.setAccessibleName("Send")
+        self.send_button.setToolTip("Send (Enter); Shift+Enter for a new line")
+        self.send_button.setAutoDefault(False)
+        self.send_button.clicked.connect(self.input.send)
+        row.addWidget(self.send_button)
+        column.addLayout(row)
+
+        self.input.submitted.connect(self._submitted)
+        self.input.stopRequested.connect(self._escape)
+        self.input.attached.connect(self.attach)
+        self.input.completionContext.connect(self._completion_context)
+        self.popup.chosen.connect(self.input.complete)
+
+    # --- model picker ------------------------------------------------------------------
+
+    def set_models(self, models: list[tuple[str, str]], current: str | None) -> None:
+        """``models``: (id "provider/model", label). An empty list shows "No model"."""
+        self.model_picker.blockSignals(True)
+        self.model_picker.clear()
+        if not models:
+            self.model_picker.addItem("No model (direct mode)", "")
+        for model_id, label in models:
+            self.model_picker.addItem(label, model_id)
+        index = self.model_picker.findData(current or "")
+        self.model_picker.setCurrentIndex(max(index, 0))
+        self.model_picker.blockSignals(False)
+
+    def current_model(self) -> str:
+        return str(self.model_picker.currentData() or "")
+
+    def _model_activated(self, _index: int) -> None:
+        self.modelChosen.emit(self.current_model())
+
+    def _yolo_toggled(self, on: bool) -> None:
+        self.yolo_warning.setVisible(on)
+        self.yoloToggled.emit(on)
+
+    # --- running -------------------------------------------------------------------------
+
+    def set_running(self, running: bool, status: str = "") -> None:
+        self.running = running
+        self.stop_button.setVisible(running)
+        self.send_button.setVisible(not running)
+        self.status.setText(status)
+
+    def _escape(self) -> None:
+        if self.running:
+            self.stopRequested.emit()
+
+    def _submitted(self, text: str) -> None:
+        attachments = list(self.attachments)
+        self.clear_attachments()
+        self.submitted.emit(text, attachments)
+
+    # --- attachments -------------------------------------------------------------------
+
+    def attach(self, attachment: Attachment) -> None:
+        self.attachments.append(attachment)
+        chip = QToolButton()
+        chip.setText(f"{'🖼' if attachment.kind == 'image' else '📄'} {attachment.name}  ✕")
+        chip.setAccessibleName(f"Remove attachment {attachment.name}")
+        chip.setToolTip(attachment.path or attachment.name)
+        chip.clicked.connect(lambda _=False, a=attachment, c=chip: self._detach(a, c))
+        self.chips.insertWidget(self.chips.count() - 1, chip)
+
+    def _detach(self, attachment: Attachment, chip: QToolButton) -> None:
+        if attachment in self.attachments:
+            self.attachments.remove(attachment)
+        chip.deleteLater()
+
+    def clear_attachments(self) -> None:
+        self.attachments.clear()
+        while self.chips.count() > 1:
+            item = self.chips.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()
+
+    # --- completion --------------------------------------------------------------------
+
+    def _completion_context(self, trigger: str, word: str) -> None:
+        if not trigger or self.source is None:
+            self.popup.hide()
+            return
+        self.popup.offer(list(self.source(trigger, word)), word)
+
+    def refresh_completions(self) -> None:
+        """A source that answered late (resources fetched) asks for another look."""
+        trigger, word = self.input.current_context()
+        self._completion_context(trigger, word)

@@ -1,0 +1,533 @@
+"""Drives the Chats place from the chat core: opens chats, sends turns, renders events.
+
+The chat core runs on the runtime thread (``ui/runtime_thread/chat_service.py``); this
+object lives on the GUI thread, calls the service through ``RuntimeThread.submit`` and
+gets the turn's events through the ChatBridge's one queued signal. It renders only
+those events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import uuid
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
+from PySide6.QtWidgets import QLabel
+
+from portico.chat import events as ev
+from portico.chat.messages import Attachment as CoreAttachment
+from portico.chat.messages import Message
+from portico.ui.chat.bridge import ChatBridge
+from portico.ui.chat.card_state import apply_finished, from_started
+from portico.ui.chat.completion import Completion
+from portico.ui.chat.composer import Attachment
+from portico.ui.chat.conversation_list import ConversationRow
+from portico.ui.chat.message_widget import MessageWidget
+from portico.ui.chat.pane import ChatsPlace
+from portico.ui.chat.tool_card import ToolCard
+from portico.ui.palette import set_tone
+from portico.ui.runtime_thread.chat_service import (
+    ChatService,
+    ChatSnapshot,
+    InlineApproval,
+    InlineWithdrawn,
+    TurnEnded,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ChatController(QObject):
+    opened = Signal(str)  # conversation id now shown
+    turnEnded = Signal(str)  # conversation id
+    eventRendered = Signal(object)  # every event, after it was rendered (tests wait on it)
+
+    def __init__(self, place: ChatsPlace, runtime: Any, bridge: ChatBridge) -> None:
+        super().__init__(place)
+        self.place = place
+        self.pane = place.pane
+        self.transcript = place.pane.transcript
+        self.composer = place.pane.composer
+        self.runtime = runtime
+        self.bridge = bridge
+        self.service: ChatService | None = None
+        self.current: ChatSnapshot | None = None
+        self.cards: dict[str, ToolCard] = {}
+        self.running = False
+        self._pending_user: str | None = None
+        self._ids = itertools.count(1)
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._completions: dict[tuple[str, str], list[Completion]] = {}
+        self._prompt_hints: dict[str, str] = {}
+        self.query = ""
+        bridge.event.connect(self.on_event)
+        self._wire()
+
+    # --- wiring --------------------------------------------------------------------------
+
+    def _wire(self) -> None:
+        c = self.composer
+        c.submitted.connect(self.send)
+        c.stopRequested.connect(self.stop)
+        c.modelChosen.connect(lambda ref: self._spawn(self.set_model(ref)))
+        c.yoloToggled.connect(lambda on: self._spawn(self.set_yolo(on)))
+        c.source = self.completion_source
+        t = self.transcript
+        t.editSubmitted.connect(self.edit)
+        t.regenerateRequested.connect(self.regenerate)
+        t.retryRequested.connect(self.retry)
+        t.switchRequested.connect(lambda mid: self._spawn(self.switch_to(mid)))
+        t.cancelCall.connect(lambda _call: self.stop())
+        t.approvalAnswered.connect(self.answer)
+        lst = self.place.conversations
+        lst.selected.connect(lambda cid: self._spawn(self.open(cid)))
+        lst.newRequested.connect(lambda: self._spawn(self.new_chat()))
+        lst.renameRequested.connect(lambda cid, title: self._spawn(self.rename(cid, title)))
+        lst.deleteRequested.connect(lambda cid: self._spawn(self.delete(cid)))
+        lst.searchChanged.connect(lambda q: self._spawn(self.refresh_list(q)))
+        for key, slot in (
+            ("Ctrl+N", lambda: self._spawn(self.new_chat())),
+            ("Ctrl+F", lambda: lst.search.setFocus(Qt.FocusReason.ShortcutFocusReason)),
+            ("Ctrl+L", self.place.focus_input),
+            ("Ctrl+M", self._pick_model),
+            ("Ctrl+Shift+Y", lambda: c.yolo.toggle()),
+        ):
+            shortcut = QShortcut(QKeySequence(key), self.place)
+            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            shortcut.activated.connect(slot)
+
+    def _pick_model(self) -> None:
+        self.composer.model_picker.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.composer.model_picker.showPopup()
+
+    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
+        task = asyncio.ensure_future(self._guard(coro))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _guard(self, coro: Coroutine[Any, Any, Any]) -> None:
+        try:
+            await coro
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("chat action failed: %s", exc)
+            self.add_notice(str(exc), "error")
+
+    async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run a plain service method on the runtime loop and return its result."""
+
+        async def run() -> Any:
+            return fn(*args)
+
+        return await self.runtime.submit(run())
+
+    def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+
+    # --- chats ---------------------------------------------------------------------------
+
+    async def attach(self, service: ChatService) -> None:
+        self.service = service
+        await self.refresh_list()
+
+    async def open_start(self) -> None:
+        """A new chat, or the newest one if it is still empty; focus in the input."""
+        assert self.service is not None
+        snapshot = await self.runtime.submit(self.service.resume_or_new())
+        await self.show(snapshot)
+        self.place.focus_input()
+
+    async def new_chat(self) -> None:
+        assert self.service is not None
+        if self.current is not None and not self.current.messages and not self.running:
+            self.place.focus_input()
+            return
+        snapshot = await self.runtime.submit(self.service.new(self._model_ref()))
+        await self.show(snapshot)
+        await self.refresh_list()
+        self.place.focus_input()
+
+    async def open(self, conversation_id: str) -> None:
+        assert self.service is not None
+        if self.current is not None and self.current.id == conversation_id:
+            return
+        snapshot = await self.runtime.submit(self.service.open(conversation_id))
+        await self.show(snapshot)
+
+    async def show(self, snapshot: ChatSnapshot) -> None:
+        assert self.service is not None
+        self.current = snapshot
+        self.cards.clear()
+        self._pending_user = None
+        self.transcript.set_messages(list(snapshot.messages), snapshot.siblings)
+        for widget in self.transcript.widgets.values():
+            self.cards.update(widget.cards)
+        self.pane.title.setText(snapshot.title or "New chat")
+        self.composer.set_models([(m.ref, m.label) for m in snapshot.models], snapshot.model)
+        self.composer.yolo.blockSignals(True)
+        self.composer.yolo.setChecked(snapshot.yolo)
+        self.composer.yolo.blockSignals(False)
+        self.composer.yolo_warning.setVisible(snapshot.yolo)
+        self.pane.set_spend(snapshot.spend, snapshot.limits)
+        self.pane.usage.setText("")
+        self.set_running(snapshot.busy)
+        self.pane.show_transcript()
+        self.place.conversations.select(snapshot.id)
+        self._completions.clear()
+        await self._call(self.service.show, snapshot.id)
+        self.opened.emit(snapshot.id)
+        self._spawn(self._load_prompt_hints())
+
+    async def _load_prompt_hints(self) -> None:
+        assert self.service is not None
+        rows = await self.runtime.submit(self.service.prompt_completions())
+        self._prompt_hints = dict(rows)
+
+    async def reload_current(self) -> None:
+        """Take the chat again from the core (after an edit, a regenerate, a branch switch)."""
+        if self.current is None or self.service is None:
+            return
+        snapshot = await self._call(self.service.snapshot, self.current.id)
+        await self.show(snapshot)
+
+    async def refresh_list(self, query: str | None = None) -> None:
+        if self.service is None:
+            return
+        if query is not None:
+            self.query = query
+        rows = await self.runtime.submit(self.service.rows(self.query))
+        current = self.current.id if self.current else None
+        self.place.conversations.set_rows(
+            [ConversationRow(r.id, r.title, r.updated, r.snippet) for r in rows], current
+        )
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.rename(conversation_id, title))
+        if self.current is not None and self.current.id == conversation_id:
+            self.pane.title.setText(title)
+        await self.refresh_list()
+
+    async def delete(self, conversation_id: str) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.delete(conversation_id))
+        if self.current is not None and self.current.id == conversation_id:
+            self.current = None
+            await self.open_start()
+        await self.refresh_list()
+
+    async def set_model(self, ref: str) -> None:
+        if self.current is None or self.service is None:
+            return
+        snapshot = await self.runtime.submit(self.service.set_model(self.current.id, ref))
+        self.current = snapshot
+
+    async def set_yolo(self, on: bool) -> None:
+        if self.current is None or self.service is None:
+            return
+        await self.runtime.submit(self.service.set_yolo(self.current.id, on))
+
+    async def switch_to(self, message_id: str) -> None:
+        if self.current is None or self.service is None:
+            return
+        snapshot = await self.runtime.submit(self.service.switch_to(self.current.id, message_id))
+        await self.show(snapshot)
+
+    def _model_ref(self) -> str | None:
+        return self.composer.current_model() or None
+
+    # --- turns ---------------------------------------------------------------------------
+
+    def send(self, text: str, attachments: Sequence[Attachment] = ()) -> None:
+        self._spawn(self._send(text, list(attachments)))
+
+    async def _send(self, text: str, attachments: list[Attachment]) -> None:
+        if self.service is None:
+            self.add_notice(
+                "The chat is not ready yet: the server runtime is still starting.", "warning"
+            )
+            return
+        if self.current is None:
+            await self.open_start()
+        assert self.current is not None
+        files = [await _as_file(a) for a in attachments]
+        self._echo_user(text, files)
+        self.set_running(True)
+        try:
+            await self._call(self.service.send, self.current.id, text, files)
+        except Exception:
+            self.set_running(False)
+            raise
+
+    def _echo_user(self, text: str, files: Sequence[str]) -> None:
+        from pathlib import Path
+
+        temp = f"pending-{next(self._ids)}"
+        message = Message(
+            id=temp,
+            role="user",
+            text=text,
+            attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files],
+        )
+        self.transcript.add_message(message)
+        self._pending_user = temp
+        self.transcript.jump_to_latest()
+
+    def edit(self, message_id: str, text: str) -> None:
+        if self.service is None or self.current is None:
+            return
+        self.transcript.truncate_from(message_id)
+        self._echo_user(text, [])
+        self._start("edit", message_id, text)
+
+    def regenerate(self, message_id: str) -> None:
+        if self.service is None or self.current is None:
+            return
+        self.transcript.truncate_from(message_id)
+        self._start("regenerate", message_id)
+
+    def retry(self) -> None:
+        if self.service is None or self.current is None:
+            return
+        last = self.transcript.messages[-1] if self.transcript.messages else None
+        if last is not None and last.role == "assistant":
+            self.transcript.truncate_from(last.id)
+        self._start("retry")
+
+    def _start(self, kind: str, *args: Any) -> None:
+        assert self.service is not None and self.current is not None
+        self.set_running(True)
+
+        async def go() -> None:
+            assert self.service is not None and self.current is not None
+            try:
+                await self._call(self.service.start_turn, self.current.id, kind, *args)
+            except Exception:
+                self.set_running(False)
+                raise
+
+        self._spawn(go())
+
+    def stop(self) -> None:
+        if self.service is None or self.current is None or not self.running:
+            return
+        self._spawn(self._call(self.service.stop, self.current.id))
+
+    def answer(self, call_id: str, value: object) -> None:
+        if self.service is None:
+            return
+        self._spawn(self._call(self.service.answer, call_id, value))
+
+    def set_running(self, running: bool) -> None:
+        self.running = running
+        self.composer.set_running(running, "Answering… (Esc stops)" if running else "")
+        self.transcript.set_running(running)
+
+    # --- events --------------------------------------------------------------------------
+
+    def on_event(self, conversation_id: str, event: object) -> None:
+        if self.current is None or conversation_id != self.current.id:
+            if isinstance(event, ev.TitleChanged | TurnEnded):
+                self._spawn(self.refresh_list())
+            return
+        try:
+            self._render(event)
+        except Exception:
+            log.exception("rendering %s failed", type(event).__name__)
+        self.eventRendered.emit(event)
+
+    def _answer_widget(self, message_id: str) -> MessageWidget:
+        widget = self.transcript.widget(message_id) if message_id else None
+        if widget is None:
+            widget = self.transcript.add_message(
+                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant")
+            )
+        return widget
+
+    def _render(self, event: object) -> None:
+        t = self.transcript
+        if isinstance(event, ev.TurnStarted):
+            if event.user_message_id and self._pending_user:
+                t.rename(self._pending_user, event.user_message_id)
+                self._pending_user = None
+            if t.widget(event.message_id) is None:
+                t.add_message(Message(id=event.message_id, role="assistant", model=event.model))
+            self.set_running(True)
+        elif isinstance(event, ev.TextDelta):
+            self._answer_widget(event.message_id)
+            t.append_text(event.message_id, event.text)
+        elif isinstance(event, ev.ToolCallStarted):
+            t.break_text(event.message_id)
+            widget = (
+                self._answer_widget(event.message_id) if event.message_id else self._last_answer()
+            )
+            card = widget.add_card(from_started(event))
+            self.cards[event.id] = card
+        elif isinstance(event, ev.ToolCallProgress):
+            card = self.cards.get(event.id)
+            if card is not None:
+                card.set_progress(event.progress, event.total, event.message)
+        elif isinstance(event, ev.ApprovalAsked):
+            card = self.cards.get(event.call_id)
+            if card is not None:
+                card.status.setText("Waiting for your approval")
+        elif isinstance(event, InlineApproval):
+            card = self.cards.get(event.call_id)
+            if card is not None:
+                panel = card.ask(event.request)
+                t.ensureWidgetVisible(card)
+                panel.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+        elif isinstance(event, InlineWithdrawn):
+            card = self.cards.get(event.call_id)
+            if card is not None:
+                card.clear_approval()
+        elif isinstance(event, ev.ApprovalAnswered):
+            card = self.cards.get(event.call_id)
+            if card is not None:
+                card.approval_settled(event.choice, event.note)
+                if card.approval is None and self.composer.input.isVisible():
+                    self.place.focus_input()
+        elif isinstance(event, ev.ToolCallFinished):
+            card = self.cards.get(event.id)
+            if card is not None:
+                card.finish(apply_finished(card.state, event))
+        elif isinstance(event, ev.Usage):
+            self.pane.set_usage(
+                event.input_tokens,
+                event.output_tokens,
+                event.total_input_tokens,
+                event.total_output_tokens,
+            )
+        elif isinstance(event, ev.SpendChanged):
+            limits = self.current.limits if self.current else {}
+            self.pane.set_spend(dict(event.totals), limits)
+        elif isinstance(event, ev.Notice):
+            self.add_notice(event.text, event.level)
+        elif isinstance(event, ev.TitleChanged):
+            self.pane.title.setText(event.title)
+            self._spawn(self.refresh_list())
+        elif isinstance(event, ev.ModelChanged):
+            index = self.composer.model_picker.findData(event.model or "")
+            if index >= 0:
+                self.composer.model_picker.setCurrentIndex(index)
+        elif isinstance(event, ev.YoloChanged):
+            self.composer.yolo.blockSignals(True)
+            self.composer.yolo.setChecked(event.on)
+            self.composer.yolo.blockSignals(False)
+            self.composer.yolo_warning.setVisible(event.on)
+        elif isinstance(event, ev.ConversationChanged):
+            self._spawn(self._follow(event.conversation_id))
+        elif isinstance(event, ev.TurnFinished):
+            if event.message_id:
+                t.finish_text(event.message_id)
+            if event.stop_reason == "stopped":
+                widget = t.widget(event.message_id) if event.message_id else self._last_answer()
+                if widget is not None:
+                    widget.show_status("stopped")
+                for card in self.cards.values():
+                    if card.state.outcome is None:
+                        card.state.outcome = "cancelled"
+                        card.finish(card.state)
+            elif event.stop_reason == "max_tokens":
+                self.add_notice("The answer was cut at the model's token limit.", "warning")
+        elif isinstance(event, ev.TurnFailed):
+            t.flush()
+            widget = self._answer_widget(event.message_id)
+            widget.show_status("failed", event.error)
+            widget.retry_button.setVisible(event.retryable)
+        elif isinstance(event, TurnEnded):
+            self.set_running(False)
+            self.turnEnded.emit(self.current.id if self.current else "")
+            self._spawn(self._after_turn())
+
+    async def _after_turn(self) -> None:
+        if self.current is None or self.service is None:
+            return
+        snapshot = await self._call(self.service.snapshot, self.current.id)
+        self.current = snapshot
+        self.transcript.messages = list(snapshot.messages)
+        self.transcript.update_siblings(snapshot.siblings)
+        await self.refresh_list()
+
+    async def _follow(self, conversation_id: str) -> None:
+        assert self.service is not None
+        snapshot = await self.runtime.submit(self.service.open(conversation_id))
+        await self.show(snapshot)
+        await self.refresh_list()
+
+    def _last_answer(self) -> MessageWidget:
+        for message in reversed(self.transcript.messages):
+            if message.role == "assistant":
+                widget = self.transcript.widget(message.id)
+                if widget is not None:
+                    return widget
+        return self._answer_widget("")
+
+    def add_notice(self, text: str, level: str = "info") -> QLabel:
+        label = QLabel(text)
+        label.setWordWrap(True)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        label.setAccessibleName(f"{level} notice")
+        set_tone(
+            label, {"info": "muted", "warning": "warning", "error": "error"}.get(level, "muted")
+        )  # type: ignore[arg-type]
+        self.transcript.add_widget(label)
+        return label
+
+    # --- completion ----------------------------------------------------------------------
+
+    def completion_source(self, trigger: str, word: str) -> list[Completion]:
+        key = (trigger, word)
+        if key in self._completions:
+            return self._completions[key]
+        self._spawn(self._fetch_completions(trigger, word))
+        # Meanwhile: what this trigger offered before (the popup filters it by the word).
+        for (t, _w), rows in reversed(list(self._completions.items())):
+            if t == trigger:
+                return rows
+        return []
+
+    async def _fetch_completions(self, trigger: str, word: str) -> None:
+        if self.service is None or self.current is None:
+            return
+        text = {"/": f"/{word}", "call": f"/call {word}", "@": f"@{word}"}[trigger]
+        found: list[str] = await self._call(self.service.completions, self.current.id, text)
+        rows = []
+        for item in found:
+            shown = item.split(" ")[-1] if trigger == "call" else item
+            if trigger == "/" and not shown.startswith("/"):
+                shown = "/" + shown
+            if trigger == "@" and not shown.startswith("@"):
+                shown = "@" + shown
+            kind = {"/": "command", "call": "tool", "@": "resource"}[trigger]
+            hint = self._prompt_hints.get(shown, "")
+            if hint:
+                kind = "prompt"
+            insert = shown if shown.endswith(":") else shown + " "
+            rows.append(Completion(insert, shown, hint, kind))
+        self._completions[(trigger, word)] = rows
+        self.composer.refresh_completions()
+
+
+async def _as_file(attachment: Attachment) -> str:
+    """Files go by path; a pasted image is written to the cache dir first."""
+    if attachment.kind == "file":
+        return attachment.path
+    from portico.paths import paths
+
+    folder = paths().cache_dir / "pasted"
+    path = folder / f"{uuid.uuid4().hex[:12]}.png"
+
+    def write() -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(attachment.data)
+
+    await asyncio.to_thread(write)
+    return str(path)

@@ -1,0 +1,179 @@
+"""A message's Markdown as Qt widgets: prose labels and code blocks with a Copy button.
+
+Links open in the system browser (QDesktopServices), never inside the app. Text is
+selectable by mouse and keyboard; links are reachable with Tab.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+
+from portico.ui.chat.markdown import Block, CodeBlock, ProseBlock, StreamSplitter, parse_blocks
+
+SAFE_SCHEMES = ("http", "https", "mailto")
+
+TEXT_FLAGS = (
+    Qt.TextInteractionFlag.TextSelectableByMouse
+    | Qt.TextInteractionFlag.TextSelectableByKeyboard
+    | Qt.TextInteractionFlag.LinksAccessibleByMouse
+    | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+)
+
+
+def open_link(link: str) -> bool:
+    """Open ``link`` in the system browser; other schemes (file:, javascript:) are refused."""
+    url = QUrl(link)
+    if url.scheme().lower() not in SAFE_SCHEMES:
+        return False
+    return QDesktopServices.openUrl(url)
+
+
+class RichLabel(QLabel):
+    """Selectable rich text whose links go to the system browser."""
+
+    linkOpened = Signal(str)
+
+    def __init__(self, html: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.RichText)
+        self.setWordWrap(True)
+        self.setOpenExternalLinks(False)
+        self.setTextInteractionFlags(TEXT_FLAGS)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.linkActivated.connect(self._activated)
+        self.setText(html)
+
+    def _activated(self, link: str) -> None:
+        if open_link(link):
+            self.linkOpened.emit(link)
+
+
+class CodeBlockWidget(QFrame):
+    """Highlighted code with its language and a Copy button (copies the plain source)."""
+
+    def __init__(self, block: CodeBlock, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.block = block
+        self.setObjectName("codeblock")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(8, 4, 8, 6)
+        column.setSpacing(2)
+        header = QHBoxLayout()
+        self.language = QLabel(block.language or "code")
+        self.language.setEnabled(False)
+        header.addWidget(self.language)
+        header.addStretch(1)
+        self.copy_button = QPushButton("Copy")
+        self.copy_button.setAutoDefault(False)
+        self.copy_button.setFlat(True)
+        self.copy_button.setAccessibleName(f"Copy {block.language or 'code'} block")
+        self.copy_button.clicked.connect(self.copy)
+        header.addWidget(self.copy_button)
+        column.addLayout(header)
+        self.code = QLabel()
+        self.code.setTextFormat(Qt.TextFormat.RichText)
+        self.code.setWordWrap(True)
+        self.code.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.TextSelectableByKeyboard
+        )
+        self.code.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.code.setAccessibleName("code")
+        column.addWidget(self.code)
+        self.set_block(block)
+
+    def set_block(self, block: CodeBlock) -> None:
+        self.block = block
+        self.language.setText(block.language or "code")
+        self.code.setText(block.html.replace("<pre>", "<pre style='white-space:pre-wrap'>", 1))
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.block.code)
+        self.copy_button.setText("Copied")
+
+
+def block_widget(block: Block) -> QWidget:
+    if isinstance(block, CodeBlock):
+        return CodeBlockWidget(block)
+    label = RichLabel(block.html)
+    label.setAccessibleName("message text")
+    return label
+
+
+def _update_widget(widget: QWidget, block: Block) -> bool:
+    """Reuse ``widget`` for ``block`` when it is of the same kind."""
+    if isinstance(block, CodeBlock) and isinstance(widget, CodeBlockWidget):
+        if widget.block != block:
+            widget.set_block(block)
+        return True
+    if isinstance(block, ProseBlock) and isinstance(widget, RichLabel):
+        if widget.property("source") != block.source:
+            widget.setText(block.html)
+            widget.setProperty("source", block.source)
+        return True
+    return False
+
+
+class MarkdownView(QWidget):
+    """A column of block widgets. ``set_text`` renders a finished text; ``stream`` renders
+    a growing one, re-rendering only what changed since the last call."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.column = QVBoxLayout(self)
+        self.column.setContentsMargins(0, 0, 0, 0)
+        self.column.setSpacing(6)
+        self.text = ""
+        self._frozen = 0  # widgets that no longer change
+        self._splitter: StreamSplitter | None = None
+        if text:
+            self.set_text(text)
+
+    def widgets(self) -> list[QWidget]:
+        return [self.column.itemAt(i).widget() for i in range(self.column.count())]
+
+    def set_text(self, text: str) -> None:
+        self._splitter = None
+        self.text = text
+        self._frozen = 0
+        self._show(parse_blocks(text), start=0)
+
+    def stream(self, text: str) -> None:
+        if self._splitter is None:
+            self._splitter = StreamSplitter()
+            self._clear_from(0)
+            self._frozen = 0
+        self.text = text
+        newly, tail = self._splitter.update(text)
+        self._show(newly + tail, start=self._frozen)
+        self._frozen += len(newly)
+
+    def finish(self) -> None:
+        """The stream ended: the tail becomes ordinary blocks."""
+        self._splitter = None
+
+    def _show(self, blocks: list[Block], start: int) -> None:
+        existing = self.widgets()
+        for offset, block in enumerate(blocks):
+            index = start + offset
+            if index < len(existing) and _update_widget(existing[index], block):
+                continue
+            if index < len(existing):
+                old = existing[index]
+                self.column.removeWidget(old)
+                old.deleteLater()
+            widget = block_widget(block)
+            if isinstance(block, ProseBlock):
+                widget.setProperty("source", block.source)
+            self.column.insertWidget(index, widget)
+            existing = self.widgets()
+        self._clear_from(start + len(blocks))
+
+    def _clear_from(self, index: int) -> None:
+        while self.column.count() > index:
+            item = self.column.takeAt(index)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()

@@ -1,0 +1,265 @@
+"""One message of the transcript: the person's (text, attachments) or the assistant's
+(text and tool cards in the order they happened), with Copy, Edit (last question),
+Regenerate (last answer), a branch switcher, and Retry on a stopped or failed turn."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QGuiApplication, QIcon
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from portico.chat.messages import Message
+from portico.ui.chat.card_state import from_stored
+from portico.ui.chat.markdown_view import MarkdownView
+from portico.ui.chat.tool_card import CardState, ToolCard
+from portico.ui.palette import set_tone
+
+IconFor = Callable[[str], QIcon | None]
+
+
+def _button(text: str, name: str, tip: str = "") -> QPushButton:
+    button = QPushButton(text)
+    button.setFlat(True)
+    button.setAutoDefault(False)
+    button.setAccessibleName(name)
+    if tip:
+        button.setToolTip(tip)
+    return button
+
+
+class MessageWidget(QFrame):
+    copyDone = Signal()
+    editSubmitted = Signal(str, str)  # message id, new text
+    regenerateRequested = Signal(str)
+    retryRequested = Signal()
+    switchRequested = Signal(str)  # the sibling message id to show
+    cancelCall = Signal(str)  # call id
+    approvalAnswered = Signal(str, object)  # call id, answer
+
+    def __init__(
+        self,
+        message: Message,
+        *,
+        icon_for: IconFor | None = None,
+        siblings: list[str] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.message = message
+        self.message_id = message.id
+        self.role = message.role
+        self.icon_for = icon_for or (lambda _server: None)
+        self.cards: dict[str, ToolCard] = {}
+        self._live_text: MarkdownView | None = None
+        self._texts: list[str] = []  # the text of every part (for Copy)
+        user = message.role == "user"
+        self.setObjectName("question" if user else "answer")
+        self.setAccessibleName("your message" if user else "answer")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(10, 6, 10, 6)
+        column.setSpacing(4)
+        who = "You" if user else (message.model or "Assistant")
+        self.who = QLabel(f"<b>{who}</b>")
+        self.who.setAccessibleName("author")
+        column.addWidget(self.who)
+        self.parts = QVBoxLayout()
+        self.parts.setSpacing(6)
+        column.addLayout(self.parts)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setAccessibleName("message status")
+        self.status.hide()
+        column.addWidget(self.status)
+
+        row = QHBoxLayout()
+        row.setSpacing(2)
+        self.copy_button = _button("Copy", "Copy message")
+        self.copy_button.clicked.connect(self.copy)
+        row.addWidget(self.copy_button)
+        self.edit_button = _button("Edit", "Edit and resend", "Edit this message and send it again")
+        self.edit_button.clicked.connect(self.start_edit)
+        self.edit_button.hide()
+        row.addWidget(self.edit_button)
+        self.regenerate_button = _button("Regenerate", "Regenerate answer", "A new answer")
+        self.regenerate_button.clicked.connect(
+            lambda: self.regenerateRequested.emit(self.message_id)
+        )
+        self.regenerate_button.hide()
+        row.addWidget(self.regenerate_button)
+        self.retry_button = _button("Retry", "Retry", "Run this turn again")
+        self.retry_button.clicked.connect(self.retryRequested)
+        self.retry_button.hide()
+        row.addWidget(self.retry_button)
+        self.prev_branch = _button("‹", "Previous version")
+        self.branch_label = QLabel()
+        self.branch_label.setAccessibleName("version")
+        self.next_branch = _button("›", "Next version")
+        for widget in (self.prev_branch, self.branch_label, self.next_branch):
+            widget.hide()
+            row.addWidget(widget)
+        row.addStretch(1)
+        column.addLayout(row)
+        self.editor: QPlainTextEdit | None = None
+        self._siblings: list[str] = []
+
+        self._fill(message)
+        self.set_siblings(siblings or [message.id])
+        self.show_status(message.status, message.error)
+
+    # --- content ---------------------------------------------------------------------
+
+    def _fill(self, message: Message) -> None:
+        if message.role == "user":
+            self.add_text(message.text)
+            for attachment in message.attachments:
+                label = QLabel(f"📎 {attachment.name}")
+                label.setToolTip(str(attachment.path or attachment.uri or attachment.name))
+                label.setAccessibleName(f"attachment {attachment.name}")
+                self.parts.addWidget(label)
+            return
+        calls = {call.id: call for call in message.tool_calls}
+        if message.rounds:
+            for part in message.rounds:
+                if part.text:
+                    self.add_text(part.text)
+                for call_id in part.tool_call_ids:
+                    if call_id in calls:
+                        self.add_card(from_stored(calls.pop(call_id)))
+            # Text after the last round's calls (the final answer) lives in message.text
+            # only when rounds do not hold it.
+            if message.text and message.text not in "".join(r.text for r in message.rounds):
+                self.add_text(message.text)
+        elif message.text:
+            self.add_text(message.text)
+        for call in calls.values():
+            self.add_card(from_stored(call))
+
+    def add_text(self, text: str) -> MarkdownView:
+        view = MarkdownView(text)
+        self.parts.addWidget(view)
+        self._texts.append(text)
+        self._live_text = None
+        return view
+
+    def stream_text(self, text: str) -> None:
+        """Show ``text`` as the current (growing) text part of a live answer."""
+        if self._live_text is None:
+            self._live_text = MarkdownView()
+            self.parts.addWidget(self._live_text)
+            self._texts.append("")
+        self._live_text.stream(text)
+        self._texts[-1] = text
+
+    def end_text(self) -> None:
+        if self._live_text is not None:
+            self._live_text.finish()
+        self._live_text = None
+
+    def add_card(self, state: CardState) -> ToolCard:
+        self.end_text()
+        card = ToolCard(state, self.icon_for(state.server))
+        card.cancelRequested.connect(self.cancelCall)
+        card.approvalAnswered.connect(self.approvalAnswered)
+        self.parts.addWidget(card)
+        self.cards[state.id] = card
+        return card
+
+    def plain_text(self) -> str:
+        return "\n\n".join(t for t in self._texts if t)
+
+    def copy(self) -> None:
+        QGuiApplication.clipboard().setText(self.plain_text())
+        self.copyDone.emit()
+
+    # --- state -----------------------------------------------------------------------
+
+    def show_status(self, status: str, error: str | None = None) -> None:
+        if status == "stopped":
+            self.status.setText("Stopped. The answer above is what arrived before you stopped it.")
+            set_tone(self.status, "muted")
+        elif status == "failed":
+            self.status.setText(f"This answer failed: {error or 'unknown error'}")
+            set_tone(self.status, "error")
+        elif status == "streaming":
+            self.status.setText("Interrupted (the app closed while this answer was written).")
+            set_tone(self.status, "muted")
+        else:
+            self.status.setText("")
+        self.status.setVisible(bool(self.status.text()))
+        self.retry_button.setVisible(status in ("stopped", "failed", "streaming"))
+
+    def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
+        self.edit_button.setVisible(self.role == "user" and last_user and not running)
+        self.regenerate_button.setVisible(self.role == "assistant" and last_answer and not running)
+        if running:
+            self.retry_button.hide()
+
+    def set_siblings(self, siblings: list[str]) -> None:
+        self._siblings = siblings
+        many = len(siblings) > 1
+        for widget in (self.prev_branch, self.branch_label, self.next_branch):
+            widget.setVisible(many)
+        if not many:
+            return
+        at = siblings.index(self.message_id) if self.message_id in siblings else 0
+        self.branch_label.setText(f"{at + 1}/{len(siblings)}")
+        self.branch_label.setAccessibleName(f"version {at + 1} of {len(siblings)}")
+        self.prev_branch.setEnabled(at > 0)
+        self.next_branch.setEnabled(at < len(siblings) - 1)
+        for button in (self.prev_branch, self.next_branch):
+            with contextlib.suppress(RuntimeError, TypeError):
+                button.clicked.disconnect()
+        if at > 0:
+            self.prev_branch.clicked.connect(lambda: self.switchRequested.emit(siblings[at - 1]))
+        if at < len(siblings) - 1:
+            self.next_branch.clicked.connect(lambda: self.switchRequested.emit(siblings[at + 1]))
+
+    # --- edit ------------------------------------------------------------------------
+
+    def start_edit(self) -> None:
+        if self.editor is not None:
+            self.editor.setFocus()
+            return
+        editor = QPlainTextEdit(self.message.text)
+        editor.setAccessibleName("edit message")
+        editor.setTabChangesFocus(True)
+        editor.setMaximumHeight(140)
+        send = _button("Send", "Send edited message")
+        send.setFlat(False)
+        cancel = _button("Cancel", "Cancel editing")
+        box = QWidget()
+        column = QVBoxLayout(box)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(editor)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(cancel)
+        row.addWidget(send)
+        column.addLayout(row)
+        self.parts.addWidget(box)
+        self.editor = editor
+        self.edit_box = box
+        self.edit_send = send
+
+        def finish(submit: bool) -> None:
+            text = editor.toPlainText().strip()
+            box.hide()
+            box.deleteLater()
+            self.editor = None
+            if submit and text:
+                self.editSubmitted.emit(self.message_id, text)
+
+        send.clicked.connect(lambda: finish(True))
+        cancel.clicked.connect(lambda: finish(False))
+        editor.setFocus()

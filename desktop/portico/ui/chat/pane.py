@@ -1,0 +1,151 @@
+"""The Chats place: the conversation list beside the chat pane (header with the server
+status strip, spend meter and token usage; the transcript or the welcome; the composer).
+
+Widgets only: ``ui/chat/controller.py`` drives them from the chat core's events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSplitter,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from portico.runtime.events import ServerState, Status
+from portico.ui.chat.composer import Composer
+from portico.ui.chat.conversation_list import ConversationList
+from portico.ui.chat.transcript import TranscriptView
+from portico.ui.palette import set_tone
+
+NEEDS_PERSON = (Status.NEEDS_AUTH, Status.AWAITING_TRUST)
+
+
+def strip_text(states: Iterable[ServerState]) -> tuple[str, str | None]:
+    """("6 servers · 87 tools · 1 needs sign-in", the first server that needs the person)."""
+    states = [s for s in states if s.status is not Status.STOPPED]
+    if not states:
+        return "No servers", None
+    tools = sum(s.tool_count for s in states if s.status in (Status.RUNNING, Status.LAZY))
+    parts = [f"{len(states)} server{'s' if len(states) != 1 else ''}", f"{tools} tools"]
+    sign_in = [s for s in states if s.status is Status.NEEDS_AUTH]
+    review = [s for s in states if s.status is Status.AWAITING_TRUST]
+    failed = [s for s in states if s.status in (Status.FAILED, Status.COOLDOWN)]
+    if sign_in:
+        parts.append(f"{len(sign_in)} need{'s' if len(sign_in) == 1 else ''} sign-in")
+    if review:
+        parts.append(f"{len(review)} need{'s' if len(review) == 1 else ''} review")
+    if failed:
+        parts.append(f"{len(failed)} failing")
+    first = next(iter(sign_in + review + failed), None)
+    return " · ".join(parts), first.name if first else None
+
+
+def spend_text(spend: Mapping[str, float], limits: Mapping[str, tuple[float, str]]) -> str:
+    parts = []
+    for server, (limit, unit) in sorted(limits.items()):
+        used = spend.get(server, 0.0)
+        parts.append(f"{server} {used:g}/{limit:g} {unit}")
+    return "Spend: " + ", ".join(parts) if parts else ""
+
+
+class ChatPane(QWidget):
+    serversRequested = Signal(str)  # the server to show ("" for the list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("chat")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(8, 6, 8, 8)
+        column.setSpacing(6)
+        header = QHBoxLayout()
+        self.title = QLabel("New chat")
+        self.title.setAccessibleName("chat title")
+        font = self.title.font()
+        font.setBold(True)
+        font.setPointSizeF(max(font.pointSizeF(), 9.0) * 1.15)
+        self.title.setFont(font)
+        header.addWidget(self.title, 1)
+        self.usage = QLabel()
+        self.usage.setAccessibleName("token usage")
+        set_tone(self.usage, "muted")
+        header.addWidget(self.usage)
+        self.spend = QLabel()
+        self.spend.setAccessibleName("spend meter")
+        header.addWidget(self.spend)
+        self.strip = QPushButton("No servers")
+        self.strip.setFlat(True)
+        self.strip.setAutoDefault(False)
+        self.strip.setAccessibleName("server status")
+        self.strip.setToolTip("Open the Servers place")
+        self.strip.clicked.connect(lambda: self.serversRequested.emit(self._needs or ""))
+        header.addWidget(self.strip)
+        column.addLayout(header)
+        self._needs: str | None = None
+
+        self.stack = QStackedWidget()
+        self.transcript = TranscriptView()
+        self.stack.addWidget(self.transcript)
+        column.addWidget(self.stack, 1)
+        self.composer = Composer()
+        column.addWidget(self.composer)
+
+    def set_states(self, states: Iterable[ServerState]) -> None:
+        text, needs = strip_text(states)
+        self._needs = needs
+        self.strip.setText(text)
+        self.strip.setAccessibleName(f"server status: {text}")
+        set_tone(self.strip, "warning" if needs else "muted")
+
+    def set_spend(
+        self, spend: Mapping[str, float], limits: Mapping[str, tuple[float, str]]
+    ) -> None:
+        text = spend_text(spend, limits)
+        self.spend.setText(text)
+        self.spend.setVisible(bool(text))
+        over = any(spend.get(s, 0.0) >= limit for s, (limit, _u) in limits.items())
+        set_tone(self.spend, "warning" if over else "muted")
+
+    def set_usage(
+        self, input_tokens: int, output_tokens: int, total_in: int, total_out: int
+    ) -> None:
+        self.usage.setText(
+            f"Turn: {input_tokens:,} in · {output_tokens:,} out"
+            f"  (chat: {total_in + total_out:,} tokens)"
+        )
+
+    def show_welcome(self, welcome: QWidget) -> None:
+        if self.stack.indexOf(welcome) < 0:
+            self.stack.addWidget(welcome)
+        self.stack.setCurrentWidget(welcome)
+
+    def show_transcript(self) -> None:
+        self.stack.setCurrentWidget(self.transcript)
+
+
+class ChatsPlace(QWidget):
+    """The Chats place of the rail: conversations on the left, the pane on the right."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("Chats")
+        self.conversations = ConversationList()
+        self.pane = ChatPane()
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.addWidget(self.conversations)
+        self.splitter.addWidget(self.pane)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setSizes([240, 720])
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.splitter)
+
+    def focus_input(self) -> None:
+        self.pane.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)

@@ -1,0 +1,460 @@
+"""A tool call in the transcript: server and tool, arguments (collapsed JSON), status with
+progress and elapsed time, Cancel while it runs, an inline approval, and the result
+(text, images that enlarge on click, resource links) or the error in plain words.
+
+Denials and refusals read as what the person (or nobody) decided, never as a failure of
+the server.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QIcon, QImage, QMouseEvent, QPixmap
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QScrollArea,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from portico.prompts import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    SpendApprovalRequest,
+    ToolApprovalRequest,
+)
+from portico.ui.chat.markdown_view import RichLabel
+from portico.ui.palette import set_tone
+
+THUMB = 240  # px, the longest side of an inline image
+TEXT_PREVIEW = 4000  # characters of result text shown before "Show all"
+
+CHOICE_LABELS: dict[ApprovalChoice, str] = {
+    ApprovalChoice.ONCE: "Allow &Once",
+    ApprovalChoice.SESSION: "Allow for &Session",
+    ApprovalChoice.ALWAYS: "&Always Allow",
+    ApprovalChoice.DENY: "&Deny",
+}
+
+OUTCOME_WORDS = {
+    "ok": "Done",
+    "error": "Failed",
+    "denied": "You denied this call",
+    "refused": "Not run: nobody was there to approve it",
+    "cancelled": "Cancelled",
+}
+
+
+@dataclass
+class CardState:
+    """What a card shows; built from a ToolCall of a stored message or from events."""
+
+    id: str
+    server: str
+    tool: str
+    qualified_name: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    raw_arguments: str = ""
+    outcome: str | None = None  # None while running
+    text: str = ""
+    images: list[tuple[str, bytes]] = field(default_factory=list)  # (name or path, data)
+    image_paths: list[Path] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (label, uri)
+    is_error: bool = False
+    error: str = ""
+    duration: float = 0.0
+    started: float = field(default_factory=time.monotonic)
+
+
+def arguments_text(state: CardState) -> str:
+    if state.arguments:
+        return json.dumps(dict(state.arguments), indent=2, ensure_ascii=False, default=str)
+    return state.raw_arguments or "{}"
+
+
+class ImageThumb(QLabel):
+    """An inline image; a click (or Enter/Space when focused) shows it full size."""
+
+    def __init__(self, image: QImage, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.image = image
+        self.name = name
+        self.setPixmap(
+            QPixmap.fromImage(image).scaled(
+                QSize(THUMB, THUMB),
+                Qt.AspectRatioMode.KeepAspectRatio,
+                Qt.TransformationMode.SmoothTransformation,
+            )
+            if image.width() > THUMB or image.height() > THUMB
+            else QPixmap.fromImage(image)
+        )
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setAccessibleName(f"image {name}, press Enter to enlarge")
+        self.setToolTip("Click to enlarge")
+        self.viewer: QDialog | None = None
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self.enlarge()
+
+    def keyPressEvent(self, event: Any) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
+            self.enlarge()
+            return
+        super().keyPressEvent(event)
+
+    def enlarge(self) -> QDialog:
+        dialog = QDialog(self.window())
+        dialog.setWindowTitle(self.name)
+        dialog.setAccessibleName(f"image {self.name}")
+        scroll = QScrollArea()
+        big = QLabel()
+        big.setPixmap(QPixmap.fromImage(self.image))
+        scroll.setWidget(big)
+        column = QVBoxLayout(dialog)
+        column.addWidget(scroll)
+        close = QPushButton("Close")
+        close.setAutoDefault(False)
+        close.clicked.connect(dialog.close)
+        column.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
+        dialog.resize(min(self.image.width() + 40, 1200), min(self.image.height() + 80, 900))
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()  # non-modal: the chat stays usable
+        self.viewer = dialog
+        return dialog
+
+
+class ApprovalPanel(QFrame):
+    """The Prompter's approval question, inline: Allow Once / Session / Always / Deny and
+    "any arguments". Enter never allows; Deny takes the focus."""
+
+    answered = Signal(object)  # ApprovalAnswer (tool) or ApprovalChoice (spend)
+
+    def __init__(
+        self, request: ToolApprovalRequest | SpendApprovalRequest, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.request = request
+        self.setObjectName("approval")
+        self.setAccessibleName("approval")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(8, 6, 8, 6)
+        spend = isinstance(request, SpendApprovalRequest)
+        title = "Spend limit reached" if spend else "Allow this tool call?"
+        self.title = QLabel(f"<b>{title}</b>")
+        column.addWidget(self.title)
+        lines: list[str] = []
+        if isinstance(request, ToolApprovalRequest):
+            if request.reason:
+                lines.append(f"Asked because: {request.reason}")
+            lines += [x for x in (request.cost_line, request.spend_line) if x]
+            choices = request.choices
+        else:
+            lines += [request.limit_line, request.cost_line, request.spend_line]
+            choices = tuple(
+                c for c in request.choices if c in (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+            )
+        self.details = QLabel("\n".join(lines))
+        self.details.setWordWrap(True)
+        self.details.setAccessibleName("approval details")
+        self.details.setVisible(bool(lines))
+        column.addWidget(self.details)
+        self.any_arguments: QCheckBox | None = None
+        widenable = {ApprovalChoice.SESSION, ApprovalChoice.ALWAYS}
+        if (
+            isinstance(request, ToolApprovalRequest)
+            and request.offers_any_arguments
+            and widenable & set(choices)
+        ):
+            self.any_arguments = QCheckBox("Also allow with a&ny arguments")
+            self.any_arguments.setAccessibleName("Also allow with any arguments")
+            column.addWidget(self.any_arguments)
+        row = QHBoxLayout()
+        self.buttons: dict[ApprovalChoice, QPushButton] = {}
+        ordered = [c for c in CHOICE_LABELS if c in choices]
+        if ApprovalChoice.DENY not in ordered:
+            ordered.append(ApprovalChoice.DENY)
+        for choice in ordered:
+            button = QPushButton(CHOICE_LABELS[choice])
+            button.setAccessibleName(CHOICE_LABELS[choice].replace("&", ""))
+            button.setAutoDefault(False)
+            button.setDefault(False)
+            button.clicked.connect(lambda _=False, c=choice: self._choose(c))
+            row.addWidget(button)
+            self.buttons[choice] = button
+        row.addStretch(1)
+        column.addLayout(row)
+        self.deny_button = self.buttons[ApprovalChoice.DENY]
+
+    def _choose(self, choice: ApprovalChoice) -> None:
+        for button in self.buttons.values():
+            button.setEnabled(False)
+        if isinstance(self.request, SpendApprovalRequest):
+            self.answered.emit(choice)
+            return
+        widen = (
+            self.any_arguments is not None
+            and self.any_arguments.isChecked()
+            and choice in (ApprovalChoice.SESSION, ApprovalChoice.ALWAYS)
+        )
+        self.answered.emit(ApprovalAnswer(choice, any_arguments=widen))
+
+
+class ToolCard(QFrame):
+    cancelRequested = Signal(str)  # call id
+    approvalAnswered = Signal(str, object)  # call id, ApprovalAnswer | ApprovalChoice
+
+    def __init__(
+        self, state: CardState, icon: QIcon | None = None, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("toolcard")
+        self.setAccessibleName(f"tool call {state.qualified_name}")
+        column = QVBoxLayout(self)
+        column.setContentsMargins(8, 6, 8, 6)
+        column.setSpacing(4)
+        header = QHBoxLayout()
+        self.icon = QLabel()
+        if icon is not None and not icon.isNull():
+            self.icon.setPixmap(icon.pixmap(16, 16))
+        else:
+            self.icon.hide()
+        header.addWidget(self.icon)
+        where = f"{state.server} · " if state.server else ""
+        self.name = QLabel(f"<b>{_esc(where)}{_esc(state.tool or state.qualified_name)}</b>")
+        self.name.setAccessibleName("tool")
+        header.addWidget(self.name)
+        self.args_button = QToolButton()
+        self.args_button.setText("Arguments")
+        self.args_button.setCheckable(True)
+        self.args_button.setArrowType(Qt.ArrowType.RightArrow)
+        self.args_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.args_button.setAccessibleName("Show arguments")
+        self.args_button.toggled.connect(self._toggle_args)
+        header.addWidget(self.args_button)
+        header.addStretch(1)
+        self.status = QLabel()
+        self.status.setAccessibleName("call status")
+        header.addWidget(self.status)
+        self.elapsed = QLabel()
+        self.elapsed.setAccessibleName("elapsed time")
+        set_tone(self.elapsed, "muted")
+        header.addWidget(self.elapsed)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setAccessibleName(f"Cancel {state.tool}")
+        self.cancel_button.setAutoDefault(False)
+        self.cancel_button.clicked.connect(lambda: self.cancelRequested.emit(self.state.id))
+        header.addWidget(self.cancel_button)
+        column.addLayout(header)
+
+        self.args_view = QLabel(_esc(arguments_text(state)))
+        self.args_view.setTextFormat(Qt.TextFormat.PlainText)
+        self.args_view.setText(arguments_text(state))
+        self.args_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.args_view.setWordWrap(True)
+        self.args_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.args_view.setAccessibleName("arguments")
+        self.args_view.hide()
+        column.addWidget(self.args_view)
+
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("progress")
+        self.progress.setMaximumHeight(12)
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        column.addWidget(self.progress)
+        self.progress_text = QLabel()
+        self.progress_text.setAccessibleName("progress message")
+        set_tone(self.progress_text, "muted")
+        self.progress_text.hide()
+        column.addWidget(self.progress_text)
+
+        self.approval: ApprovalPanel | None = None
+        self.approval_slot = QVBoxLayout()
+        column.addLayout(self.approval_slot)
+        self.result_box = QVBoxLayout()
+        column.addLayout(self.result_box)
+        self.error_label = QLabel()
+        self.error_label.setWordWrap(True)
+        self.error_label.setAccessibleName("call error")
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.error_label.hide()
+        column.addWidget(self.error_label)
+        self.result_text: QLabel | None = None
+        self.thumbs: list[ImageThumb] = []
+
+        self._ticker: QTimer | None = None
+        if state.outcome is None:
+            self._start_ticker()
+        self.refresh()
+
+    # --- live updates ----------------------------------------------------------------
+
+    def _start_ticker(self) -> None:
+        # Elapsed time ticks once a second while the call runs (a display clock, not a poll).
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(1000)
+        self._ticker.timeout.connect(self._show_elapsed)
+        self._ticker.start()
+
+    def _show_elapsed(self) -> None:
+        seconds = (
+            self.state.duration
+            if self.state.outcome is not None
+            else time.monotonic() - self.state.started
+        )
+        self.elapsed.setText(f"{seconds:.1f} s" if seconds < 10 else f"{seconds:.0f} s")
+
+    def set_progress(self, progress: float, total: float | None, message: str | None) -> None:
+        self.progress.show()
+        if total and total > 0:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(min(progress / total, 1.0) * 1000))
+            self.progress.setAccessibleDescription(f"{progress:g} of {total:g}")
+        else:
+            self.progress.setRange(0, 0)  # busy indicator
+        if message:
+            self.progress_text.setText(message)
+            self.progress_text.show()
+
+    def ask(self, request: ToolApprovalRequest | SpendApprovalRequest) -> ApprovalPanel:
+        self.clear_approval()
+        panel = ApprovalPanel(request)
+        panel.answered.connect(lambda answer: self.approvalAnswered.emit(self.state.id, answer))
+        self.approval_slot.addWidget(panel)
+        panel.show()  # now, so the pane can give its Deny button the focus
+        self.approval = panel
+        self.status.setText("Waiting for you")
+        set_tone(self.status, "warning")
+        return panel
+
+    def clear_approval(self) -> None:
+        if self.approval is not None:
+            self.approval.hide()
+            self.approval.deleteLater()
+            self.approval = None
+
+    def approval_settled(self, choice: str | None, note: str) -> None:
+        self.clear_approval()
+        if choice is None:
+            self.status.setText(note or "Not answered")
+        elif choice == ApprovalChoice.DENY.value:
+            self.status.setText("You denied this call")
+        else:
+            self.status.setText("Running")
+            set_tone(self.status, "muted")
+
+    def finish(self, state: CardState) -> None:
+        self.state = state
+        if self._ticker is not None:
+            self._ticker.stop()
+        self.clear_approval()
+        self.refresh()
+
+    def refresh(self) -> None:
+        state = self.state
+        running = state.outcome is None
+        self.cancel_button.setVisible(running)
+        self._show_elapsed()
+        if running:
+            if self.approval is None:
+                self.status.setText("Running")
+                set_tone(self.status, "muted")
+            return
+        self.progress.hide()
+        self.progress_text.hide()
+        outcome = state.outcome or "ok"
+        words = OUTCOME_WORDS.get(outcome, outcome)
+        if outcome == "ok" and state.is_error:
+            words = "The tool reported an error"
+        self.status.setText(words)
+        tone = (
+            "ok"
+            if outcome == "ok" and not state.is_error
+            else "muted"
+            if outcome in ("denied", "cancelled")
+            else "warning"
+            if outcome == "refused"
+            else "error"
+        )
+        set_tone(self.status, tone)  # type: ignore[arg-type]
+        if state.error:
+            self.error_label.setText(state.error)
+            set_tone(self.error_label, "muted" if outcome in ("denied", "cancelled") else "error")
+            self.error_label.show()
+        self._show_result()
+
+    def _show_result(self) -> None:
+        state = self.state
+        while self.result_box.count():
+            item = self.result_box.takeAt(0)
+            if item is not None and item.widget() is not None:
+                item.widget().deleteLater()
+        self.thumbs = []
+        text = state.text
+        if text:
+            shown = text if len(text) <= TEXT_PREVIEW else text[:TEXT_PREVIEW] + "\n…"
+            label = QLabel()
+            label.setTextFormat(Qt.TextFormat.PlainText)
+            label.setText(shown)
+            label.setWordWrap(True)
+            label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            label.setTextInteractionFlags(
+                Qt.TextInteractionFlag.TextSelectableByMouse
+                | Qt.TextInteractionFlag.TextSelectableByKeyboard
+            )
+            label.setAccessibleName("result")
+            self.result_box.addWidget(label)
+            self.result_text = label
+        images: list[tuple[str, QImage]] = []
+        for name, data in state.images:
+            image = QImage.fromData(data)
+            if not image.isNull():
+                images.append((name, image))
+        for path in state.image_paths:
+            image = QImage(str(path))
+            if not image.isNull():
+                images.append((path.name, image))
+        if images:
+            row = QHBoxLayout()
+            for name, image in images:
+                thumb = ImageThumb(image, name)
+                self.thumbs.append(thumb)
+                row.addWidget(thumb)
+            row.addStretch(1)
+            holder = QWidget()
+            holder.setLayout(row)
+            self.result_box.addWidget(holder)
+        for label_text, uri in state.links:
+            link = RichLabel(
+                f"🔗 <a href='{_esc(uri)}'>{_esc(label_text)}</a> <small>{_esc(uri)}</small>"
+            )
+            link.setAccessibleName(f"resource link {label_text}")
+            self.result_box.addWidget(link)
+
+    def _toggle_args(self, shown: bool) -> None:
+        self.args_view.setVisible(shown)
+        self.args_button.setArrowType(Qt.ArrowType.DownArrow if shown else Qt.ArrowType.RightArrow)
+        self.args_button.setAccessibleName("Hide arguments" if shown else "Show arguments")
+
+
+def _esc(text: str) -> str:
+    return (
+        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
+    )

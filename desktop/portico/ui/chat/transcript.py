@@ -1,0 +1,289 @@
+"""The transcript: a scrolling column of messages that stays fast for long chats.
+
+Only the newest messages get widgets when a chat opens; older ones are built in small
+batches as the person scrolls up (so opening 2,000 messages costs the same as opening
+40). Streaming text is coalesced: deltas collect in a buffer and one timer per frame
+renders them, so a fast model never repaints more than once a frame. The view follows
+the bottom unless the person scrolled up; then "Jump to latest" appears.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QIcon, QResizeEvent
+from PySide6.QtWidgets import QPushButton, QScrollArea, QVBoxLayout, QWidget
+
+from portico.chat.messages import Message
+from portico.ui.chat.message_widget import MessageWidget
+
+FIRST_WINDOW = 24  # messages built when a chat opens
+BATCH = 4  # messages built per step when scrolling up
+NEAR_TOP = 200  # px from the top that triggers the next batch
+FRAME_MS = 16  # at most one render of streamed text per frame
+FOLLOW_SLACK = 24  # px from the bottom that still counts as "at the bottom"
+
+
+STYLE = """
+QFrame#question { border-radius: 8px; background: rgba(127,127,127,0.10); }
+QFrame#toolcard { border: 1px solid rgba(127,127,127,0.4); border-radius: 6px; }
+QFrame#codeblock { border: 1px solid rgba(127,127,127,0.35); border-radius: 4px;
+  background: rgba(127,127,127,0.08); }
+QFrame#approval { border: 1px solid rgba(208,138,0,0.6); border-radius: 4px;
+  background: rgba(208,138,0,0.10); }
+"""
+
+
+class TranscriptView(QScrollArea):
+    editSubmitted = Signal(str, str)
+    regenerateRequested = Signal(str)
+    retryRequested = Signal()
+    switchRequested = Signal(str)
+    cancelCall = Signal(str)
+    approvalAnswered = Signal(str, object)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAccessibleName("transcript")
+        self.setWidgetResizable(True)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.inner = QWidget()
+        self.inner.setObjectName("transcript")
+        # One style sheet for every message, card and code block (one per widget costs
+        # a style recomputation each and made long chats slow to open).
+        self.inner.setStyleSheet(STYLE)
+        self.column = QVBoxLayout(self.inner)
+        self.column.setContentsMargins(12, 12, 12, 12)
+        self.column.setSpacing(10)
+        self.column.addStretch(1)
+        self.setWidget(self.inner)
+        self.icon_for: Callable[[str], QIcon | None] = lambda _server: None
+        self.messages: list[Message] = []
+        self.siblings: dict[str, list[str]] = {}
+        self.widgets: dict[str, MessageWidget] = {}
+        self.first = 0  # index of the oldest message with a widget
+        self.following = True
+        self.running = False
+        self._from_bottom: int | None = None  # kept while older messages are inserted
+        self._pending: dict[str, str] = {}  # message id -> full text to render
+        self.renders = 0  # streamed-text renders (the benchmark reads it)
+        self._frame = QTimer(self)
+        self._frame.setSingleShot(True)
+        self._frame.setInterval(FRAME_MS)
+        self._frame.timeout.connect(self._flush)
+        self._texts: dict[str, str] = {}
+        # Children of the view: they die with it (a bare singleShot could fire after).
+        self._bottom_timer = QTimer(self)
+        self._bottom_timer.setSingleShot(True)
+        self._bottom_timer.setInterval(0)
+        self._bottom_timer.timeout.connect(self.scroll_to_bottom)
+        self._earlier_timer = QTimer(self)
+        self._earlier_timer.setSingleShot(True)
+        self._earlier_timer.setInterval(0)
+        self._earlier_timer.timeout.connect(self.load_earlier)
+
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(self._scrolled)
+        bar.rangeChanged.connect(self._range_changed)
+        self.jump_button = QPushButton("↓ Jump to latest", self)
+        self.jump_button.setAccessibleName("Jump to latest")
+        self.jump_button.setAutoDefault(False)
+        self.jump_button.clicked.connect(self.jump_to_latest)
+        self.jump_button.hide()
+
+    # --- whole chats -------------------------------------------------------------------
+
+    def set_messages(self, messages: list[Message], siblings: dict[str, list[str]]) -> None:
+        self._frame.stop()
+        self._pending.clear()
+        self._texts.clear()
+        self._clear_from(1)  # every message and notice; 0 is the stretch above them
+        self.widgets.clear()
+        self.messages = list(messages)
+        self.siblings = dict(siblings)
+        self.first = max(0, len(self.messages) - FIRST_WINDOW)
+        for message in self.messages[self.first :]:
+            self.column.insertWidget(self.column.count(), self._build(message))
+        self._mark_last()
+        self.following = True
+        self.jump_button.hide()
+        self._bottom_timer.start()
+
+    def _build(self, message: Message) -> MessageWidget:
+        widget = MessageWidget(
+            message, icon_for=self.icon_for, siblings=self.siblings.get(message.id)
+        )
+        widget.editSubmitted.connect(self.editSubmitted)
+        widget.regenerateRequested.connect(self.regenerateRequested)
+        widget.retryRequested.connect(self.retryRequested)
+        widget.switchRequested.connect(self.switchRequested)
+        widget.cancelCall.connect(self.cancelCall)
+        widget.approvalAnswered.connect(self.approvalAnswered)
+        self.widgets[message.id] = widget
+        return widget
+
+    def load_earlier(self) -> int:
+        """Build the next batch of older messages; returns how many were built."""
+        if self.first == 0:
+            return 0
+        start = max(0, self.first - BATCH)
+        bar = self.verticalScrollBar()
+        self._from_bottom = bar.maximum() - bar.value()
+        for offset, message in enumerate(self.messages[start : self.first]):
+            self.column.insertWidget(offset + 1, self._build(message))
+        built = self.first - start
+        self.first = start
+        return built
+
+    def _mark_last(self) -> None:
+        last_user = next((m.id for m in reversed(self.messages) if m.role == "user"), None)
+        last_answer = next((m.id for m in reversed(self.messages) if m.role == "assistant"), None)
+        for message_id, widget in self.widgets.items():
+            widget.set_last(message_id == last_user, message_id == last_answer, self.running)
+
+    def set_running(self, running: bool) -> None:
+        self.running = running
+        self._mark_last()
+
+    # --- live turn -------------------------------------------------------------------
+
+    def add_message(self, message: Message) -> MessageWidget:
+        self.messages.append(message)
+        widget = self._build(message)
+        self.column.insertWidget(self.column.count(), widget)
+        self._mark_last()
+        return widget
+
+    def add_widget(self, widget: QWidget) -> None:
+        """A line that is not a message (a notice), at the end."""
+        self.column.insertWidget(self.column.count(), widget)
+
+    def widget(self, message_id: str) -> MessageWidget | None:
+        return self.widgets.get(message_id)
+
+    def rename(self, old: str, new: str) -> None:
+        """The core named a message the pane showed first under a temporary id."""
+        widget = self.widgets.pop(old, None)
+        for message in self.messages:
+            if message.id == old:
+                message.id = new
+        if widget is not None:
+            widget.message_id = new
+            self.widgets[new] = widget
+        self._mark_last()
+
+    def truncate_from(self, message_id: str) -> None:
+        """Drop ``message_id`` and everything after it (an edit or a regenerate replaces
+        them; the core keeps the old ones as a branch)."""
+        ids = [m.id for m in self.messages]
+        if message_id not in ids:
+            return
+        index = ids.index(message_id)
+        doomed = self.messages[index:]
+        self.messages = self.messages[:index]
+        for message in doomed:
+            widget = self.widgets.pop(message.id, None)
+            if widget is not None:
+                self.column.removeWidget(widget)
+                widget.hide()
+                widget.deleteLater()
+        # Notices after the last message go too.
+        last = self.widgets.get(self.messages[-1].id) if self.messages else None
+        start = self.column.indexOf(last) + 1 if last is not None else 1  # 0: the stretch
+        self._clear_from(start)
+        self._mark_last()
+
+    def _clear_from(self, start: int) -> None:
+        while self.column.count() > start:
+            item = self.column.takeAt(start)
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+
+    def update_siblings(self, siblings: dict[str, list[str]]) -> None:
+        self.siblings = dict(siblings)
+        for message_id, widget in self.widgets.items():
+            widget.set_siblings(self.siblings.get(message_id, [message_id]))
+        self._mark_last()
+
+    def append_text(self, message_id: str, delta: str) -> None:
+        text = self._texts.get(message_id, "") + delta
+        self._texts[message_id] = text
+        self._pending[message_id] = text
+        if not self._frame.isActive():
+            self._frame.start()
+
+    def break_text(self, message_id: str) -> None:
+        """A tool call came between two pieces of text: the next delta starts a new part."""
+        self.flush()
+        self._texts.pop(message_id, None)
+        widget = self.widgets.get(message_id)
+        if widget is not None:
+            widget.end_text()
+
+    def flush(self) -> None:
+        self._frame.stop()
+        self._flush()
+
+    def _flush(self) -> None:
+        if not self._pending:
+            return
+        pending, self._pending = self._pending, {}
+        self.renders += 1
+        for message_id, text in pending.items():
+            widget = self.widgets.get(message_id)
+            if widget is not None:
+                widget.stream_text(text)
+        if not self.following:
+            self.jump_button.show()
+            self._place_jump()
+
+    def finish_text(self, message_id: str) -> None:
+        self.flush()
+        self._texts.pop(message_id, None)
+        widget = self.widgets.get(message_id)
+        if widget is not None:
+            widget.end_text()
+
+    # --- scrolling ---------------------------------------------------------------------
+
+    def _scrolled(self, value: int) -> None:
+        bar = self.verticalScrollBar()
+        if self._from_bottom is None:
+            self.following = value >= bar.maximum() - FOLLOW_SLACK
+            if self.following:
+                self.jump_button.hide()
+        if value <= NEAR_TOP and self.first > 0 and self._from_bottom is None:
+            self._earlier_timer.start()
+
+    def _range_changed(self, _minimum: int, maximum: int) -> None:
+        bar = self.verticalScrollBar()
+        if self._from_bottom is not None:
+            bar.setValue(maximum - self._from_bottom)
+            self._from_bottom = None
+        elif self.following:
+            bar.setValue(maximum)
+
+    def scroll_to_bottom(self) -> None:
+        bar = self.verticalScrollBar()
+        bar.setValue(bar.maximum())
+
+    def jump_to_latest(self) -> None:
+        self.following = True
+        self.jump_button.hide()
+        self.scroll_to_bottom()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._place_jump()
+
+    def _place_jump(self) -> None:
+        self.jump_button.adjustSize()
+        viewport = self.viewport().geometry()
+        self.jump_button.move(
+            viewport.right() - self.jump_button.width() - 16,
+            viewport.bottom() - self.jump_button.height() - 12,
+        )
+        self.jump_button.raise_()

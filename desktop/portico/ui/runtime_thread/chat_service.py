@@ -1,0 +1,431 @@
+"""The chat pane's runtime side: the ChatHost, its chats and their running turns.
+
+Everything here runs on the runtime loop (beside the hub); the GUI reaches it through
+``RuntimeThread.submit`` and gets back frozen :class:`ChatSnapshot` copies. A turn's
+events cross to the GUI through one emit function (a queued Qt signal in the app), with
+the id of the chat they belong to.
+
+Tool approvals for calls of the chat the window shows are answered inline in the call's
+card: :class:`InlinePrompter` wraps the app's Prompter, and when a question matches an
+``ApprovalAsked`` of the visible chat it hands the question to the pane instead of the
+dialog. Questions from anywhere else (another chat, a server's sampling, sign-ins) go
+to the dialogs as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import copy
+import logging
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from portico.chat.events import ApprovalAsked, Event, TurnFailed, TurnFinished
+from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit
+from portico.prompts import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    AuthorizeRequest,
+    DeviceCodeRequest,
+    ElicitationAnswer,
+    ElicitationRequest,
+    Notice,
+    Prompter,
+    SamplingAnswer,
+    SamplingRequest,
+    SpendApprovalRequest,
+    ToolApprovalRequest,
+    TrustChoice,
+    TrustRequest,
+)
+
+if TYPE_CHECKING:
+    from portico.chat.conversation import Chat
+    from portico.chat.host import ChatHost
+    from portico.ui.runtime_thread.session import RuntimeSession
+
+log = logging.getLogger(__name__)
+
+MATCH_WAIT = 1.0  # s an approval question waits for its ApprovalAsked event
+Emit = Callable[[str, object], None]  # (chat id, event) -> crosses to the GUI
+
+
+@dataclass(frozen=True)
+class InlineApproval:
+    """Pane-only event: show this question in the card of ``call_id``."""
+
+    call_id: str
+    request: ToolApprovalRequest | SpendApprovalRequest
+
+
+@dataclass(frozen=True)
+class InlineWithdrawn:
+    """Pane-only event: the question of ``call_id`` was aborted (turn stopped, timeout)."""
+
+    call_id: str
+
+
+@dataclass(frozen=True)
+class TurnEnded:
+    """Pane-only event: the turn's task is over (after TurnFinished / TurnFailed)."""
+
+    busy: bool = False
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    ref: str
+    label: str
+    vision: bool = False
+
+
+@dataclass(frozen=True)
+class ChatSnapshot:
+    id: str
+    title: str
+    model: str | None
+    yolo: bool
+    busy: bool
+    messages: tuple[Message, ...]
+    siblings: dict[str, list[str]] = field(default_factory=dict)
+    models: tuple[ModelEntry, ...] = ()
+    limits: dict[str, tuple[float, str]] = field(default_factory=dict)  # server: (limit, unit)
+    spend: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ListRow:
+    id: str
+    title: str
+    updated: float
+    snippet: str = ""
+    message_count: int = 0
+
+
+class InlinePrompter:
+    """The Prompter the chat host uses: approvals of the visible chat go to its cards."""
+
+    def __init__(self, inner: Prompter, emit: Emit) -> None:
+        self.inner = inner
+        self.emit = emit
+        self.visible: str | None = None
+        self._asked: list[tuple[ApprovalAsked, str]] = []  # (event, chat id), recent
+        self._seen = asyncio.Event()
+        self._waiting: dict[str, asyncio.Future[Any]] = {}
+
+    # --- what the service tells it ----------------------------------------------------
+
+    def saw(self, chat_id: str, event: ApprovalAsked) -> None:
+        self._asked.append((event, chat_id))
+        del self._asked[:-64]
+        self._seen.set()
+
+    def answer(self, call_id: str, value: Any) -> bool:
+        future = self._waiting.get(call_id)
+        if future is None or future.done():
+            return False
+        future.set_result(value)
+        return True
+
+    async def _match(self, request: object) -> tuple[str, str] | None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MATCH_WAIT
+        while True:
+            for event, chat_id in reversed(self._asked):
+                if event.request is request or event.request == request:
+                    self._asked.remove((event, chat_id))
+                    return chat_id, event.call_id
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                return None
+            self._seen.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._seen.wait(), remaining)
+
+    async def _inline(self, request: ToolApprovalRequest | SpendApprovalRequest) -> Any:
+        match = await self._match(request)
+        if match is None or match[0] != self.visible:
+            return None
+        chat_id, call_id = match
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[call_id] = future
+        self.emit(chat_id, InlineApproval(call_id, request))
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self.emit(chat_id, InlineWithdrawn(call_id))
+            raise
+        finally:
+            self._waiting.pop(call_id, None)
+
+    # --- the Prompter protocol --------------------------------------------------------
+
+    async def approve_tool(self, request: ToolApprovalRequest) -> ApprovalAnswer:
+        answer = await self._inline(request)
+        if answer is None:
+            return await self.inner.approve_tool(request)
+        if isinstance(answer, ApprovalAnswer):
+            return answer
+        return ApprovalAnswer(ApprovalChoice(answer))
+
+    async def approve_spend(self, request: SpendApprovalRequest) -> ApprovalChoice:
+        answer = await self._inline(request)
+        if answer is None:
+            return await self.inner.approve_spend(request)
+        return answer.choice if isinstance(answer, ApprovalAnswer) else ApprovalChoice(answer)
+
+    async def review_trust(self, request: TrustRequest) -> TrustChoice:
+        return await self.inner.review_trust(request)
+
+    async def authorize(self, request: AuthorizeRequest) -> str | None:
+        return await self.inner.authorize(request)
+
+    async def device_code(self, request: DeviceCodeRequest) -> None:
+        await self.inner.device_code(request)
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        return await self.inner.elicit(request)
+
+    async def review_sampling(self, request: SamplingRequest) -> SamplingAnswer:
+        return await self.inner.review_sampling(request)
+
+    async def notify(self, notice: Notice) -> None:
+        await self.inner.notify(notice)
+
+
+class ChatService:
+    def __init__(self, session: RuntimeSession, prompter: Prompter, emit: Emit) -> None:
+        self.session = session
+        self.emit = emit
+        self.prompter = InlinePrompter(prompter, emit)
+        self.host: ChatHost | None = None
+        self.chats: dict[str, Chat] = {}
+        self.turns: dict[str, asyncio.Task[None]] = {}
+
+    async def start(self) -> None:
+        from portico.chat.host import ChatHost
+
+        if self.host is not None:
+            return
+        # The services' catalog: the chat and the servers' sampling share one set of
+        # providers, configured on every config load.
+        self.host = ChatHost(
+            self.session.hub,
+            self.session.policy,
+            self.prompter,
+            config=self.session.config,
+            models=self.session.services.models,
+        )
+
+    def _host(self) -> ChatHost:
+        if self.host is None:
+            raise RuntimeError("the chat service was not started")
+        return self.host
+
+    def apply_config(self) -> None:
+        if self.host is not None and self.session.config is not None:
+            self.host.apply_config(self.session.config)
+
+    # --- chats ------------------------------------------------------------------------
+
+    def models(self) -> tuple[ModelEntry, ...]:
+        host = self._host()
+        out = []
+        for choice in host.models.choices():
+            label = f"{choice.provider} / {choice.model}"
+            if choice.vision:
+                label += " (vision)"
+            out.append(ModelEntry(choice.ref, label, choice.vision))
+        return tuple(out)
+
+    def has_model(self) -> bool:
+        return bool(self.host is not None and self.host.models.choices())
+
+    async def new(self, model: str | None = None) -> ChatSnapshot:
+        chat = await self._host().new(model)
+        self.chats[chat.id] = chat
+        return self.snapshot(chat.id)
+
+    async def open(self, conversation_id: str) -> ChatSnapshot:
+        chat = self.chats.get(conversation_id)
+        if chat is None:
+            chat = await self._host().open(conversation_id)
+            self.chats[chat.id] = chat
+        return self.snapshot(chat.id)
+
+    async def resume_or_new(self) -> ChatSnapshot:
+        """The newest conversation if it has no messages yet, else a new one."""
+        rows = await self._host().store.list(limit=1)
+        if rows and rows[0].message_count == 0:
+            with contextlib.suppress(Exception):
+                return await self.open(rows[0].id)
+        return await self.new()
+
+    def show(self, conversation_id: str | None) -> None:
+        """The chat the window shows (its approvals go inline)."""
+        self.prompter.visible = conversation_id
+
+    def snapshot(self, conversation_id: str) -> ChatSnapshot:
+        chat = self.chats[conversation_id]
+        messages = tuple(copy.deepcopy(m) for m in chat.messages)
+        siblings = {}
+        for message in messages:
+            versions = chat.siblings(message.id)
+            if len(versions) > 1:
+                siblings[message.id] = list(versions)
+        limits: dict[str, tuple[float, str]] = {}
+        config = self.session.config
+        if config is not None:
+            for spec in config.servers:
+                if spec.spend_limit:
+                    limits[spec.name] = (spec.spend_limit, spec.cost_unit)
+        ledger = getattr(chat.context, "spend", None)
+        spend = dict(getattr(ledger, "totals", {}) or {})
+        return ChatSnapshot(
+            id=chat.id,
+            title=chat.title,
+            model=chat.model,
+            yolo=chat.yolo,
+            busy=chat.busy,
+            messages=messages,
+            siblings=siblings,
+            models=self.models(),
+            limits=limits,
+            spend=spend,
+        )
+
+    async def rows(self, query: str = "") -> list[ListRow]:
+        store = self._host().store
+        if query:
+            hits: list[SearchHit] = await store.search(query)
+            seen: dict[str, ListRow] = {}
+            for hit in hits:
+                if hit.conversation_id not in seen:
+                    snippet = hit.snippet.replace("\n", " ")
+                    seen[hit.conversation_id] = ListRow(
+                        hit.conversation_id, hit.title, hit.updated, snippet
+                    )
+            return list(seen.values())
+        summaries: list[ConversationSummary] = await store.list()
+        return [ListRow(s.id, s.title, s.updated, "", s.message_count) for s in summaries]
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        chat = self.chats.get(conversation_id)
+        if chat is not None:
+            await chat.rename(title)
+        else:
+            await self._host().store.rename(conversation_id, title)
+
+    async def delete(self, conversation_id: str) -> None:
+        chat = self.chats.pop(conversation_id, None)
+        if chat is not None and chat.busy:
+            chat.stop()
+        await self._host().store.delete(conversation_id)
+
+    async def set_model(self, conversation_id: str, ref: str | None) -> ChatSnapshot:
+        await self.chats[conversation_id].set_model(ref or None)
+        return self.snapshot(conversation_id)
+
+    async def set_yolo(self, conversation_id: str, on: bool) -> None:
+        await self.chats[conversation_id].set_yolo(on)
+
+    async def switch_to(self, conversation_id: str, message_id: str) -> ChatSnapshot:
+        await self.chats[conversation_id].switch_to(message_id)
+        return self.snapshot(conversation_id)
+
+    def completions(self, conversation_id: str, text: str) -> list[str]:
+        chat = self.chats.get(conversation_id)
+        if chat is None:
+            return []
+        if text.startswith("/call "):
+            typed = text.removeprefix("/call ").strip()
+            tools = self.session.hub.registry.tools()
+            return sorted(
+                f"/call {t.qualified}" for t in tools if t.qualified.startswith(typed)
+            )
+        try:
+            return list(chat.completions(text))
+        except Exception:
+            log.exception("completions for %r failed", text)
+            return []
+
+    async def prompt_completions(self) -> list[tuple[str, str]]:
+        """(``/server:prompt``, argument hints) for every prompt of every running server."""
+        out: list[tuple[str, str]] = []
+        hub = self.session.hub
+        for state in hub.states():
+            connection = hub.connection(state.name)
+            prompts = getattr(connection, "prompts", None)
+            if not prompts:
+                continue
+            for prompt in prompts:
+                args = getattr(prompt, "arguments", None) or []
+                hint = ", ".join(
+                    f"{a.name}{' (required)' if getattr(a, 'required', False) else ''}"
+                    for a in args
+                )
+                out.append((f"/{state.name}:{prompt.name}", hint))
+        return out
+
+    # --- turns ------------------------------------------------------------------------
+
+    def start_turn(self, conversation_id: str, kind: str, *args: Any) -> None:
+        """Run a turn (``send``, ``retry``, ``edit``, ``regenerate``) in a task; its events
+        go to ``emit``. Raises ChatBusy (from the core) when one already runs."""
+        chat = self.chats[conversation_id]
+        if conversation_id in self.turns and not self.turns[conversation_id].done():
+            from portico.chat.conversation import ChatBusy
+
+            raise ChatBusy("a turn is already running in this chat; stop it first")
+        events: AsyncIterator[Event] = getattr(chat, kind)(*args)
+        task = asyncio.get_running_loop().create_task(self._drive(conversation_id, events))
+        self.turns[conversation_id] = task
+
+    async def _drive(self, conversation_id: str, events: AsyncIterator[Event]) -> None:
+        ended = False
+        try:
+            async for event in events:
+                if isinstance(event, ApprovalAsked):
+                    self.prompter.saw(conversation_id, event)
+                if isinstance(event, TurnFinished | TurnFailed):
+                    ended = True
+                self.emit(conversation_id, event)
+        except asyncio.CancelledError:
+            if not ended:
+                self.emit(conversation_id, TurnFinished("", "stopped"))
+            raise
+        except Exception as exc:
+            log.exception("a chat turn failed")
+            if not ended:
+                self.emit(conversation_id, TurnFailed(f"The turn failed: {exc}", True))
+        finally:
+            self.turns.pop(conversation_id, None)
+            self.emit(conversation_id, TurnEnded())
+
+    def send(self, conversation_id: str, text: str, files: Sequence[str] = ()) -> None:
+        attachments = [Attachment("file", Path(p).name, path=Path(p)) for p in files]
+        self.start_turn(conversation_id, "send", text, attachments)
+
+    def stop(self, conversation_id: str) -> bool:
+        chat = self.chats.get(conversation_id)
+        stopped = chat.stop() if chat is not None else False
+        task = self.turns.get(conversation_id)
+        if not stopped and task is not None and not task.done():
+            task.cancel()
+            stopped = True
+        return stopped
+
+    def answer(self, call_id: str, value: Any) -> bool:
+        return self.prompter.answer(call_id, value)
+
+    async def close(self) -> None:
+        for task in list(self.turns.values()):
+            task.cancel()
+        for task in list(self.turns.values()):
+            with contextlib.suppress(BaseException):
+                await task
+        if self.host is not None:
+            await self.host.close()

@@ -1,0 +1,1 @@
+"""Helpers shared by tests in more than one package (doubles, drivers, waits)."""

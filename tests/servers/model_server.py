@@ -1,0 +1,574 @@
+"""A scripted model server: the OpenAI Chat Completions and Anthropic Messages HTTP APIs
+on 127.0.0.1, answering from a script and recording every request it received.
+
+In a test (a real uvicorn server on a thread; the SDKs talk to it over sockets)::
+
+    with ModelServer() as server:
+        server.script(text("Hello"), tool_call("everything__get-sum", {"a": 2, "b": 40}))
+        ...  # base URLs: server.openai_url ("/v1"), server.anthropic_url
+        server.requests  # what arrived (path, headers, JSON body)
+
+As a process: ``python tests/servers/model_server.py --port N [--script FILE.json]``;
+``POST /_script`` (a JSON list of replies) and ``GET /_requests`` drive it from outside.
+
+A reply is a dict (see the helper functions below):
+  {"text": "...", "chunks": [...]}        text, streamed in ``chunks`` (default: by word)
+  {"tool_calls": [{"name", "arguments"}]} one or more calls (``arguments`` a dict, or a
+                                         string sent as is: bad JSON for a bad-argument test)
+  {"status": 401|404|429|500, ...}        an error in the API's own shape
+                                         (``retry_after`` adds the header on 429)
+  {"context_too_long": {"tokens": N, "limit": M}}
+  {"not_an_api": true}                    200 with an HTML page (not OpenAI-compatible)
+  "delay": seconds between stream chunks; "first_delay": before the first one
+  "stop_reason": "length"/"max_tokens" to cut the answer; "usage": {"input", "output"}
+When the script runs out, the ``default`` reply answers (text "ok" unless set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+Reply = dict[str, Any]
+MODELS = ("gpt-test", "vision-test", "claude-test")
+
+
+def text(content: str, **extra: Any) -> Reply:
+    return {"text": content, **extra}
+
+
+def tool_call(name: str, arguments: dict[str, Any] | str, **extra: Any) -> Reply:
+    return {"tool_calls": [{"name": name, "arguments": arguments}], **extra}
+
+
+def tool_calls(*calls: tuple[str, dict[str, Any] | str], **extra: Any) -> Reply:
+    return {"tool_calls": [{"name": n, "arguments": a} for n, a in calls], **extra}
+
+
+def error(status: int, message: str = "", **extra: Any) -> Reply:
+    return {"status": status, "message": message, **extra}
+
+
+@dataclass
+class Received:
+    path: str
+    method: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+    time: float
+
+    @property
+    def api(self) -> str:
+        return "anthropic" if self.path.endswith("/messages") else "openai"
+
+
+class Script:
+    def __init__(self) -> None:
+        self.replies: list[Reply] = []
+        self.default: Reply = text("ok")
+        self.requests: list[Received] = []
+        self.models: tuple[str, ...] = MODELS
+        self.lock = threading.Lock()
+
+    def next(self) -> Reply:
+        with self.lock:
+            return self.replies.pop(0) if self.replies else dict(self.default)
+
+
+def _chunks(reply: Reply) -> list[str]:
+    if "chunks" in reply:
+        return list(reply["chunks"])
+    words = str(reply.get("text", "")).split(" ")
+    return [w if i == 0 else " " + w for i, w in enumerate(words)] if words != [""] else []
+
+
+def _arguments_text(arguments: dict[str, Any] | str) -> str:
+    return arguments if isinstance(arguments, str) else json.dumps(arguments)
+
+
+def _usage(reply: Reply, body: dict[str, Any]) -> tuple[int, int]:
+    usage = reply.get("usage") or {}
+    prompt = int(usage.get("input", max(1, len(json.dumps(body.get("messages", []))) // 4)))
+    output = int(usage.get("output", max(1, len(str(reply.get("text", ""))) // 4)))
+    return prompt, output
+
+
+async def _pace(reply: Reply, index: int) -> None:
+    delay = float(reply.get("first_delay", 0.0)) if index == 0 else 0.0
+    delay += float(reply.get("delay", 0.0))
+    if delay:
+        await asyncio.sleep(delay)
+
+
+def _sse(data: Any, event: str | None = None) -> bytes:
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {json.dumps(data)}\n\n".encode()
+
+
+# --- errors ---------------------------------------------------------------------------
+
+_OPENAI_TYPES = {
+    401: ("invalid_request_error", "invalid_api_key"),
+    404: ("invalid_request_error", "model_not_found"),
+    429: ("rate_limit_error", "rate_limit_exceeded"),
+    500: ("server_error", None),
+}
+_ANTHROPIC_TYPES = {
+    401: "authentication_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+
+
+def _error_response(reply: Reply, api: str, model: str) -> Response | None:
+    headers: dict[str, str] = {}
+    if "context_too_long" in reply:
+        info = reply["context_too_long"]
+        status = 400
+        if api == "openai":
+            message = (
+                f"This model's maximum context length is {info['limit']} tokens. However, "
+                f"your messages resulted in {info['tokens']} tokens. Please reduce the "
+                "length of the messages."
+            )
+            body: dict[str, Any] = {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
+        else:
+            message = f"prompt is too long: {info['tokens']} tokens > {info['limit']} maximum"
+            body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        return JSONResponse(body, status_code=status)
+    if "status" not in reply:
+        return None
+    status = int(reply["status"])
+    if reply.get("retry_after") is not None:
+        headers["retry-after"] = str(reply["retry_after"])
+    message = reply.get("message") or {
+        401: "Incorrect API key provided.",
+        404: f"The model `{model}` does not exist or you do not have access to it.",
+        429: "Rate limit reached. Please try again later.",
+        500: "The server had an error while processing your request.",
+    }.get(status, "error")
+    if api == "openai":
+        kind, code = _OPENAI_TYPES.get(status, ("server_error", None))
+        body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
+    else:
+        body = {
+            "type": "error",
+            "error": {"type": _ANTHROPIC_TYPES.get(status, "api_error"), "message": message},
+        }
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+# --- OpenAI Chat Completions -----------------------------------------------------------
+
+
+def _openai_stop(reply: Reply) -> str:
+    if reply.get("stop_reason"):
+        return {"max_tokens": "length"}.get(reply["stop_reason"], reply["stop_reason"])
+    return "tool_calls" if reply.get("tool_calls") else "stop"
+
+
+def _openai_calls(reply: Reply, base: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "id": call.get("id") or f"call_{base}_{i}",
+            "type": "function",
+            "function": {"name": call["name"], "arguments": _arguments_text(call["arguments"])},
+        }
+        for i, call in enumerate(reply.get("tool_calls") or [])
+    ]
+
+
+async def _openai_stream(reply: Reply, body: dict[str, Any], number: int) -> AsyncIterator[bytes]:
+    model = body.get("model", "")
+    base = {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+        return _sse({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    index = 0
+    await _pace(reply, index)
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in _chunks(reply):
+        await _pace(reply, index := index + 1)
+        yield chunk({"content": piece})
+    for i, call in enumerate(_openai_calls(reply, number)):
+        await _pace(reply, index := index + 1)
+        args = call["function"]["arguments"]
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": i,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {"name": call["function"]["name"], "arguments": ""},
+                    }
+                ]
+            }
+        )
+        half = len(args) // 2
+        for part in (args[:half], args[half:]):
+            if part:
+                yield chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+    yield chunk({}, _openai_stop(reply))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        prompt, output = _usage(reply, body)
+        yield _sse(
+            {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": output,
+                    "total_tokens": prompt + output,
+                },
+            }
+        )
+    yield b"data: [DONE]\n\n"
+
+
+def _openai_complete(reply: Reply, body: dict[str, Any], number: int) -> dict[str, Any]:
+    prompt, output = _usage(reply, body)
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("text") or None}
+    calls = _openai_calls(reply, number)
+    if calls:
+        message["tool_calls"] = calls
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "choices": [{"index": 0, "message": message, "finish_reason": _openai_stop(reply)}],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": output,
+            "total_tokens": prompt + output,
+        },
+    }
+
+
+# --- Anthropic Messages ----------------------------------------------------------------
+
+
+def _anthropic_stop(reply: Reply) -> str:
+    if reply.get("stop_reason"):
+        return {"length": "max_tokens"}.get(reply["stop_reason"], reply["stop_reason"])
+    return "tool_use" if reply.get("tool_calls") else "end_turn"
+
+
+async def _anthropic_stream(
+    reply: Reply, body: dict[str, Any], number: int
+) -> AsyncIterator[bytes]:
+    prompt, output = _usage(reply, body)
+    index = 0
+    await _pace(reply, index)
+    yield _sse(
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_{number}",
+                "type": "message",
+                "role": "assistant",
+                "model": body.get("model", ""),
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": prompt, "output_tokens": 1},
+            },
+        },
+        "message_start",
+    )
+    block = 0
+    pieces = _chunks(reply)
+    if pieces:
+        yield _sse(
+            {
+                "type": "content_block_start",
+                "index": block,
+                "content_block": {"type": "text", "text": ""},
+            },
+            "content_block_start",
+        )
+        for piece in pieces:
+            await _pace(reply, index := index + 1)
+            yield _sse(
+                {
+                    "type": "content_block_delta",
+                    "index": block,
+                    "delta": {"type": "text_delta", "text": piece},
+                },
+                "content_block_delta",
+            )
+        yield _sse({"type": "content_block_stop", "index": block}, "content_block_stop")
+        block += 1
+    for i, call in enumerate(reply.get("tool_calls") or []):
+        await _pace(reply, index := index + 1)
+        yield _sse(
+            {
+                "type": "content_block_start",
+                "index": block,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": call.get("id") or f"toolu_{number}_{i}",
+                    "name": call["name"],
+                    "input": {},
+                },
+            },
+            "content_block_start",
+        )
+        args = _arguments_text(call["arguments"])
+        half = len(args) // 2
+        for part in (args[:half], args[half:]):
+            if part:
+                yield _sse(
+                    {
+                        "type": "content_block_delta",
+                        "index": block,
+                        "delta": {"type": "input_json_delta", "partial_json": part},
+                    },
+                    "content_block_delta",
+                )
+        yield _sse({"type": "content_block_stop", "index": block}, "content_block_stop")
+        block += 1
+    yield _sse(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": _anthropic_stop(reply), "stop_sequence": None},
+            "usage": {"output_tokens": output},
+        },
+        "message_delta",
+    )
+    yield _sse({"type": "message_stop"}, "message_stop")
+
+
+def _anthropic_complete(reply: Reply, body: dict[str, Any], number: int) -> dict[str, Any]:
+    prompt, output = _usage(reply, body)
+    content: list[dict[str, Any]] = []
+    if reply.get("text"):
+        content.append({"type": "text", "text": reply["text"]})
+    for i, call in enumerate(reply.get("tool_calls") or []):
+        arguments = call["arguments"]
+        content.append(
+            {
+                "type": "tool_use",
+                "id": call.get("id") or f"toolu_{number}_{i}",
+                "name": call["name"],
+                "input": arguments if isinstance(arguments, dict) else {},
+            }
+        )
+    return {
+        "id": f"msg_{number}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": content,
+        "stop_reason": _anthropic_stop(reply),
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": output},
+    }
+
+
+# --- the app ----------------------------------------------------------------------------
+
+
+def build_app(script: Script) -> Starlette:
+    async def completions(request: Request) -> Response:
+        return await answer(request, "openai")
+
+    async def messages(request: Request) -> Response:
+        return await answer(request, "anthropic")
+
+    async def answer(request: Request, api: str) -> Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = {}
+        with script.lock:
+            script.requests.append(
+                Received(request.url.path, request.method, dict(request.headers), body, time.time())
+            )
+            number = len(script.requests)
+        reply = script.next()
+        if reply.get("not_an_api"):
+            return HTMLResponse("<html><body>It works!</body></html>")
+        failure = _error_response(reply, api, str(body.get("model", "")))
+        if failure is not None:
+            return failure
+        if body.get("stream"):
+            stream = (_openai_stream if api == "openai" else _anthropic_stream)(reply, body, number)
+            return StreamingResponse(stream, media_type="text/event-stream")
+        await _pace(reply, 0)
+        make = _openai_complete if api == "openai" else _anthropic_complete
+        return JSONResponse(make(reply, body, number))
+
+    async def models(request: Request) -> Response:
+        with script.lock:
+            script.requests.append(
+                Received(request.url.path, request.method, dict(request.headers), {}, time.time())
+            )
+            reply = script.replies[0] if script.replies else {}
+        if reply.get("status") in (401, 500):
+            script.next()
+            return _error_response(reply, "openai", "") or JSONResponse({})
+        if reply.get("not_an_api"):
+            script.next()
+            return HTMLResponse("<html><body>It works!</body></html>")
+        data = [
+            {
+                "id": m,
+                "object": "model",
+                "created": 0,
+                "owned_by": "test",
+                "type": "model",
+                "display_name": m,
+                "created_at": "2026-01-01T00:00:00Z",
+            }
+            for m in script.models
+        ]
+        return JSONResponse(
+            {
+                "object": "list",
+                "data": data,
+                "has_more": False,
+                "first_id": data[0]["id"] if data else None,
+                "last_id": data[-1]["id"] if data else None,
+            }
+        )
+
+    async def set_script(request: Request) -> Response:
+        replies = await request.json()
+        with script.lock:
+            script.replies = list(replies)
+        return JSONResponse({"replies": len(replies)})
+
+    async def get_requests(request: Request) -> Response:
+        with script.lock:
+            return JSONResponse([r.__dict__ for r in script.requests])
+
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/chat/completions", completions, methods=["POST"]),
+            Route("/v1/messages", messages, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/models", models, methods=["GET"]),
+            Route("/_script", set_script, methods=["POST"]),
+            Route("/_requests", get_requests, methods=["GET"]),
+        ]
+    )
+
+
+class ModelServer:
+    """The server on a background thread (its own loop), on a free loopback port."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.state = Script()
+        self._sock = socket.socket()
+        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._sock.bind(("127.0.0.1", port))
+        self.port: int = self._sock.getsockname()[1]
+        config = uvicorn.Config(
+            build_app(self.state), log_level="warning", lifespan="off", access_log=False
+        )
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name="model-server", daemon=True)
+
+    def _run(self) -> None:
+        self._server.run(sockets=[self._sock])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    @property
+    def anthropic_url(self) -> str:
+        return self.base_url
+
+    def script(self, *replies: Reply) -> None:
+        with self.state.lock:
+            self.state.replies = list(replies)
+
+    def set_default(self, reply: Reply) -> None:
+        self.state.default = reply
+
+    def set_models(self, models: Iterable[str]) -> None:
+        self.state.models = tuple(models)
+
+    @property
+    def requests(self) -> list[Received]:
+        with self.state.lock:
+            return [r for r in self.state.requests if r.body or r.method == "POST"]
+
+    @property
+    def pending(self) -> int:
+        with self.state.lock:
+            return len(self.state.replies)
+
+    def start(self) -> ModelServer:
+        self._thread.start()
+        deadline = time.monotonic() + 10
+        while not self._server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the model server did not start within 10 s")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> ModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=8770)
+    parser.add_argument("--script", help="a JSON file with a list of replies")
+    parser.add_argument("--default", help="a JSON reply used when the script runs out")
+    args = parser.parse_args()
+    server = ModelServer(args.port)
+    if args.script:
+        with open(args.script, encoding="utf-8") as handle:
+            server.script(*json.load(handle))
+    if args.default:
+        server.set_default(json.loads(args.default))
+    server._run()
+
+
+if __name__ == "__main__":
+    main()

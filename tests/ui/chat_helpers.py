@@ -1,0 +1,93 @@
+"""The real app with a real chat: server-everything and the scripted model server, written
+into the config the way the first run writes them."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from portico.config.document import ConfigDocument
+from portico.paths import paths
+from portico.ui.app import DesktopApp
+from portico.ui.loop import ensure_application
+from portico.ui.onboarding.setup import add_provider
+from tests.ui.qt_helpers import until
+
+REPO = Path(__file__).resolve().parents[2]
+NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
+EVERYTHING = (
+    REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything"
+) / "dist" / "index.js"
+needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
+
+sys.path.insert(0, str(REPO / "tests" / "servers"))
+from model_server import ModelServer  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def model_server() -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        yield server
+
+
+@pytest.fixture
+def models(model_server: ModelServer) -> ModelServer:
+    model_server.script()
+    model_server.set_default({"text": "ok"})
+    with model_server.state.lock:
+        model_server.state.requests.clear()
+    return model_server
+
+
+def write_config(server: ModelServer | None, *, everything: bool = True) -> Path:
+    path = paths().global_toml
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = ConfigDocument.open(path)
+    if everything:
+        doc.add_server(
+            "everything",
+            {
+                "command": str(NODE),
+                "args": [str(EVERYTHING), "stdio"],
+                "protocol": "legacy",
+                "connect_timeout": 30,
+            },
+        )
+    doc.save()
+    if server is not None:
+        add_provider(
+            "scripted",
+            kind="openai",
+            base_url=server.openai_url,
+            key_ref=None,
+            models=["gpt-test", "vision-test"],
+            default_model="gpt-test",
+            path=path,
+        )
+    return path
+
+
+@asynccontextmanager
+async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]:
+    from portico.runtime.events import Status
+
+    desktop = DesktopApp(ensure_application())
+    run = asyncio.ensure_future(desktop.run())
+    try:
+        await until(lambda: desktop.chat.current is not None, 60, "a chat to open")
+        if wait_for_server:
+
+            def running() -> bool:
+                state = desktop.model.state("everything")
+                return state is not None and state.status is Status.RUNNING
+
+            await until(running, 60, "server-everything to run")
+        yield desktop
+    finally:
+        desktop.request_quit()
+        assert await asyncio.wait_for(run, 60) == 0

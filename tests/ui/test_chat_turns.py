@@ -1,0 +1,140 @@
+"""Full turns in the app: type, send, the model calls server-everything's tools, the
+inline approval is clicked, the card shows progress and then the result and its image,
+the answer streams. Stop cancels a long call; edit-and-resend makes a branch; a
+restarted app resumes the chat with its tools."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from portico.prompts import ApprovalChoice
+from tests.servers.model_server import text, tool_call
+from tests.ui.chat_helpers import model_server, models, needs_npm, running_app, write_config
+from tests.ui.qt_helpers import until
+
+pytestmark = needs_npm
+__all__ = ["model_server", "models"]
+
+
+async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot: QtBot) -> None:
+    write_config(models)
+    models.script(
+        tool_call("everything__toggle-simulated-logging", {}),
+        tool_call("everything__trigger-long-running-operation", {"duration": 2, "steps": 4}),
+        tool_call("everything__get-tiny-image", {}),
+        text("Logging is on, the operation finished and here is the image.", delay=0.01),
+    )
+    async with running_app() as desktop:
+        chat = desktop.chat
+        window = desktop.window
+        assert window.place == "Chats"
+        field = chat.composer.input
+        assert field.hasFocus() or window.focusWidget() is field  # type at once
+        assert chat.composer.model_picker.currentData() == "scripted/gpt-test"
+        qtbot.keyClicks(field, "Turn logging on, run the long operation, show the image")
+        qtbot.keyClick(field, Qt.Key.Key_Return)
+
+        def card(tool: str):  # type: ignore[no-untyped-def]
+            return next((c for c in chat.cards.values() if c.state.tool == tool), None)
+
+        toggle = await until(lambda: card("toggle-simulated-logging"), 30, "the first card")
+        await until(lambda: toggle.approval is not None, 30, "the inline approval")
+        panel = toggle.approval
+        assert window.focusWidget() is panel.deny_button  # keyboard: Deny holds the focus
+        assert desktop.prompter is not None and desktop.prompter.current is None  # no dialog
+        panel.buttons[ApprovalChoice.ONCE].click()
+        await until(lambda: toggle.state.outcome == "ok", 30, "the approved call to finish")
+
+        long = await until(lambda: card("trigger-long-running-operation"), 30, "the long call")
+        await until(lambda: long.progress.isVisible(), 30, "progress on the card")
+        assert long.cancel_button.isVisible()
+        await until(lambda: long.state.outcome == "ok", 30, "the long call to finish")
+        assert long.status.text() == "Done"
+
+        image = await until(lambda: card("get-tiny-image"), 30, "the image card")
+        await until(lambda: image.thumbs, 30, "the image inline")
+        assert not image.thumbs[0].pixmap().isNull()
+
+        await until(lambda: not chat.running, 60, "the turn to end")
+        answer = chat.transcript.widgets[chat.transcript.messages[-1].id]
+        assert "here is the image" in answer.plain_text()
+        assert chat.pane.usage.text().startswith("Turn:")
+        assert field.isEnabled()
+
+
+async def test_stop_during_a_long_tool_call_cancels_it(models, qtbot: QtBot) -> None:
+    write_config(models)
+    models.script(
+        tool_call("everything__trigger-long-running-operation", {"duration": 30, "steps": 30}),
+        text("never reached"),
+    )
+    async with running_app() as desktop:
+        chat = desktop.chat
+        qtbot.keyClicks(chat.composer.input, "run it")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the card")
+        await until(lambda: card.progress.isVisible(), 30, "progress")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Escape)  # Esc stops
+        await until(lambda: not chat.running, 15, "the turn to stop")
+        assert card.state.outcome == "cancelled" and card.status.text() == "Cancelled"
+        answer = chat.transcript.widgets[chat.transcript.messages[-1].id]
+        assert answer.status.text().startswith("Stopped")
+        assert answer.retry_button.isVisible()
+        assert len(models.requests) == 1  # the tool's result never went back to the model
+
+
+async def test_edit_and_resend_keeps_the_old_answer_as_a_branch(models, qtbot: QtBot) -> None:
+    write_config(models, everything=False)
+    models.script(text("Paris."), text("Lisbon."))
+    async with running_app(wait_for_server=False) as desktop:
+        chat = desktop.chat
+        qtbot.keyClicks(chat.composer.input, "Capital of France?")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        await until(lambda: not chat.running and len(chat.transcript.messages) == 2, 30, "answer")
+        question = chat.transcript.widgets[chat.transcript.messages[0].id]
+        assert question.edit_button.isVisible()
+        question.edit_button.click()
+        assert question.editor is not None and question.editor.hasFocus()
+        question.editor.setPlainText("Capital of Portugal?")
+        question.edit_send.click()
+        await until(lambda: not chat.running, 30, "the edited turn")
+        await until(lambda: "Lisbon." in _last_answer(chat), 30, "the new answer")
+        await until(lambda: chat.transcript.siblings, 10, "the branch")
+        question = chat.transcript.widgets[chat.transcript.messages[0].id]
+        assert question.branch_label.text() == "2/2"
+        question.prev_branch.click()
+        await until(lambda: "Paris." in _last_answer(chat), 30, "the old answer back")
+
+
+def _last_answer(chat) -> str:  # type: ignore[no-untyped-def]
+    messages = chat.transcript.messages
+    if not messages:
+        return ""
+    widget = chat.transcript.widgets.get(messages[-1].id)
+    return widget.plain_text() if widget is not None else ""
+
+
+async def test_a_restarted_app_resumes_the_chat_with_its_tools(models, qtbot: QtBot) -> None:
+    write_config(models)
+    models.script(tool_call("everything__get-sum", {"a": 2, "b": 40}), text("42."))
+    async with running_app() as desktop:
+        chat = desktop.chat
+        qtbot.keyClicks(chat.composer.input, "2 + 40?")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        await until(lambda: not chat.running and "42." in _last_answer(chat), 60, "first turn")
+        first_id = chat.current.id
+    models.script(tool_call("everything__get-sum", {"a": 1, "b": 1}), text("2."))
+    async with running_app() as desktop:
+        chat = desktop.chat
+        await until(lambda: first_id in chat.place.conversations.ids(), 30, "the old chat listed")
+        chat.place.conversations.select(first_id)
+        chat.place.conversations.selected.emit(first_id)
+        await until(lambda: chat.current.id == first_id, 30, "the old chat to open")
+        cards = list(chat.cards.values())
+        assert [c.state.tool for c in cards] == ["get-sum"]
+        assert "42" in cards[0].result_text.text()  # type: ignore[union-attr]
+        qtbot.keyClicks(chat.composer.input, "and 1 + 1?")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        await until(lambda: not chat.running and "2." in _last_answer(chat), 60, "second turn")
+        assert len(chat.cards) == 2 and all(c.state.outcome == "ok" for c in chat.cards.values())
