@@ -12,9 +12,16 @@ import pytest
 
 from portico.runtime.connection import Connection
 from portico.runtime.errors import ServerExited
-from portico.runtime.events import EventBus, Status
+from portico.runtime.events import AuthRequired, EventBus, Status
 
-from .conftest import RunningServer, free_port, make_spec, toolbox_spec, wait_port
+from .conftest import (
+    Recorder,
+    RunningServer,
+    free_port,
+    make_spec,
+    toolbox_spec,
+    wait_port,
+)
 
 
 class RootRecords(logging.Handler):
@@ -171,7 +178,7 @@ async def test_a_server_that_does_not_speak_mcp_gets_one_line(
         conn = Connection(spec, bus=bus, cooldown_base=60.0)
         await conn.start()
         try:
-            state = await conn.wait_settled(20)
+            state = await conn.wait_settled(60)
         finally:
             await conn.stop()
     finally:
@@ -183,3 +190,29 @@ async def test_a_server_that_does_not_speak_mcp_gets_one_line(
     assert error.count(url) == 1 and "validation error" not in error, error
     for word in words:
         assert word in error, error
+
+
+@pytest.mark.parametrize(("mode", "parks"), [("bearer401", True), ("plain401", False)])
+async def test_a_server_without_oauth_that_challenges_offers_sign_in(
+    mode: str, parks: bool, bus: EventBus, events: Recorder
+) -> None:
+    port = free_port()
+    server = _start_not_mcp(mode, port)
+    try:
+        spec = make_spec("locked", "http", url=f"http://127.0.0.1:{port}/mcp")
+        conn = Connection(spec, bus=bus, cooldown_base=60.0)
+        await conn.start()
+        try:
+            state = await conn.wait_settled(60)
+        finally:
+            await conn.stop()
+    finally:
+        server.kill()
+        server.wait(10)
+    if parks:
+        assert state.status is Status.NEEDS_AUTH
+        assert "portico mcp login locked" in (state.error or "")
+        assert any(isinstance(e, AuthRequired) for e in events.events)
+        assert Status.FAILED not in events.statuses()
+    else:  # a 401 that asks for no OAuth sign-in stays a failure naming the status
+        assert state.status is Status.COOLDOWN and "401" in (state.error or "")

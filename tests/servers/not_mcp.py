@@ -3,7 +3,8 @@
     python not_mcp.py MODE PORT
 
 MODE: ``json`` (200 with invalid JSON), ``html`` (200 with a web page), ``error500``
-(500 on every request, the SSE GET included).
+(500 on every request, the SSE GET included), ``bearer401`` (401 with an OAuth
+``WWW-Authenticate: Bearer`` challenge), ``plain401`` (401 without a challenge).
 """
 
 from __future__ import annotations
@@ -20,6 +21,12 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, status: int, content_type: str, body: bytes) -> None:
         self.send_response(status)
+        if MODE == "bearer401":
+            where = f"http://127.0.0.1:{self.server.server_address[1]}"
+            self.send_header(
+                "WWW-Authenticate",
+                f'Bearer resource_metadata="{where}/.well-known/oauth-protected-resource"',
+            )
         self.send_header("content-type", content_type)
         self.send_header("content-length", str(len(body)))
         self.end_headers()
@@ -31,6 +38,8 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(200, "application/json", b'{"jsonrpc": "2.0", "id": 1, "result": {oops')
         elif MODE == "html":
             self._answer(200, "text/html", b"<html><body>Please sign in</body></html>")
+        elif MODE.endswith("401"):
+            self._answer(401, "application/json", b'{"error": "invalid_token"}')
         else:
             self._answer(500, "text/plain", b"internal error")
 

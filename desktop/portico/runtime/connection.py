@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -38,6 +39,7 @@ from portico.runtime.events import (
     AuthRequired,
     EventBus,
     LogLine,
+    ResourceUpdated,
     ServerState,
     Status,
     StatusChanged,
@@ -45,7 +47,7 @@ from portico.runtime.events import (
 )
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
-from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages
+from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
 
 if TYPE_CHECKING:
@@ -62,6 +64,7 @@ STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
 _GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
+SERVER_LOG_LEVEL = "info"  # the least severe server log notification we ask for
 _SCOPE_CANCEL = "Cancelled via cancel scope"  # anyio's message when a cancel scope cancels
 
 SETTLED = frozenset(
@@ -140,6 +143,7 @@ class Connection:
         self._proc: StdioProcessInfo | None = None
         self._transport_ended: asyncio.Event | None = None
         self._refresher: ListRefresher | None = None
+        self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
         self._inflight = 0
@@ -326,6 +330,46 @@ class Connection:
         finally:
             self._end_call()
 
+    async def subscribe(self, uri: str) -> None:
+        """Hear about changes of ``uri`` (``ResourceUpdated`` events), now and after every
+        reconnect: ``subscriptions/listen`` on 2026 sessions, ``resources/subscribe`` on
+        handshake-era ones."""
+        if uri in self.subscriptions:
+            return
+        self.subscriptions.add(uri)
+        await self._resubscribe(uri, on=True)
+
+    async def unsubscribe(self, uri: str) -> None:
+        if uri not in self.subscriptions:
+            return
+        self.subscriptions.discard(uri)
+        await self._resubscribe(uri, on=False)
+
+    async def _resubscribe(self, uri: str, *, on: bool) -> None:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        client, refresher = self._client, self._refresher
+        if client is None or refresher is None or self._life.phase is not Phase.RUNNING:
+            return  # applied on the next connect
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await refresher.relisten()
+            return
+        mark = self._begin_call()
+        try:
+            with handshake_era():
+                if on:
+                    await client.subscribe_resource(uri)
+                else:
+                    await client.unsubscribe_resource(uri)
+        except Exception as exc:
+            verb = "resources/subscribe" if on else "resources/unsubscribe"
+            raise await self._call_failure(exc, f"{verb} {uri}", mark) from exc
+        finally:
+            self._end_call()
+
+    def resource_updated(self, uri: str) -> None:
+        self.bus.publish(ResourceUpdated(self.name, uri))
+
     async def refresh_tools(self) -> list[Any]:
         """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
         client = await self._live_client()
@@ -373,8 +417,17 @@ class Connection:
         elif kind == "resources":
             self.resources = list(items)
 
-    def _on_log_line(self, text: str, stream: str) -> None:
-        self.bus.publish(LogLine(self.name, text, stream))
+    def _on_log_line(self, text: str, stream: str, level: str = "") -> None:
+        self.bus.publish(LogLine(self.name, text, stream, level=level))
+
+    async def _on_server_log(self, params: Any) -> None:
+        """``notifications/message``: the server's own log, into its log with its level."""
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        if params.logger:
+            text = f"{params.logger}: {text}"
+        for line in text.splitlines() or [""]:
+            self.log.add(line[:4000], "mcp", level=str(params.level))
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
@@ -421,6 +474,18 @@ class Connection:
                         self.note(f"needs sign-in: {leaf}")
                         self._life.move(Phase.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
+                        await self._park_for_auth()
+                    elif self._asks_for_sign_in():
+                        # A URL server without `oauth` that answers with an OAuth challenge:
+                        # park and offer sign-in rather than fail over and over.
+                        why = (
+                            f"Server '{self.name}' asks for a sign-in (HTTP 401 with an OAuth"
+                            f" challenge from {self.spec.url}); run `portico mcp login"
+                            f" {self.name}` or use Sign in in the app."
+                        )
+                        self.note(f"needs sign-in: {why}")
+                        self._life.move(Phase.NEEDS_AUTH, error=why)
+                        self.bus.publish(AuthRequired(self.name, why))
                         await self._park_for_auth()
                     else:
                         await self._fail(self._describe(exc))
@@ -508,6 +573,17 @@ class Connection:
         self._life.move(Phase.COOLDOWN, error=message, retry_at=time.time() + delay)
         await self._wait_for(Request.RETRY, delay)
 
+    def _asks_for_sign_in(self) -> bool:
+        last = self._recorder.last
+        return (
+            self.spec.is_remote
+            and self.spec.oauth is None
+            and self._life.phase is Phase.CONNECTING
+            and last is not None
+            and self._recorder.count > self._describe_since
+            and last.oauth_challenge
+        )
+
     def _describe(self, exc: BaseException) -> str:
         proc = self._proc
         leaf = primary(exc)
@@ -548,7 +624,7 @@ class Connection:
             try:
                 async with asyncio.timeout(self.spec.connect_timeout):
                     client = await self._open(stack)
-                    self._refresher = refresher = ListRefresher(self, client)
+                    self._refresher = refresher = ListRefresher(self, client, self.subscriptions)
                     await self._fetch_lists(client)
             except TimeoutError as exc:
                 if self._proc is not None and self._proc.self_exit:
@@ -565,6 +641,7 @@ class Connection:
             await self.save_cache()
             self._delay = self.cooldown_base
             await refresher.listen(self.capabilities, self.protocol_version)
+            await refresher.subscribe_all(self.capabilities, self.protocol_version)
             self._life.move(Phase.RUNNING)
             try:
                 reason = await self._serve()
@@ -680,7 +757,8 @@ class Connection:
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
             list_roots_callback=callback(hooks.list_roots_callback),
-            logging_callback=callback(hooks.logging_callback),
+            logging_callback=callback(hooks.logging_callback) or self._on_server_log,
+            log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
         )
@@ -708,6 +786,24 @@ class Connection:
             self.note(f"listing prompts/resources failed: {describe(exc)}")
         self.prompts, self.resources, self.resource_templates = prompts, resources, templates
         self._set_tools(tools)
+        await self._ask_for_logs(client)
+
+    async def _ask_for_logs(self, client: Client) -> None:
+        """Handshake-era servers that offer logging send it after ``logging/setLevel``
+        (2026 sessions opt in per request instead, through ``log_level``)."""
+        from mcp import MCPError
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        caps = self.capabilities
+        if caps is None or caps.logging is None:
+            return
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            with handshake_era():
+                await client.set_logging_level(SERVER_LOG_LEVEL)
+        except MCPError as exc:
+            self.note(f"the server refused logging/setLevel: {describe(exc)}")
 
     async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:
@@ -732,7 +828,16 @@ class Connection:
         if isinstance(message, Exception):
             self.note(f"transport reported: {describe(message)}")
             return
-        kind = KIND_OF_METHOD.get(getattr(message, "method", None) or "")
+        method = getattr(message, "method", None) or ""
+        if method == "notifications/resources/updated":
+            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+            uri = str(getattr(getattr(message, "params", None), "uri", "") or "")
+            # 2026 sessions hear it on the listen stream (the refresher reports it there).
+            if uri in self.subscriptions and self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                self.resource_updated(uri)
+            return
+        kind = KIND_OF_METHOD.get(method)
         if kind is not None and self._refresher is not None:
             self._refresher.changed(kind)
 

@@ -84,6 +84,12 @@ class HttpErrorResponse:
     method: str
     url: str
     body: str
+    challenge: str = ""  # the WWW-Authenticate header of a 401 / 403
+
+    @property
+    def oauth_challenge(self) -> bool:
+        """A 401 that asks for an OAuth bearer token (sign-in by discovery)."""
+        return self.status == 401 and self.challenge.lower().startswith("bearer")
 
     def describe(self) -> str:
         body = self.body.strip().replace("\r", " ").replace("\n", " ")
@@ -123,7 +129,10 @@ class HttpErrorRecorder:
             body = ""
         request = response.request
         url = _no_query(request.url)
-        self.recent.append(HttpErrorResponse(response.status_code, request.method, url, body))
+        challenge = response.headers.get("www-authenticate", "")
+        self.recent.append(
+            HttpErrorResponse(response.status_code, request.method, url, body, challenge)
+        )
         self.count += 1
 
     @property

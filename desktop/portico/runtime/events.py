@@ -59,6 +59,14 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class ResourceUpdated:
+    """A resource the person subscribed to changed on the server (read it again)."""
+
+    server: str
+    uri: str
+
+
+@dataclass(frozen=True)
 class DiscoveryFinished:
     summary: str
 
@@ -78,7 +86,15 @@ class ConfigChanged:
     files: tuple[str, ...] = ()
 
 
-Event = StatusChanged | ToolsChanged | LogLine | DiscoveryFinished | AuthRequired | ConfigChanged
+Event = (
+    StatusChanged
+    | ToolsChanged
+    | LogLine
+    | DiscoveryFinished
+    | AuthRequired
+    | ConfigChanged
+    | ResourceUpdated
+)
 Subscriber = Callable[[Event], None]
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from portico.runtime.errors import describe
@@ -36,7 +36,21 @@ class ListOwner(Protocol):
 
     def apply_list(self, kind: str, items: list[Any]) -> None: ...
 
+    def resource_updated(self, uri: str) -> None: ...
+
     async def save_cache(self) -> None: ...
+
+
+@contextlib.contextmanager
+def handshake_era() -> Iterator[None]:
+    """Calls that are deprecated in 2026 and still the way of handshake-era servers."""
+    import warnings
+
+    from mcp.shared.exceptions import MCPDeprecationWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MCPDeprecationWarning)
+        yield
 
 
 async def all_pages(
@@ -57,9 +71,13 @@ async def all_pages(
 class ListRefresher:
     """One per connected session: coalesced refreshes and the 2026 listen stream."""
 
-    def __init__(self, owner: ListOwner, client: Client) -> None:
+    def __init__(
+        self, owner: ListOwner, client: Client, subscriptions: set[str] | None = None
+    ) -> None:
         self._owner = owner
         self._client = client
+        self.subscriptions = subscriptions if subscriptions is not None else set()
+        self._listen_args: tuple[Any, str | None] | None = None
         self._pending: set[str] = set()
         self._last_change = 0.0
         self._task: asyncio.Task[None] | None = None
@@ -110,19 +128,52 @@ class ListRefresher:
             except Exception as exc:
                 self._owner.note(f"refreshing {', '.join(sorted(kinds))} failed: {describe(exc)}")
 
+    async def subscribe_all(self, capabilities: Any, protocol_version: str | None) -> None:
+        """Handshake-era sessions: ``resources/subscribe`` for every subscribed URI (again,
+        after a reconnect). 2026 sessions carry them on the listen stream instead."""
+        from mcp import MCPError
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if protocol_version in MODERN_PROTOCOL_VERSIONS or not self.subscriptions:
+            return
+        caps = capabilities
+        if caps is None or caps.resources is None or not caps.resources.subscribe:
+            self._owner.note("the server offers no resource subscriptions")
+            return
+        for uri in sorted(self.subscriptions):
+            try:
+                with handshake_era():
+                    await self._client.subscribe_resource(uri)
+            except MCPError as exc:
+                self._owner.note(f"subscribing to {uri} failed: {describe(exc)}")
+
+    async def relisten(self) -> None:
+        """The subscribed URIs changed: open the 2026 listen stream again with them."""
+        if self._listen_args is None:
+            return
+        listener, self._listener = self._listener, None
+        if listener is not None and not listener.done():
+            listener.cancel()
+            with contextlib.suppress(BaseException):
+                await listener
+        await self.listen(*self._listen_args)
+
     async def listen(self, capabilities: Any, protocol_version: str | None) -> None:
-        """On 2026 sessions, open ``subscriptions/listen`` for the lists the server announces."""
+        """On 2026 sessions, open ``subscriptions/listen`` for the lists the server announces
+        and the resources subscribed to."""
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
         if protocol_version not in MODERN_PROTOCOL_VERSIONS or capabilities is None:
             return
+        self._listen_args = (capabilities, protocol_version)
         caps = capabilities
         wanted = {
             "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
             "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
             "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
         }
-        if not any(wanted.values()):
+        resources = sorted(self.subscriptions) if caps.resources is not None else []
+        if not any(wanted.values()) and not resources:
             return
         acked = asyncio.Event()
         client = self._client
@@ -131,6 +182,7 @@ class ListRefresher:
             from mcp.shared.subscriptions import (
                 PromptsListChanged,
                 ResourcesListChanged,
+                ResourceUpdated,
                 ToolsListChanged,
             )
 
@@ -139,6 +191,7 @@ class ListRefresher:
                     tools_list_changed=wanted["tools_list_changed"],
                     prompts_list_changed=wanted["prompts_list_changed"],
                     resources_list_changed=wanted["resources_list_changed"],
+                    resource_subscriptions=resources,
                 ) as subscription:
                     acked.set()
                     async for event in subscription:
@@ -148,6 +201,8 @@ class ListRefresher:
                             self.changed("prompts")
                         elif isinstance(event, ResourcesListChanged):
                             self.changed("resources")
+                        elif isinstance(event, ResourceUpdated):
+                            self._owner.resource_updated(event.uri)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the session itself carries on

@@ -44,10 +44,12 @@ class _WatchedReadStream:
 
     async def receive(self) -> Any:
         try:
-            return await self._inner.receive()
+            item = await self._inner.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
             self._ended.set()
             raise
+        _default_result_type(item)
+        return item
 
     def close(self) -> None:
         self._inner.close()
@@ -74,6 +76,14 @@ class _WatchedReadStream:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+def _default_result_type(item: Any) -> None:
+    """A result without ``resultType`` is complete (2026-07-28: "Absent resultType is
+    equivalent to complete"); the SDK's 2026 models require the field, so say it."""
+    message = getattr(getattr(item, "message", None), "result", None)
+    if isinstance(message, dict) and "resultType" not in message:
+        message["resultType"] = "complete"
 
 
 class WatchedTransport:
