@@ -31,7 +31,7 @@ class Refused(Exception):
 class TrustChoice(StrEnum):
     ONCE = "once"  # connect for this process only   (key o)
     TRUST = "trust"  # persist trust for this exact config (key p)
-    REJECT = "reject"  # persist rejection, write enabled = false (key r)
+    REJECT = "reject"  # persist rejection in the person's trust store (key r)
     DECLINE = "decline"  # closed / aborted: nothing decided, the server keeps waiting
 
 
@@ -46,6 +46,10 @@ class TrustRequest:
     header_names: tuple[str, ...] = ()
     reasons: tuple[str, ...] = ()
     can_persist: bool = True  # False while DNS fails: only ONCE/REJECT make sense
+    # Each secret it would receive: "header X-Api-Key ← keyring secret GITHUB_PAT".
+    secrets: tuple[str, ...] = ()
+    trust_level: str = "default"  # the server's `trust`: default | full | untrusted
+    costs: tuple[str, ...] = ()  # "spend limit: 50 credits", "tool render: 20 credits"
 
 
 # --- tool approval and spend ----------------------------------------------------------
@@ -230,6 +234,9 @@ class Notice:
     level: Literal["info", "warning", "error"]
     text: str
     server: str | None = None
+    # What the notice is about ("auth", "trust", "keyring", ...): a face shows one notice
+    # per (server, kind) and replaces it when a newer one of the same kind arrives.
+    kind: str = ""
 
 
 @runtime_checkable

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from portico.auth import secret_store
 from portico.auth.manager import AuthManager
+from portico.auth.secret_store import SecretStore
 from portico.chat.providers.catalog import ModelCatalog
 from portico.config.model import Config
 from portico.policy.setup import Policy
@@ -22,12 +22,13 @@ class Services:
     policy: Policy
     auth: AuthManager
     hooks: ConnectionHooks
+    secrets: SecretStore
     # The configured model providers: chat uses them, and they answer sampling requests.
     models: ModelCatalog = field(default_factory=ModelCatalog)
 
     def configure(self, config: Config) -> None:
         """Apply the settings of a freshly loaded config that live outside the hub."""
-        secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
+        self.secrets.configure(file_fallback=config.settings.file_fallback_for_secrets)
         self.auth.use_client_metadata_url(config.settings.oauth_client_metadata_url)
         self.models.configure(config.models)
         self.policy.sampling.default_model = self.models.default_ref
@@ -38,6 +39,7 @@ def build_services(
     *,
     ask_trust: bool = True,
     auth_prompter: Prompter | None = None,
+    config: Config | None = None,
 ) -> Services:
     """Policy (trust gate, DNS pins, sampling, elicitation) + OAuth + keyring lookups +
     the model providers (empty until :meth:`Services.configure` gives them a config).
@@ -45,8 +47,19 @@ def build_services(
     ``ask_trust=False`` parks untrusted project servers in AwaitingTrust instead of asking
     (``portico mcp list``). ``auth_prompter`` answers sign-in questions when they should
     go elsewhere than the others (the CLI never starts a browser login in the background).
+    ``config`` applies its settings (``secrets.file_fallback``) at once.
     """
-    models = ModelCatalog()
+    secrets = SecretStore()
+    models = ModelCatalog(keyring=secrets.lookup_secret)
     policy = Policy(prompter, ask_trust=ask_trust, provider=models)
-    auth = AuthManager(auth_prompter or prompter)
-    return Services(policy=policy, auth=auth, hooks=auth.hooks(policy.hooks()), models=models)
+    auth = AuthManager(auth_prompter or prompter, store=secrets)
+    services = Services(
+        policy=policy,
+        auth=auth,
+        hooks=auth.hooks(policy.hooks()),
+        secrets=secrets,
+        models=models,
+    )
+    if config is not None:
+        services.configure(config)
+    return services

@@ -52,16 +52,11 @@ def no_real_browser(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def memory_keyring() -> Iterator[MemoryKeyring]:
-    from portico.auth import secret_store
-
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
-    secret_store.configure(file_fallback=False)
-    secret_store._memory.clear()
     yield backend
     keyring.set_keyring(previous)
-    secret_store._memory.clear()
 
 
 # --- ports and the authorization server -----------------------------------------------------
@@ -186,8 +181,9 @@ class _Forms(HTMLParser):
 class ScriptedBrowser:
     """Follows an authorize URL through oidc-provider's login and consent forms."""
 
-    def __init__(self, login: str = "alice") -> None:
+    def __init__(self, login: str = "alice", *, deny: bool = False) -> None:
         self.login = login
+        self.deny = deny  # press the provider's Cancel (access_denied) instead of Continue
         self.user_code: str | None = None
 
     async def run(self, url: str, stop_at: str | None, follow_final: bool) -> str:
@@ -210,6 +206,11 @@ class ScriptedBrowser:
             raise AssertionError("the sign-in did not finish")
 
     async def _submit(self, client: httpx2.AsyncClient, url: str, page: httpx2.Response) -> str:
+        if self.deny:
+            cancel = re.search(r'href="([^"]*/interaction/[^"]*/abort)"', page.text)
+            if cancel is None:
+                raise AssertionError(f"no Cancel link at {url}: {page.text[:300]}")
+            return urljoin(url, cancel.group(1))
         parser = _Forms()
         parser.feed(page.text)
         if not parser.forms:

@@ -52,7 +52,9 @@ def write_config(home: Path, url: str, *, file_fallback: bool = True) -> None:
     )
 
 
-async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[int, str, str]:
+async def cli_login(
+    home: Path, project: Path, name: str = "guarded", *, deny: bool = False
+) -> tuple[int, str, str]:
     """``portico mcp login NAME --no-browser`` in its own process; the scripted browser
     follows the URL it prints to the loopback listener it names."""
     process = await asyncio.create_subprocess_exec(
@@ -80,7 +82,7 @@ async def cli_login(home: Path, project: Path, name: str = "guarded") -> tuple[i
             url = line.strip()
         if "Waiting for the redirect to " in line:
             redirect = line.split("Waiting for the redirect to ")[1].split()[0]
-    await ScriptedBrowser().run(url, redirect, follow_final=True)
+    await ScriptedBrowser(deny=deny).run(url, redirect, follow_final=True)
     out, err = await asyncio.wait_for(process.communicate(), 30)
     return process.returncode or 0, out.decode(), err.decode()
 
@@ -107,19 +109,6 @@ async def test_login_unknown_server_and_stdio(portico_home: Path, tmp_path: Path
     write_config(portico_home, "http://127.0.0.1:9/mcp")
     code, _, err = await portico(portico_home, "mcp", "auth", "nope", "--project", str(tmp_path))
     assert code == 2 and "no server named 'nope'" in err and "guarded" in err
-
-
-async def test_secret_set_get_delete(portico_home: Path) -> None:
-    write_config(portico_home, "http://127.0.0.1:9/mcp")
-    code, out, _ = await portico(portico_home, "secret", "set", "API_KEY", stdin=b"s3cret\n")
-    assert code == 0 and "${keyring:API_KEY}" in out and "s3cret" not in out
-    stored = portico_home / "state" / "secrets" / "API_KEY.json"
-    code, out, err = await portico(portico_home, "secret", "get", "API_KEY")
-    # Without secrets.file_fallback read by these commands, the fail backend keeps
-    # secrets in memory: each command is its own process, so nothing persists.
-    assert "memory" in err
-    assert not stored.exists()
-    assert code == 1 and "portico secret set API_KEY" in err
 
 
 async def test_secret_set_with_a_locked_keyring_is_one_line(portico_home: Path) -> None:

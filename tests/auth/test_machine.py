@@ -20,10 +20,10 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from protected import ProtectedState
 
-from portico.auth import secret_store
 from portico.auth.errors import AuthError
 from portico.auth.machine import signing_algorithm
 from portico.auth.manager import AuthManager
+from portico.auth.secret_store import SecretStore
 from portico.config.load import parse_text
 from portico.config.model import Dialect
 from portico.runtime.connection import Connection
@@ -115,7 +115,7 @@ async def test_client_secret_grant_connects_in_the_background(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    await secret_store.set_secret("machine-secret", SECRET)
+    await SecretStore().store_secret("machine-secret", SECRET)
     spec = server_spec(
         f"cc-{client_id}",
         oidc.resource,

@@ -12,8 +12,8 @@ import httpx2
 import pytest
 from mcp.client.auth import oauth2 as sdk_oauth2
 
-from portico.auth import secret_store
 from portico.auth.manager import AuthManager
+from portico.auth.secret_store import SecretStore
 from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
 from tests.auth.test_login import call_echo
 from tests.helpers.logs import AllowLogs
@@ -76,7 +76,7 @@ async def test_login_refresh_and_errors_log_no_secrets(
             )
         ).json()
     client_secret = registered["client_secret"]
-    await secret_store.set_secret("OIDC_CLIENT_SECRET", client_secret)
+    await SecretStore().store_secret("OIDC_CLIENT_SECRET", client_secret)
 
     caplog.set_level(logging.DEBUG)
     # httpcore2's DEBUG wire trace prints raw headers of every request, the scripted

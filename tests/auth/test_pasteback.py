@@ -10,6 +10,7 @@ import pytest
 from portico.auth.loopback import DEFAULT_PORT, LoopbackListener, RedirectPlan, choose_port
 from portico.auth.pasteback import PasteError, check_paste, parse_redirect
 from portico.config.model import OAuthSpec
+from tests.helpers.logs import AllowLogs
 
 
 @pytest.mark.parametrize(
@@ -34,8 +35,10 @@ def test_refusals_say_why() -> None:
     assert check_paste("code=abc", "s1") == "no state= in the pasted text"
     assert check_paste("state=s1", "s1") == "no code= in the pasted text"
     assert check_paste("", "s1") == "nothing was pasted"
-    with pytest.raises(PasteError, match="access_denied"):
+    with pytest.raises(PasteError, match=r"^You declined access at the provider"):
         parse_redirect("?error=access_denied&state=s1", "s1")
+    with pytest.raises(PasteError, match=r"refused the sign-in: invalid_scope \(no such\)"):
+        parse_redirect("?error=invalid_scope&error_description=no+such&state=s1", "s1")
     assert check_paste("code=abc&state=s1", "s1") is None
 
 
@@ -80,7 +83,8 @@ async def test_listener_moves_when_its_unfixed_port_was_taken() -> None:
             await listener.close()
 
 
-async def test_listener_rejects_wrong_state_and_keeps_waiting() -> None:
+async def test_listener_rejects_wrong_state_and_keeps_waiting(allow_logs: AllowLogs) -> None:
+    allow_logs(r"ignored a sign-in callback that is not for this login")
     plan = RedirectPlan.from_spec(OAuthSpec(callback_path="/cb"))
     listener = LoopbackListener(plan, choose_port(plan), "demo", "right")
     await listener.start()
@@ -88,10 +92,12 @@ async def test_listener_rejects_wrong_state_and_keeps_waiting() -> None:
         base = f"http://127.0.0.1:{listener.port}"
         async with httpx2.AsyncClient() as http:
             wrong = await http.get(f"{base}/cb?code=c&state=wrong")
+            abort = await http.get(f"{base}/cb?error=access_denied&state=wrong")
             other = await http.get(f"{base}/elsewhere?code=c&state=right")
             assert not listener.result.done()
             good = await http.get(f"{base}/cb?code=c2&state=right")
-        assert wrong.status_code == 400 and "Sign-in failed" in wrong.text
+        assert wrong.status_code == 400 and "Not this sign-in" in wrong.text
+        assert abort.status_code == 400 and "it was ignored" in abort.text
         assert other.status_code == 404
         assert good.status_code == 200
         assert listener.result.result().code == "c2"

@@ -17,8 +17,8 @@ import keyring
 import keyring.backends.fail
 from protected import ProtectedState
 
-from portico.auth import secret_store
 from portico.auth.manager import AuthManager
+from portico.auth.secret_store import SecretStore
 from portico.runtime.connection import Connection
 from portico.runtime.events import AuthRequired, EventBus, Status, StatusChanged
 from tests.auth.conftest import Oidc, ScriptedPrompter, server_spec
@@ -50,11 +50,10 @@ async def test_parked_server_picks_up_a_login_from_another_process(
     # Like the CLI process: no secure keyring, tokens in 0600 files under PORTICO_HOME.
     allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     keyring.set_keyring(keyring.backends.fail.Keyring())
-    secret_store.configure(file_fallback=True)
     write_config(portico_home, oidc.resource)  # server 'guarded', auth: oauth
 
     prompter = ScriptedPrompter()
-    manager = AuthManager(prompter, endpoint_policy=None)
+    manager = AuthManager(prompter, store=SecretStore(file_fallback=True), endpoint_policy=None)
     spec = server_spec("guarded", oidc.resource)
     await manager.login(spec, browser=False)
     events: list[object] = []

@@ -11,6 +11,8 @@ For every sequence of set / unset / add / remove / rename / toggle:
 from __future__ import annotations
 
 import copy
+import difflib
+import json
 import os
 import re
 import tomllib
@@ -366,3 +368,239 @@ def test_random_edits_keep_comments_and_reach_the_model(name: str, data: st.Data
     config = parse_text(text, path)
     for spec in config.servers:
         assert spec.enabled == model.servers()[spec.name].get("enabled", True)
+
+
+# -- generated documents: every shape a person writes ---------------------------------------
+#
+# Each generated file mixes the shapes issue 12 found broken: YAML flow maps on one line
+# and over several lines, aliases of a top-level anchor, merge keys; TOML dotted-key
+# servers under [mcp], inline servers, sub-tables written apart; CRLF line ends, a BOM,
+# tabs before comments, unicode keys, and a comment on or above nearly every line. The
+# edits set arbitrary strings. Comment lines carry the name of the server that owns them,
+# so the check knows which may go with a removed server.
+
+ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=10)
+UNICODE_KEYS = ["KEY", "ÄÖÜ_KEY", "ключ", "キー", "K-2"]
+
+
+def _yaml_doc(draw: Any) -> tuple[str, list[str]]:
+    gap = draw(st.sampled_from(["   ", "  "]), label="comment gap")
+    key = draw(st.sampled_from(UNICODE_KEYS), label="env key")
+    parts = [
+        "# top-file\n",
+        "shared: &shared_env\n",
+        f"  LOG: info{gap}# top-anchor\twith a tab\n",
+        "defaults: &defaults\n",
+        "  timeout: 20\n",
+        "mcp_servers:\n",
+    ]
+    names: list[str] = []
+    shapes = draw(
+        st.lists(
+            st.sampled_from(["block", "flow", "multiflow", "alias", "merge"]),
+            min_size=1,
+            max_size=5,
+        ),
+        label="shapes",
+    )
+    for n, shape in enumerate(shapes):
+        name = f"s{n}"
+        names.append(name)
+        parts.append(f"  # above-{name}\n")
+        if shape == "block":
+            parts += [
+                f"  {name}:\n",
+                f"    command: npx{gap}# c-{name}\n",
+                "    env:\n",
+                f'      {key}: "v"  # c-{name}\n',
+            ]
+        elif shape == "flow":
+            parts.append(f"  {name}: {{command: uvx, env: {{{key}: v}}}}{gap}# c-{name}\n")
+        elif shape == "multiflow":
+            parts += [
+                f"  {name}: {{\n",
+                f"    command: npx,{gap}# c-{name}\n",
+                f"    args: [-y, pkg],  # c-{name}\n",
+                "    timeout: 30\n",
+                "  }\n",
+            ]
+        elif shape == "alias":
+            parts += [f"  {name}:\n", "    command: x\n", f"    env: *shared_env  # c-{name}\n"]
+        else:
+            parts += [f"  {name}:\n", "    <<: *defaults\n", f"    command: y  # c-{name}\n"]
+        if draw(st.booleans(), label="blank"):
+            parts.append("\n")
+    parts += ["# top-tail\n", "other_tool:\n", "  keep: 1  # top-other\n"]
+    return "".join(parts), names
+
+
+def _toml_doc(draw: Any) -> tuple[str, list[str]]:
+    gap = draw(st.sampled_from(["   ", "  "]), label="comment gap")
+    key = draw(st.sampled_from(UNICODE_KEYS), label="env key")
+    bare = key.isascii() and key.replace("_", "").replace("-", "").isalnum()
+    quoted = key if bare else f'"{key}"'
+    shapes = draw(
+        st.lists(
+            st.sampled_from(["table", "dotted", "inline", "apart"]), min_size=1, max_size=5
+        ),
+        label="shapes",
+    )
+    names = [f"s{n}" for n in range(len(shapes))]
+    order = [n for n, s in zip(names, shapes, strict=True) if s in ("dotted", "inline")]
+    order += [n for n in names if n not in order]
+    under_mcp: list[str] = []
+    tables: list[str] = []
+    later: list[str] = []
+    for name, shape in zip(names, shapes, strict=True):
+        if shape == "dotted":
+            under_mcp += [
+                f"# above-{name}\n",
+                f'{name}.command = ["npx", "{name}"]{gap}# c-{name}\n',
+                f"{name}.timeout = 5000\n",
+            ]
+        elif shape == "inline":
+            under_mcp += [
+                f"# above-{name}\n",
+                f'{name} = {{ command = ["x"], environment = {{ {quoted} = "v" }} }}'
+                f"{gap}# c-{name}\n",
+            ]
+        else:
+            tables += [
+                "\n",
+                f"# above-{name}\n",
+                f"[mcp.{name}]\n",
+                f'command = ["npx"]{gap}# c-{name}\n',
+                f'environment = {{ {quoted} = "v" }}\n',
+            ]
+            if shape == "apart":
+                later += ["\n", f"# above-{name}\n", f"[mcp.{name}.sampling]\n", "max_rpm = 5\n"]
+    text = "# top-file\nversion = 1\n"
+    if under_mcp:
+        text += "\n[mcp]\n" + "".join(under_mcp)
+    text += "".join(tables) + "".join(later)
+    return text, order
+
+
+def _owner_comments(text: str) -> Counter[str]:
+    return Counter(line.strip() for line in text.splitlines() if is_comment(line))
+
+
+def _comment_survives(line: str, removed: set[str]) -> bool:
+    match = re.search(r"# (?:c|above)-(s\d+)", line)
+    return match is None or match.group(1) not in removed
+
+
+@pytest.mark.parametrize("dialect", ["toml", "yaml"])
+@settings(
+    max_examples=int(os.environ.get("PORTICO_SHAPE_EXAMPLES", "30")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=st.data())
+def test_edits_on_every_shape_reach_the_model_and_touch_only_their_lines(
+    dialect: str, data: st.DataObject
+) -> None:
+    yaml = dialect == "yaml"
+    text, names = (_yaml_doc if yaml else _toml_doc)(data.draw)
+    crlf = data.draw(st.booleans(), label="crlf")
+    bom = data.draw(st.booleans(), label="bom")
+    original = ("\ufeff" if bom else "") + (text.replace("\n", "\r\n") if crlf else text)
+    path = Path("config.yaml" if yaml else "mcp.toml")
+    doc = ConfigDocument.from_text(original, path)
+    model = Model(text, yaml)
+    model.data = json.loads(json.dumps(model.data))  # aliases are shared objects: unshare
+    assert doc.server_names() == names
+    original_name = {n: n for n in names}
+    removed: set[str] = set()
+    env = "env" if yaml else "environment"
+    for step in range(data.draw(st.integers(1, 5), label="steps")):
+        current = doc.server_names()
+        kind = data.draw(
+            st.sampled_from(["set_env", "set_timeout", "toggle", "unset", "rename", "remove"])
+            if current
+            else st.just("add"),
+            label="kind",
+        )
+        before = doc.text()
+        if kind == "add":
+            new = f"added{step}"
+            doc.add_server(new, {"command": "npx", "env": {"A": "x"}})
+            model.add(new, {"command": "npx", "env": {"A": "x"}})
+            original_name[new] = new
+            continue
+        server = data.draw(st.sampled_from(current), label="server")
+        if kind == "set_env":
+            value = data.draw(ANY_TEXT, label="value")
+            var = data.draw(st.sampled_from(["NEW", *UNICODE_KEYS]), label="var")
+            written = model.env_key(server)
+            doc.set(server, (written, var), doc.value_for(server, (written, var), value))
+            model.set(server, (written, var), value)
+        elif kind == "set_timeout":
+            value = data.draw(st.integers(1, 300), label="seconds") * (1 if yaml else 1000)
+            doc.set(server, ("timeout",), doc.value_for(server, ("timeout",), str(value)))
+            model.set(server, ("timeout",), value)
+        elif kind == "toggle":
+            enabled = data.draw(st.booleans(), label="enabled")
+            doc.set_enabled(server, enabled)
+            model.set(server, ("enabled",), enabled)
+        elif kind == "unset":
+            key_path = data.draw(
+                st.sampled_from([("timeout",), ("enabled",), (env, "NEW")]), label="unset"
+            )
+            written = (model.env_key(server), "NEW") if key_path[0] == env else key_path
+            doc.unset(server, written)
+            model.unset(server, written)
+        elif kind == "rename":
+            new = f"renamed{step}"
+            doc.rename_server(server, new)
+            model.rename(server, new)
+            original_name[new] = original_name.pop(server)
+        else:
+            doc.remove_server(server)
+            model.remove(server)
+            removed.add(original_name.pop(server))
+        after = doc.text()
+        # only the edited server's lines change (a rename: only lines naming it)
+        if kind in ("set_env", "set_timeout", "toggle", "unset"):
+            gone = [
+                line
+                for line in difflib.unified_diff(
+                    before.splitlines(), after.splitlines(), n=0, lineterm=""
+                )
+                if line.startswith("-") and not line.startswith("---")
+            ]
+            for line in gone:
+                assert _line_of(line[1:], server, original_name[server], yaml), (kind, line)
+        elif kind == "rename":
+            changed = [
+                (a, b)
+                for a, b in zip(before.splitlines(), after.splitlines(), strict=True)
+                if a != b
+            ]
+            assert changed and all(server in a and new in b for a, b in changed)
+    final = doc.text()
+    assert final.startswith("\ufeff") == bom
+    assert ("\r\n" in final) == crlf or not final.count("\n")
+    body = final.removeprefix("\ufeff").replace("\r\n", "\n")
+    assert parse_plain(body, yaml) == model.data
+    lost = [
+        line
+        for line, count in _owner_comments(text).items()
+        if _comment_survives(line, removed) and _owner_comments(body)[line] < count
+    ]
+    assert not lost, f"comment lines lost: {lost}\n--- text ---\n{body}"
+
+
+def _line_of(line: str, server: str, original: str, yaml: bool) -> bool:
+    """Whether a line removed by an edit of ``server`` can only have been its own."""
+    stripped = line.strip()
+    if not stripped or stripped in ("}", "{"):
+        return True
+    if f"c-{original}" in line or f"above-{original}" in line:
+        return True
+    if yaml:
+        return line.startswith("    ") or line.lstrip().startswith(f"{server}:")
+    return (
+        stripped.startswith((f"{server}.", f"{server} =", f"[mcp.{server}"))
+        or not stripped.startswith(("[", "#", "s", "added", "renamed", "version"))
+    )

@@ -19,14 +19,23 @@ async def keyring_with(values: dict[str, str]):  # type: ignore[no-untyped-def]
 
 
 def test_references() -> None:
-    text = "Bearer ${env:TOKEN} and ${keyring:gh/pat} and ${PLAIN}"
+    text = "Bearer ${env:TOKEN} and ${keyring:gh.pat} and ${PLAIN}"
     assert secrets.references(text) == [
         Reference("env", "TOKEN", 7, 19),
-        Reference("keyring", "gh/pat", 24, 41),
+        Reference("keyring", "gh.pat", 24, 41),
         Reference("env", "PLAIN", 46, 54),
     ]
     assert secrets.references("no refs, $5 and $$ and {braces}") == []
     assert secrets.references("$${env:LITERAL}") == []
+
+
+def test_keyring_names_never_address_internal_records() -> None:
+    """`/` (and ':' / '@') are not part of a secret name: ${keyring:mcp-tokens/x} is a
+    config error, never a lookup of the token store."""
+    for text in ("${keyring:mcp-tokens/prot}", "${keyring:a:b}", "${keyring:me@host}"):
+        assert secrets.references(text) == []
+        (problem,) = secrets.problems(text)
+        assert "no '/'" in problem and "never reachable" in problem
 
 
 def test_problems() -> None:
@@ -69,7 +78,7 @@ async def test_missing_env_says_what_to_do() -> None:
     assert str(info.value) == (
         "github.env.GITHUB_TOKEN: environment variable GH_TOKEN is not set: set it before "
         "starting Portico, or store the value with `portico secret set GH_TOKEN` and write "
-        "${keyring:GH_TOKEN}"
+        "${keyring:GH_TOKEN}; then retry the server"
     )
     assert info.value.reference == Reference("env", "GH_TOKEN", 0, 15)
     assert info.value.where == "github.env.GITHUB_TOKEN"
@@ -78,7 +87,8 @@ async def test_missing_env_says_what_to_do() -> None:
 async def test_missing_keyring_entry_says_what_to_run() -> None:
     lookup, _ = await keyring_with({})
     with pytest.raises(SecretError, match=r"^acme\.oauth\.client_secret: secret acme-secret is "
-                       r"not in the keyring: run `portico secret set acme-secret`$"):
+                       r"not in the keyring: run `portico secret set acme-secret`, then retry "
+                       r"the server$"):
         await secrets.resolve("${keyring:acme-secret}", lookup_keyring=lookup,
                               where="acme.oauth.client_secret")
 

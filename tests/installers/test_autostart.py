@@ -16,7 +16,7 @@ COMMAND = ["/opt/Portico Test/bin/portico-desktop", "--hidden"]
 def test_xdg_autostart_on_off_round_trips(tmp_path: Path) -> None:
     config = tmp_path / "xdg-config"
     item = XdgAutostart(COMMAND, {"XDG_CONFIG_HOME": str(config)})
-    assert item.path == config / "autostart" / "portico.desktop"
+    assert item.path == config / "autostart" / "org.portico.portico.desktop"
     assert not item.enabled()
     item.set_enabled(False)  # off when already off: nothing to do, no error
     assert not item.path.exists()
@@ -27,7 +27,7 @@ def test_xdg_autostart_on_off_round_trips(tmp_path: Path) -> None:
     assert "Type=Application\n" in text and "Name=Portico\n" in text
     item.set_enabled(True)  # twice on: the same single entry
     assert item.path.read_text(encoding="utf-8") == text
-    assert [p.name for p in item.path.parent.iterdir()] == ["portico.desktop"]
+    assert [p.name for p in item.path.parent.iterdir()] == ["org.portico.portico.desktop"]
     item.set_enabled(False)
     assert not item.enabled() and not item.path.exists()
     item.set_enabled(True)
@@ -84,7 +84,7 @@ def test_the_menu_item_follows_and_sets_the_entry(
     action = StartAtLoginAction(parent, XdgAutostart(COMMAND))
     assert not action.isChecked()
     action.trigger()  # what a click on the menu item does
-    entry = tmp_path / "autostart" / "portico.desktop"
+    entry = tmp_path / "autostart" / "org.portico.portico.desktop"
     assert action.isChecked() and entry.is_file()
     entry.unlink()  # removed in the desktop's own settings
     action.hover()

@@ -45,6 +45,9 @@ def question(prompter: TerminalPrompter, kind: str):  # type: ignore[no-untyped-
                 env_names=("API_KEY",),
                 reasons=("it is a project server that runs a command on this computer",),
                 can_persist=kind == "trust",
+                secrets=("env API_KEY \u2190 keyring secret DOCS_KEY",),
+                trust_level="full",
+                costs=("spend limit: 5 credits per chat",),
             )
         )
     if kind == "tool":

@@ -30,6 +30,9 @@ def run(kind: str, typed: str) -> tuple[str, str]:
 def test_trust_review_keys_and_shown_fields() -> None:
     result, out = run("trust", "x\np\n")
     assert result == "<TrustChoice.TRUST: 'trust'>"
+    assert "    env API_KEY \u2190 keyring secret DOCS_KEY" in out
+    assert "  trust: full (runs every tool" in out
+    assert "  cost: spend limit: 5 credits per chat" in out
     assert "command: npx docs-server --port 1" in out
     assert "defined in: /p/.portico/mcp.toml:3" in out
     assert "env: API_KEY (values hidden)" in out

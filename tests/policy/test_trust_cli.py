@@ -65,8 +65,9 @@ def test_trust_accept_then_review_is_clean_and_reject_disables(
     assert "docs (" not in review.stdout and "web (waiting)" in review.stdout
     rejected = portico(portico_home, "mcp", "trust", "web", "--reject", "--project", str(project))
     assert rejected.returncode == 0, rejected.stderr
-    assert "enabled = false" in toml.read_text()
-    assert load(project).server("web").enabled is False  # type: ignore[union-attr]
+    assert "enabled" not in toml.read_text()  # the project's shared file stays as it was
+    web = load(project).server("web")
+    assert web is not None and TrustStore().decision_for(web) == "reject"
 
 
 def test_trust_without_a_terminal_refuses_with_the_next_step(

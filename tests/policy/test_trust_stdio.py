@@ -99,7 +99,7 @@ async def test_trust_persists_and_a_config_change_asks_again(
         assert hub.connection("docs").state.status is Status.AWAITING_TRUST
 
 
-async def test_reject_persists_and_disables_the_server_in_its_file(
+async def test_reject_persists_in_the_trust_store_and_leaves_the_project_file_alone(
     person: ScriptedPerson, project: Path
 ) -> None:
     toml = project / ".portico" / "mcp.toml"
@@ -116,8 +116,12 @@ async def test_reject_persists_and_disables_the_server_in_its_file(
     async with Hub(hooks=Policy(person).hooks()) as hub:
         await hub.apply(config)
         state = hub.connection("docs").state
-        assert state.status is Status.AWAITING_TRUST
+        assert state.status is Status.REJECTED
         assert "rejected" in (state.error or "")
-    text = toml.read_text()
-    assert "enabled = false" in text and "# keep this comment" in text
-    assert load(project).server("docs").enabled is False  # type: ignore[union-attr]
+    before = toml.read_text()
+    assert "enabled" not in before and "# keep this comment" in before
+    # the next run remembers the decision (the person's own store), without asking
+    async with Hub(hooks=Policy(person).hooks()) as hub:
+        await hub.apply(load(project))
+        assert hub.connection("docs").state.status is Status.REJECTED
+    assert toml.read_text() == before

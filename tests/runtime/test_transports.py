@@ -181,19 +181,33 @@ async def test_headers_secrets_and_identity_reach_the_server(
         await conn.stop()
 
 
-async def test_missing_keyring_secret_is_a_clear_error(bus: EventBus) -> None:
+async def test_missing_keyring_secret_is_a_permanent_failure(bus: EventBus) -> None:
+    """No retry loop: the server fails once, says what to run, and waits for Retry."""
+    looked_up: list[str] = []
+
     async def lookup(name: str) -> str | None:
+        looked_up.append(name)
         return None
 
     spec = make_spec(
         "nokey", "http", url="http://127.0.0.1:9/mcp", headers={"Authorization": "${keyring:tok}"}
     )
-    conn = Connection(spec, bus=bus, hooks=ConnectionHooks(lookup_secret=lookup), cooldown_base=60)
+    conn = Connection(
+        spec, bus=bus, hooks=ConnectionHooks(lookup_secret=lookup), cooldown_base=0.05
+    )
     await conn.start()
     try:
         state = await conn.wait_settled(20)
-        assert state.status is Status.COOLDOWN
-        assert "tok" in (state.error or "") and "portico secret set" in (state.error or "")
+        assert state.status is Status.FAILED and state.retry_at is None
+        assert "tok" in (state.error or "") and "portico secret set tok" in (state.error or "")
+        await asyncio.sleep(1.0)  # twenty cooldowns' worth: nothing is tried again
+        assert looked_up == ["tok"] and conn.state.status is Status.FAILED
+        await conn.retry_now()  # the person stored it and pressed Retry
+        for _ in range(200):
+            if len(looked_up) > 1:
+                break
+            await asyncio.sleep(0.02)
+        assert looked_up == ["tok", "tok"]
     finally:
         await conn.stop()
 

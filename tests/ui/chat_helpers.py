@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication, QWidget
 
 from portico.config.document import ConfigDocument
 from portico.paths import paths
@@ -21,8 +23,10 @@ from tests.ui.qt_helpers import until
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
 EVERYTHING = (
-    REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything"
-) / "dist" / "index.js"
+    (REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything")
+    / "dist"
+    / "index.js"
+)
 needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
 
 sys.path.insert(0, str(REPO / "tests" / "servers"))
@@ -72,6 +76,16 @@ def write_config(server: ModelServer | None, *, everything: bool = True) -> Path
     return path
 
 
+def make_active(window: QWidget) -> None:
+    """Offscreen, a shown window does not become the active one by itself, and keyboard
+    shortcuts (Ctrl+1, Ctrl+N, …) only reach the active window."""
+    window.activateWindow()
+    if QApplication.activeWindow() is not window:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            QApplication.setActiveWindow(window)
+
+
 @asynccontextmanager
 async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]:
     from portico.runtime.events import Status
@@ -80,6 +94,8 @@ async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]
     run = asyncio.ensure_future(desktop.run())
     try:
         await until(lambda: desktop.chat.current is not None, 60, "a chat to open")
+        make_active(desktop.window)
+        desktop.window.chats.focus_input()
         if wait_for_server:
 
             def running() -> bool:
@@ -91,3 +107,21 @@ async def running_app(wait_for_server: bool = True) -> AsyncIterator[DesktopApp]
     finally:
         desktop.request_quit()
         assert await asyncio.wait_for(run, 60) == 0
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[object]:
+    """A secure in-memory keyring for the test (never the machine's own)."""
+    import keyring
+
+    from portico.auth import secret_store
+    from tests.memory_keyring import MemoryKeyring
+
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    secret_store.configure(file_fallback=False)
+    secret_store._memory.clear()
+    yield backend
+    keyring.set_keyring(previous)
+    secret_store._memory.clear()

@@ -86,7 +86,8 @@ async def test_stop_during_a_long_tool_call_cancels_it(models, qtbot: QtBot) -> 
 
 async def test_edit_and_resend_keeps_the_old_answer_as_a_branch(models, qtbot: QtBot) -> None:
     write_config(models, everything=False)
-    models.script(text("Paris."), text("Lisbon."))
+    # The second reply is the title the model writes after the first exchange.
+    models.script(text("Paris."), text("Capitals"), text("Lisbon."))
     async with running_app(wait_for_server=False) as desktop:
         chat = desktop.chat
         qtbot.keyClicks(chat.composer.input, "Capital of France?")
@@ -117,14 +118,14 @@ def _last_answer(chat) -> str:  # type: ignore[no-untyped-def]
 
 async def test_a_restarted_app_resumes_the_chat_with_its_tools(models, qtbot: QtBot) -> None:
     write_config(models)
-    models.script(tool_call("everything__get-sum", {"a": 2, "b": 40}), text("42."))
+    models.script(tool_call("everything__get-sum", {"a": 2, "b": 40}), text("42."), text("Sums"))
     async with running_app() as desktop:
         chat = desktop.chat
         qtbot.keyClicks(chat.composer.input, "2 + 40?")
         qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
         await until(lambda: not chat.running and "42." in _last_answer(chat), 60, "first turn")
         first_id = chat.current.id
-    models.script(tool_call("everything__get-sum", {"a": 1, "b": 1}), text("2."))
+    models.script(tool_call("everything__get-sum", {"a": 1, "b": 1}), text("That makes two."))
     async with running_app() as desktop:
         chat = desktop.chat
         await until(lambda: first_id in chat.place.conversations.ids(), 30, "the old chat listed")
@@ -136,5 +137,9 @@ async def test_a_restarted_app_resumes_the_chat_with_its_tools(models, qtbot: Qt
         assert "42" in cards[0].result_text.text()  # type: ignore[union-attr]
         qtbot.keyClicks(chat.composer.input, "and 1 + 1?")
         qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
-        await until(lambda: not chat.running and "2." in _last_answer(chat), 60, "second turn")
-        assert len(chat.cards) == 2 and all(c.state.outcome == "ok" for c in chat.cards.values())
+        await until(
+            lambda: not chat.running and "makes two" in _last_answer(chat), 60, "second turn"
+        )
+        cards = [c for w in chat.transcript.widgets.values() for c in w.cards.values()]
+        assert [c.state.tool for c in cards] == ["get-sum", "get-sum"]
+        assert all(c.state.outcome == "ok" for c in cards)

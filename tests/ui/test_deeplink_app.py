@@ -83,3 +83,32 @@ async def test_cancel_writes_nothing_and_a_bad_link_only_explains() -> None:
         assert not paths.paths().global_toml.exists()
     finally:
         await _stop(desktop, run)
+
+
+async def test_started_at_login_without_a_tray_still_shows_the_window() -> None:
+    desktop = DesktopApp(ensure_application(), hidden=True)
+    assert not desktop.tray.available  # offscreen: no system tray to hide in
+    run = await _started(desktop)
+    try:
+        assert desktop.window.isVisible()
+        menus = [a.menu() for a in desktop.window.menuBar().actions() if a.menu() is not None]
+        holder = next(m for m in menus if desktop.window.quit_action in m.actions())
+        actions = holder.actions()
+        assert desktop.start_at_login in actions  # File ▸ Start at Login, above Quit
+        assert actions.index(desktop.start_at_login) < actions.index(desktop.window.quit_action)
+    finally:
+        await _stop(desktop, run)
+
+
+async def test_a_link_given_at_start_opens_once_the_window_is_up() -> None:
+    desktop = DesktopApp(ensure_application(), open_url=LINK)
+    run = await _started(desktop)
+    try:
+        dialog = await until(lambda: desktop.links.dialogs and desktop.links.dialogs[0], 10)
+        assert desktop.window.isVisible()
+        assert dialog.text_view.toPlainText().endswith(ADDED)
+        dialog.close()  # the window's close button: the same as Cancel
+        await until(lambda: gone(dialog), 10)
+        assert not paths.paths().global_toml.exists()
+    finally:
+        await _stop(desktop, run)

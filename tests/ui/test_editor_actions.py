@@ -10,8 +10,7 @@ import keyring
 import pytest
 from pytestqt.qtbot import QtBot
 
-from portico.auth import secret_store
-from portico.auth.secret_store import lookup_secret
+from portico.auth.secret_store import SecretStore
 from portico.config.presets import PRESET_INFO
 from portico.runtime.hooks import ConnectionHooks
 from portico.ui.editor.form import MappingEditor
@@ -29,7 +28,6 @@ def memory_keyring() -> Iterator[MemoryKeyring]:
     previous = keyring.get_keyring()
     backend = MemoryKeyring()
     keyring.set_keyring(backend)
-    secret_store.configure(file_fallback=False)
     yield backend
     keyring.set_keyring(previous)
 
@@ -53,7 +51,7 @@ async def test_store_env_value_in_keychain(qtbot: QtBot, memory_keyring: MemoryK
     assert 'SLACK_TOKEN = "${keyring:github-SLACK_TOKEN}"' in text
     assert env.entries["SLACK_TOKEN"] == "${keyring:github-SLACK_TOKEN}"
     assert env.table.item(1, 1).toolTip() == ""  # a reference: no plain-text warning
-    assert "Stored in the keychain as github-SLACK_TOKEN" in window.notice.text()
+    assert "Stored github-SLACK_TOKEN in the keyring" in window.notice.text()
     # A value that is already a reference is not stored again.
     env.select_entry("GITHUB_PERSONAL_ACCESS_TOKEN")
     env.entry_keychain.click()
@@ -78,6 +76,56 @@ async def test_store_client_secret_in_keychain(qtbot: QtBot, memory_keyring: Mem
         "+    oauth:",
         "+      client_secret: ${keyring:docs-client_secret}",
     ]
+
+
+@pytest.fixture
+def no_secure_keyring() -> Iterator[None]:
+    from keyring.backends import fail
+
+    previous = keyring.get_keyring()
+    keyring.set_keyring(fail.Keyring())
+    yield
+    keyring.set_keyring(previous)
+
+
+async def test_store_in_keychain_without_a_secure_keyring_refuses_and_writes_nothing(
+    qtbot: QtBot, no_secure_keyring: None, allow_logs: object
+) -> None:
+    allow_logs(r"No secure keyring")  # type: ignore[operator]
+    path = install_global("edit_servers.toml")
+    window = open_editor(qtbot)
+    window.select("github", path)
+    env = window.form.fields["env"]
+    assert isinstance(env, MappingEditor)
+    env.set_entry(1, "SLACK_TOKEN", "xoxb-plain-secret")
+    env.select_entry("SLACK_TOKEN")
+    env.entry_keychain.click()
+    await until(lambda: "Could not store" in window.notice.text(), 5, "refusal")
+    notice = window.notice.text()
+    assert "no secure keyring" in notice and "secrets: {file_fallback: true}" in notice
+    assert "Stored" not in notice
+    text = window.file_for(path).text
+    assert "keyring:github-SLACK_TOKEN" not in text  # no reference to a value not kept
+    assert 'SLACK_TOKEN = "xoxb-plain-secret"' in text
+
+
+async def test_store_in_keychain_with_the_file_fallback_says_where(
+    qtbot: QtBot, no_secure_keyring: None, portico_home: Path, allow_logs: object
+) -> None:
+    allow_logs(r"No secure keyring")  # type: ignore[operator]
+    path = install_global("edit_servers.toml")
+    (portico_home / "config" / "config.yaml").write_text("secrets:\n  file_fallback: true\n")
+    window = open_editor(qtbot)
+    window.select("github", path)
+    env = window.form.fields["env"]
+    assert isinstance(env, MappingEditor)
+    env.set_entry(1, "SLACK_TOKEN", "xoxb-plain-secret")
+    env.select_entry("SLACK_TOKEN")
+    env.entry_keychain.click()
+    await until(lambda: "keyring:github-SLACK_TOKEN" in window.file_for(path).text, 5, "ref")
+    stored = portico_home / "state" / "secrets" / "github-SLACK_TOKEN.json"
+    assert stored.exists() and (stored.stat().st_mode & 0o777) == 0o600
+    assert f"Stored github-SLACK_TOKEN in {stored} (mode 0600" in window.notice.text()
 
 
 def test_add_from_preset(qtbot: QtBot, project: Path) -> None:
@@ -150,7 +198,7 @@ def test_add_blank_stdio(qtbot: QtBot) -> None:
 
 def policy_hooks() -> ConnectionHooks:
     """Session-like hooks for a test connection (global servers need no trust review)."""
-    return ConnectionHooks(lookup_secret=lookup_secret)
+    return ConnectionHooks(lookup_secret=SecretStore().lookup_secret)
 
 
 async def test_test_button_connects_edited_server_without_saving(

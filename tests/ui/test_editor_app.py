@@ -7,6 +7,7 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from portico.runtime.events import ServerState, Status
+from portico.ui.actions import ActionId
 from portico.ui.app import DesktopApp
 from portico.ui.loop import ensure_application
 from tests.ui.editor_helpers import install_global
@@ -33,7 +34,7 @@ def test_menu_tray_and_edit_open_the_editor(qtbot: QtBot, project: Path) -> None
     desktop.window.server_list.setCurrentIndex(desktop.model.index(0))
     labels = dict(desktop.window.server_actions(desktop.window.selected_state()))  # type: ignore[arg-type]
     assert labels["Edit…"] is True
-    desktop.server_action("Edit…", "docs")  # the context menu's Edit…
+    desktop.server_action(ActionId.EDIT, "docs")  # the context menu's Edit…
     assert editor.current() == (editor.file_for(path), "docs")
     assert editor.form.fields["url"].editor.text() == "https://docs.example.com/mcp"  # type: ignore[attr-defined]
     editor.close()

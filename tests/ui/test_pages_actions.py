@@ -11,6 +11,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from portico.runtime.events import ServerState, Status
+from portico.ui.actions import ActionId
 from portico.ui.dialogs.trust_dialog import TrustDialog
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
@@ -67,7 +68,7 @@ async def test_disable_enable_restart_retry_and_remove() -> None:
         # Disable through the Server menu action: one line written, the server goes Disabled
         select(desktop, "tiny")
         before = path.read_text(encoding="utf-8")
-        window.serverActionRequested.emit("Disable", "tiny")
+        window.serverActionRequested.emit(ActionId.DISABLE, "tiny")
         await until(lambda: status_of(desktop, "tiny") is Status.DISABLED, 30, "tiny disabled")
         after = path.read_text(encoding="utf-8")
         added, removed = changed_lines(before, after)
@@ -117,9 +118,9 @@ async def test_review_trust_asks_again_after_a_declined_review(project: Path) ->
         state = window.selected_state()
         assert dict(window.server_actions(state))["Review trust…"] is True  # type: ignore[arg-type]
         window.server_menu.aboutToShow.emit()  # the Server menu names the shortcuts
-        texts = [a.text() for a in window.server_menu.actions()]
-        assert "Review trust…\tCtrl+Shift+T" in texts and "Restart\tCtrl+R" in texts
-        assert desktop.pages.trigger("Review trust…")
+        keys = {a.text(): a.shortcut().toString() for a in window.server_menu.actions()}
+        assert keys["Review trust…"] == "Ctrl+Shift+T" and keys["Restart"] == "Ctrl+R"
+        assert window.servers.commands.trigger(ActionId.REVIEW_TRUST)
         again = await until(
             lambda: desktop.prompter.current if desktop.prompter.current is not first else None,  # type: ignore[union-attr]
             30,

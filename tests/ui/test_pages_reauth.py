@@ -1,5 +1,5 @@
 """Re-auth: a real OAuth server answering 401 parks in NeedsAuth; the window shows a
-non-modal notice (and the tray a notification) whose Authorize starts the sign-in."""
+non-modal notice (and the tray a notification) whose Sign in… starts the sign-in."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from portico.runtime.events import Status
-from portico.ui.tray_state import Action
+from portico.ui.actions import ActionId
 from tests.ui.pages_helpers import running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
 
@@ -73,14 +73,14 @@ async def test_needs_auth_shows_a_notice_whose_authorize_starts_the_sign_in(
                 (
                     r
                     for r in window.notices.rows()
-                    if "linear needs you to sign in again" in r.label.text()
+                    if "linear needs you to sign in before it can connect." in r.label.text()
                 ),
                 None,
             ),
             10,
             "the re-auth notice",
         )
-        assert row.action_button is not None and row.action_button.text() == "Authorize…"
+        assert row.action_button is not None and row.action_button.text() == "Sign in…"
         assert row.isVisible()
         # the tray was told too (rate-limited per server: a second one is held back)
         assert not desktop.tray._limiter.allow("linear:auth")
@@ -88,17 +88,21 @@ async def test_needs_auth_shows_a_notice_whose_authorize_starts_the_sign_in(
 
         select(desktop, "linear")
         state = window.selected_state()
-        assert dict(window.server_actions(state))[Action.AUTHORIZE.value] is True  # type: ignore[arg-type]
+        assert dict(window.server_actions(state))["Sign in…"] is True  # type: ignore[arg-type]
 
         asked: list[tuple[str, str]] = []
         window.serverActionRequested.connect(lambda a, s: asked.append((a, s)))
         row.action_button.click()
-        assert asked == [(Action.AUTHORIZE.value, "linear")]
+        assert asked == [(ActionId.SIGN_IN, "linear")]
         # This endpoint has no authorization server: the sign-in ends with an error that
         # names the server (a real one would show the hand-off dialog instead).
         failed = await until(
             lambda: next(
-                (r for r in window.notices.rows() if r.label.text().startswith("Authorize linear")),
+                (
+                    r
+                    for r in window.notices.rows()
+                    if r.label.text().startswith("Sign in to linear failed")
+                ),
                 None,
             ),
             60,
@@ -118,14 +122,11 @@ def oauth_peer(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
     import keyring
 
-    from portico.auth import secret_store
     from tests.auth.conftest import MemoryKeyring, make_oidc, serve_protected
 
     monkeypatch.setenv("BROWSER", "true")  # "opening the browser" runs /bin/true
     previous = keyring.get_keyring()
     keyring.set_keyring(MemoryKeyring())
-    secret_store.configure(file_fallback=False)
-    secret_store._memory.clear()
     oidc_iter = make_oidc()
     oidc = next(oidc_iter)
     loop = asyncio.new_event_loop()
@@ -152,7 +153,6 @@ def oauth_peer(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         with contextlib.suppress(StopIteration):
             next(oidc_iter)
         keyring.set_keyring(previous)
-        secret_store._memory.clear()
 
 
 async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(
@@ -177,7 +177,10 @@ async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(
             10,
             "the re-auth notice",
         )
-        assert "linear needs you to sign in again" in row.label.text()
+        # the first sign-in is not "again", and the button and the text name one action
+        assert row.label.text() == "linear needs you to sign in before it can connect."
+        assert row.action_button.text() == "Sign in…"  # type: ignore[union-attr]
+        assert "need you" in window.summary_label.text()
         row.action_button.click()  # type: ignore[union-attr]
         dialog = await until(lambda: desktop.prompter.current, 60, "the hand-off dialog")  # type: ignore[union-attr]
         assert isinstance(dialog, OAuthDialog) and dialog.server == "linear"
@@ -186,4 +189,6 @@ async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(
         await ScriptedBrowser().run(request.authorize_url, request.redirect_uri, True)
         await until(lambda: status_of(desktop, "linear") is Status.RUNNING, 60, "signed in")
         assert gone(dialog)
-        assert not any("linear needs you" in r.label.text() for r in window.notices.rows())
+        # signed in: the notices about it are gone, and the status bar says so at once
+        await until(lambda: not window.notices.rows(), 10, "the notices to resolve")
+        assert window.summary_label.text().startswith("1 server: 1 running")

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Any
 
 from portico.runtime.events import Status
+from portico.ui.actions import ActionId
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import until
 
@@ -25,13 +26,15 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
         await until(lambda: status_of(desktop, "broken") is Status.COOLDOWN, 30, "broken cools")
         pages = desktop.pages
         calls: Counter[str] = Counter()
-        real_run = pages.backend.run
+        service = desktop.session.pages  # the runtime side the page fetches from
+        for method in ("details", "tools"):
+            real = getattr(service, method)
 
-        async def counting_run(method: str, *args: Any) -> Any:
-            calls[method] += 1
-            return await real_run(method, *args)
+            async def counting(*args: Any, _real: Any = real, _name: str = method) -> Any:
+                calls[_name] += 1
+                return await _real(*args)
 
-        pages.backend.run = counting_run  # type: ignore[method-assign]
+            setattr(service, method, counting)
         select(desktop, "tiny")
         await until(lambda: len(pages.tools.tools) >= 3, 30, "tiny's tools on the page")
         await asyncio.sleep(0.3)  # let the selection's debounced refresh finish
@@ -42,7 +45,7 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
         await until(lambda: ticks.count("broken") >= 3, 10, "three countdown ticks")
         await asyncio.sleep(0.2)  # a debounced refresh would have started by now
         print(f"\ncountdown ticks: {len(ticks)}, page service calls: {dict(calls)}")
-        assert desktop.model._countdown.isActive()
+        assert desktop.model.counting_down
         assert calls["details"] == 0 and calls["tools"] == 0, calls
 
         # The selected server's own countdown redraws its status line without fetching.
@@ -52,7 +55,7 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
         await asyncio.sleep(0.2)
         calls.clear()
         first = pages.overview.table.text()
-        assert "Retrying in" in first
+        assert "Failed, retrying in" in first
         await until(lambda: pages.overview.table.text() != first, 5, "the countdown to move")
         assert calls["details"] == 0 and calls["tools"] == 0, calls
 
@@ -60,6 +63,6 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
         select(desktop, "tiny")
         await until(lambda: calls["details"] >= 1, 10, "the selection's refresh")
         calls.clear()
-        desktop.server_action("Restart", "tiny")
+        desktop.server_action(ActionId.RESTART, "tiny")
         await until(lambda: calls["details"] >= 1, 30, "a refresh after the restart")
         await until(lambda: status_of(desktop, "tiny") is Status.RUNNING, 30, "tiny runs again")

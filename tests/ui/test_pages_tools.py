@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPalette
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLineEdit
 
 from portico.prompts import ApprovalChoice
@@ -33,19 +34,19 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
             "list_prompts",
             "get_prompt",
         }
-        assert "Portico utility" in page.table.item(6, 2).text()
+        assert "Portico utility" in page.cell(6, 2)
         secret = page.tools[5]
         assert secret.filtered_reason == "excluded by tools.exclude entry 'secret'"
-        item = page.table.item(5, 0)
+        index = page.model.index(5, 0)
         grey = page.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
-        assert item.foreground().color() == grey
-        assert "excluded by tools.exclude" in item.toolTip()
-        assert "Filtered out" in page.table.item(5, 1).text()
+        assert index.data(Qt.ItemDataRole.ForegroundRole).color() == grey
+        assert "excluded by tools.exclude" in index.data(Qt.ItemDataRole.ToolTipRole)
+        assert "Filtered out" in page.cell(5, 1)
 
         # annotations as badges, the schema in words
         lookup = page.row_of("lookup")
-        assert page.table.item(lookup, 2).text() == "read-only, idempotent"  # type: ignore[arg-type]
-        assert page.table.item(page.row_of("delete_item"), 2).text() == "destructive"  # type: ignore[arg-type]
+        assert page.cell(lookup, 2) == "read-only, idempotent"  # type: ignore[arg-type]
+        assert page.cell(page.row_of("delete_item"), 2) == "destructive"  # type: ignore[arg-type]
         page.select_tool("tagged")
         details = page.details.toPlainText()
         assert "tags" in details and "array of string" in details and "required" in details
@@ -61,10 +62,14 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
         assert form is not None and form.fields["query"].label == "Query *"
         page.call_button.click()  # query missing: nothing is called
         assert "Please fill in: Query" in page.result_view.toPlainText()
-        form.fields["query"].widget.setText("pears")  # type: ignore[attr-defined]
-        page.call_button.click()
+        query = form.fields["query"].widget
+        assert isinstance(query, QLineEdit)
+        query.setText("pears")
+        QTest.keyClick(query, Qt.Key.Key_Return)  # Enter submits the form
+        assert page.call_status.text() == "Calling lookup…"  # read-only: no approval hint
         await until(lambda: "found 5 for pears" in page.result_view.toPlainText(), 30, "lookup")
         assert desktop.prompter.current is None  # type: ignore[union-attr]
+        await until(lambda: page.call_button.isEnabled(), 10, "Call enabled again")
 
         # a destructive tool asks first; Allow Once runs it
         page.select_tool("delete_item")
@@ -72,6 +77,7 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
         assert isinstance(widget, QLineEdit)
         widget.setText("42")
         page.call_button.click()
+        assert page.call_status.text() == "Calling delete_item… (you may be asked to approve it)"
         dialog = await until(lambda: desktop.prompter.current, 30, "the approval dialog")  # type: ignore[union-attr]
         assert isinstance(dialog, ApprovalDialog)
         assert dialog.request.tool == "delete_item" and dialog.request.arguments == {
@@ -81,11 +87,13 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
         await until(lambda: "deleted 42" in page.result_view.toPlainText(), 30, "delete result")
         assert gone(dialog) and not page.result_view.is_error
 
-        # Deny comes back as an error result, shown as such
+        # Deny: the person's own decision, said to them (not a server error, not to a model)
         page.call_button.click()
         dialog = await until(lambda: desktop.prompter.current, 30, "the second approval")  # type: ignore[union-attr]
         dialog.choice_buttons[ApprovalChoice.DENY].click()
         await until(lambda: "denied" in page.result_view.toPlainText(), 30, "the denial")
+        assert page.result_view.toPlainText().strip() == "You denied this call, so it was not run."
+        assert page.call_status.text() == "Not run."
         assert page.result_view.is_error
 
         # an image result renders; structured content is shown

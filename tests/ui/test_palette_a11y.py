@@ -281,7 +281,7 @@ async def test_every_interactive_widget_is_named_and_reachable_by_tab() -> None:
         tabs.setCurrentWidget(pages.prompts)
         await until(lambda: pages.prompts.prompts, 30, "the prompts")
         tabs.setCurrentWidget(pages.resources)
-        await until(lambda: pages.resources.table.rowCount() > 0, 30, "the resources")
+        await until(lambda: pages.resources.model.rowCount() > 0, 30, "the resources")
         problems += a11y_problems(desktop.window, "main window")
     in_window = [c for c in CHECKED if c.startswith("main window")]
     print(f"\nchecked {len(CHECKED)} interactive widgets ({len(in_window)} in the main window)")

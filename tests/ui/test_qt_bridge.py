@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 
 from portico.runtime.events import (
+    ActivityChanged,
     AuthRequired,
     DiscoveryFinished,
     EventBus,
@@ -33,24 +34,29 @@ async def test_bridge_crosses_every_event_kind_to_the_gui_thread(runtime: Runtim
     bridge.logLine.connect(rec("log"))
     bridge.discoveryFinished.connect(rec("discovery"))
     bridge.authRequired.connect(rec("auth"))
+    bridge.activityChanged.connect(rec("activity"))
     await runtime.submit(attach_on_runtime(bridge, bus))
 
     state = ServerState("github", Status.RUNNING, tool_count=3)
+    line = LogLine("github", "hello")
 
     async def publish_all() -> str:
         bus.publish(StatusChanged(state))
         bus.publish(ToolsChanged("github", 4))
-        bus.publish(LogLine("github", "hello"))
+        bus.publish(line)
         bus.publish(DiscoveryFinished("1 server running, 4 tools"))
         bus.publish(AuthRequired("linear", "the refresh token expired"))
+        bus.publish(ActivityChanged("github", 7))
         return threading.current_thread().name
 
     assert await runtime.submit(publish_all()) == "portico-runtime"
-    await until(lambda: len(got) == 5, what="five signals")
-    assert [kind for kind, _, _ in got] == ["status", "tools", "log", "discovery", "auth"]
+    await until(lambda: len(got) == 6, what="six signals")
+    kinds = [kind for kind, _, _ in got]
+    assert kinds == ["status", "tools", "log", "discovery", "auth", "activity"]
     assert all(on_gui for _, _, on_gui in got)
     assert got[0][1] == (state,)
     assert got[1][1] == ("github", 4)
-    assert got[2][1] == (LogLine("github", "hello"),)
+    assert got[2][1] == (line,)
     assert got[3][1] == ("1 server running, 4 tools",)
     assert got[4][1] == ("linear", "the refresh token expired")
+    assert got[5][1] == ("github",)

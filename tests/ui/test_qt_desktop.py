@@ -62,7 +62,9 @@ async def test_app_runs_real_servers_and_quits_cleanly(project: Path) -> None:
         assert desktop.model.state("tiny").tool_count == 4  # type: ignore[union-attr]
         assert desktop.tray.state is Aggregate.FAILED
         await until(lambda: applied, 60, "the discovery pass")
-        assert desktop.window.summary_label.text() == applied[0]
+        assert "1 failed: broken" in applied[0]  # the hub's discovery line
+        # the status bar follows the states, with the list's tool count
+        assert desktop.window.summary_label.text() == "2 servers: 1 running, 1 failed; 4 tools"
         assert desktop.model.data(desktop.model.index(0), desktop.model.ScopeRole) == "project"
         assert gone(first) and gone(second)
     finally:

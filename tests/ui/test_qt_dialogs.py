@@ -155,6 +155,32 @@ async def test_trust_cannot_persist_disables_trust(
     assert await asyncio.wait_for(answer, 5) is TrustChoice.ONCE
 
 
+async def test_trust_dialog_shows_each_secret_the_trust_level_and_costs(
+    runtime: RuntimeThread, prompter: QtPrompter
+) -> None:
+    from dataclasses import replace
+
+    from portico.ui.dialogs.trust_dialog import TrustDialog
+
+    request = replace(
+        TRUST,
+        secrets=(
+            "header X-Api-Key \u2190 keyring secret GITHUB_PAT",
+            "env AWS_KEY \u2190 your environment variable AWS_SECRET_ACCESS_KEY",
+        ),
+        trust_level="full",
+        costs=("spend limit: 5 credits per chat", "tool write_note: 3 credits"),
+    )
+    answer = ask(runtime, prompter.review_trust(request))
+    dialog = await shown(prompter, TrustDialog)
+    assert dialog.secrets.text().splitlines() == list(request.secrets)
+    assert dialog.secrets.accessibleName() == "your secrets it would receive"
+    assert dialog.trust_level.text().startswith("full (runs every tool")
+    assert "tool write_note: 3 credits" in dialog.costs.text()
+    dialog.close()
+    assert await asyncio.wait_for(answer, 5) is TrustChoice.DECLINE
+
+
 # --- tool approval and spend ------------------------------------------------------------------
 
 
@@ -311,7 +337,7 @@ async def test_oauth_cancel_and_reauth_wording(
 
     answer = ask(runtime, prompter.authorize(replace(AUTH, reauth=True)))
     dialog = await shown(prompter, OAuthDialog)
-    assert dialog.intro.text() == "linear needs you to sign in again."
+    assert dialog.intro.text().startswith("linear needs you to sign in again.")
     dialog.cancel_button.click()
     assert await asyncio.wait_for(answer, 5) is None
 

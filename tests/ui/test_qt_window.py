@@ -99,15 +99,16 @@ def test_tray_menu_offers_each_servers_useful_action(qtbot: QtBot) -> None:
     assert "github — Running" in texts
     assert texts[-3:] == ["Show / Hide Window", "Open Config Editor", "Quit Portico"]
     subs = {a.text(): a.menu() for a in tray.menu.actions() if a.menu() is not None}
-    assert [a.text() for a in subs["linear — Needs sign-in"].actions()] == ["Authorize…"]
-    assert [a.text() for a in subs["db — Awaiting trust review"].actions()] == ["Review…"]
+    assert [a.text() for a in subs["linear — Needs sign-in"].actions()] == ["Sign in…"]
+    assert [a.text() for a in subs["db — Awaiting trust review"].actions()] == ["Review trust…"]
     with qtbot.waitSignal(tray.serverActionRequested) as blocker:
         subs["search — Failed"].actions()[0].trigger()
-    assert blocker.args == ["Retry", "search"]
+    assert blocker.args == ["retry", "search"]
     with qtbot.waitSignal(tray.quitRequested):
         tray.quit_action.trigger()
-    tray.set_summary("MCP: registered 2 tool(s) from 1 server(s)")
-    assert tray.tooltip == "MCP: registered 2 tool(s) from 1 server(s)"
+    # the hub's discovery line never freezes the tooltip: it follows the states
+    tray.set_summary("MCP: registered 2 tool(s) from 1 server(s) (1 needs sign-in: linear)")
+    assert tray.tooltip == "4 servers: 1 running, 2 need you, 1 failed; 2 tools"
 
 
 def test_tray_notifications_are_rate_limited() -> None:

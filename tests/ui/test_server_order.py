@@ -4,6 +4,7 @@ which removes its row; the reconnect must put it back where the config has it)."
 from __future__ import annotations
 
 from portico.runtime.events import Status
+from portico.ui.actions import ActionId
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import until
 
@@ -23,7 +24,7 @@ async def test_restart_keeps_the_configured_order() -> None:
                 lambda s, seen=seen: seen.append((s.name, s.status))
             )
             select(desktop, server)
-            desktop.server_action("Restart", server)
+            desktop.server_action(ActionId.RESTART, server)
             await until(lambda s=server, seen=seen: (s, Status.CONNECTING) in seen, 30, "restart")
             await until(lambda s=server: status_of(desktop, s) is Status.RUNNING, 30, "running")
             assert names() == ["a", "b", "c"], f"after restarting {server}: {seen}"

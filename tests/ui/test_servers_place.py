@@ -50,3 +50,59 @@ def _open_menu() -> QMenu | None:
     if isinstance(popup, QMenu) and popup.isVisible():
         return popup
     return None
+
+
+def test_no_mnemonic_is_used_twice_in_the_approval_dialog() -> None:
+    import re
+
+    from portico.prompts import ToolApprovalRequest
+    from portico.ui.dialogs.approval_dialog import ApprovalDialog
+    from portico.ui.loop import ensure_application
+
+    ensure_application()
+    dialog = ApprovalDialog(
+        ToolApprovalRequest(
+            server="s",
+            tool="t",
+            qualified_name="s__t",
+            description="",
+            arguments={"a": 1},
+            arguments_json='{"a": 1}',
+            annotations={},
+            cost_line=None,
+            spend_line=None,
+            reason="this tool is not marked read-only",
+        )
+    )
+    from PySide6.QtWidgets import QAbstractButton
+
+    keys = [
+        m.group(1).lower()
+        for b in dialog.findChildren(QAbstractButton)
+        for m in [re.search(r"&(\w)", b.text())]
+        if m
+    ]
+    assert len(keys) == len(set(keys)), keys
+    dialog.close()
+
+
+def test_the_oauth_dialog_never_claims_a_browser_opened() -> None:
+    from portico.prompts import AuthorizeRequest
+    from portico.ui.dialogs.oauth_dialog import OAuthDialog
+    from portico.ui.loop import ensure_application
+
+    ensure_application()
+    base = dict(
+        server="linear",
+        authorize_url="https://auth.example.com/authorize?x=1",
+        redirect_uri="http://127.0.0.1:5000/callback",
+        timeout=120,
+        reauth=False,
+    )
+    failed = OAuthDialog(AuthorizeRequest(browser_opened=False, **base))  # type: ignore[arg-type]
+    assert "No browser could be opened" in failed.intro.text()
+    assert "opened the sign-in page" not in failed.intro.text()
+    sent = OAuthDialog(AuthorizeRequest(browser_opened=True, **base))  # type: ignore[arg-type]
+    assert "If no browser opened, use Copy link" in sent.intro.text()
+    failed.close()
+    sent.close()

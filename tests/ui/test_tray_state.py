@@ -7,14 +7,13 @@ import itertools
 import pytest
 
 from portico.runtime.events import ServerState, Status
+from portico.ui.actions import ActionId, availability, useful
 from portico.ui.tray_state import (
-    Action,
     Aggregate,
     RateLimiter,
     aggregate,
     status_text,
     summary,
-    useful_action,
 )
 
 GROUP = {
@@ -26,6 +25,7 @@ GROUP = {
     Status.RUNNING: Aggregate.RUNNING,
     Status.LAZY: Aggregate.RUNNING,
     Status.DISABLED: Aggregate.EMPTY,
+    Status.REJECTED: Aggregate.EMPTY,  # the person said no: nothing to do
     Status.STOPPED: Aggregate.EMPTY,
 }
 RANK = [
@@ -61,17 +61,38 @@ def test_named_cases() -> None:
 
 
 def test_useful_actions() -> None:
-    assert useful_action(Status.NEEDS_AUTH) is Action.AUTHORIZE
-    assert useful_action(Status.AWAITING_TRUST) is Action.REVIEW
-    assert useful_action(Status.FAILED) is Action.RETRY
-    assert useful_action(Status.COOLDOWN) is Action.RETRY
-    assert useful_action(Status.RUNNING) is None
+    def of(status: Status) -> ActionId | None:
+        return useful(ServerState("x", status))
+
+    assert of(Status.NEEDS_AUTH) is ActionId.SIGN_IN
+    assert of(Status.AWAITING_TRUST) is ActionId.REVIEW_TRUST
+    assert of(Status.REJECTED) is ActionId.REVIEW_TRUST
+    assert of(Status.FAILED) is ActionId.RETRY
+    assert of(Status.COOLDOWN) is ActionId.RETRY
+    assert of(Status.RUNNING) is None
+
+
+def test_availability_follows_the_status_and_the_scope() -> None:
+    rejected = availability(ServerState("x", Status.REJECTED), "project")
+    # a rejected server comes back through its review, never by writing enabled = true
+    assert rejected[ActionId.REVIEW_TRUST] and not rejected[ActionId.ENABLE]
+    assert not rejected[ActionId.DISABLE] and not rejected[ActionId.RESTART]
+    trusted = availability(ServerState("x", Status.RUNNING), "project")
+    assert trusted[ActionId.REVIEW_TRUST] and trusted[ActionId.DISABLE]
+    assert not availability(ServerState("x", Status.RUNNING), "global")[ActionId.REVIEW_TRUST]
+    off = availability(ServerState("x", Status.DISABLED), "global")
+    assert off[ActionId.ENABLE] and not off[ActionId.DISABLE] and not off[ActionId.RESTART]
+    signin = availability(ServerState("x", Status.NEEDS_AUTH))
+    assert signin[ActionId.SIGN_IN] and signin[ActionId.RETRY]
 
 
 def test_status_text_counts_down() -> None:
     state = ServerState("x", Status.COOLDOWN, retry_at=1000.0)
     assert status_text(state, now=988.2) == "Retrying in 12 s"
     assert status_text(state, now=1005.0) == "Retrying in 0 s"
+    failed = ServerState("x", Status.COOLDOWN, error="exited (code 3)", retry_at=1000.0)
+    assert status_text(failed, now=971.0) == "Failed, retrying in 29 s"
+    assert status_text(ServerState("x", Status.REJECTED)) == "Rejected at trust review"
     assert status_text(ServerState("x", Status.NEEDS_AUTH)) == "Needs sign-in"
 
 

@@ -16,7 +16,13 @@ from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse, urlunparse
 
 from portico.auth.loopback import LoopbackListener, RedirectPlan
-from portico.auth.pasteback import PasteError, Redirect, check_paste, parse_redirect
+from portico.auth.pasteback import (
+    PasteError,
+    ProviderRefused,
+    Redirect,
+    check_paste,
+    parse_redirect,
+)
 from portico.prompts import AuthorizeRequest, Prompter, Refused
 
 log = logging.getLogger(__name__)
@@ -26,6 +32,11 @@ GRACE_SECONDS = 15.0
 
 class LoginCancelled(Exception):
     """The person closed the sign-in."""
+
+
+class LoginDenied(Exception):
+    """The authorization server answered this login with an error (the person declined
+    at the provider, or it refused); the message is one line saying which."""
 
 
 class LoginTimeout(TimeoutError):
@@ -121,7 +132,7 @@ async def browser_handoff(
                     waiting: set[asyncio.Future[Any]] = {listener.result, prompt_task}
                     done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
                     if listener.result in done:
-                        return listener.result.result()
+                        return _redirect_of(listener.result)
                     try:
                         pasted = prompt_task.result()
                     except Refused:
@@ -129,12 +140,15 @@ async def browser_handoff(
                             raise
                         # Nobody can paste, but the browser was opened: the listener may
                         # still get the redirect.
-                        await listener.result
-                        return listener.result.result()
+                        with contextlib.suppress(ProviderRefused):
+                            await listener.result
+                        return _redirect_of(listener.result)
                     if pasted is None:
                         raise LoginCancelled(f"Sign-in to '{server}' was cancelled.")
                     try:
                         return parse_redirect(pasted, state)
+                    except ProviderRefused as exc:
+                        raise LoginDenied(str(exc)) from None
                     except PasteError as exc:
                         # A face should have checked it with check_paste; ask again.
                         log.warning("server '%s': the pasted redirect is unusable: %s", server, exc)
@@ -147,3 +161,10 @@ async def browser_handoff(
             with contextlib.suppress(BaseException):
                 await prompt_task
         await listener.close()
+
+
+def _redirect_of(result: asyncio.Future[Redirect]) -> Redirect:
+    try:
+        return result.result()
+    except ProviderRefused as exc:
+        raise LoginDenied(str(exc)) from None

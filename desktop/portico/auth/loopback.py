@@ -17,7 +17,13 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlparse
 
-from portico.auth.pasteback import PasteError, Redirect, parse_redirect
+from portico.auth.pasteback import (
+    PasteError,
+    ProviderRefused,
+    Redirect,
+    StateMismatch,
+    parse_redirect,
+)
 from portico.config.model import DEFAULT_OAUTH_CALLBACK_PATH, OAuthSpec
 
 log = logging.getLogger(__name__)
@@ -94,7 +100,12 @@ def _page(title: str, body: str) -> bytes:
 
 
 class LoopbackListener:
-    """Accepts one redirect on ``path``; ``result`` resolves with the parsed redirect."""
+    """Accepts one redirect on ``path``; ``result`` resolves with the parsed redirect.
+
+    Every callback is checked against the login's state first: one with another state (or
+    none) is answered 400 and ignored with a log line, and the login keeps waiting; an
+    error with this login's state (the person declined) ends it with ``ProviderRefused``.
+    """
 
     def __init__(self, plan: RedirectPlan, port: int, server_name: str, expected_state: str):
         self.plan = plan
@@ -167,13 +178,29 @@ class LoopbackListener:
             return "404 Not Found", _page("Not found", "This address only takes sign-ins.")
         try:
             redirect = parse_redirect("?" + target.query, self.expected_state)
+        except StateMismatch as exc:
+            log.warning(
+                "server '%s': ignored a sign-in callback that is not for this login (%s); "
+                "still waiting",
+                self.server_name,
+                exc,
+            )
+            return "400 Bad Request", _page(
+                "Not this sign-in",
+                "This answer is not for the sign-in Portico is waiting for; it was ignored.",
+            )
+        except ProviderRefused as exc:
+            if not self.result.done():
+                self.result.set_exception(exc)
+            return "200 OK", _page(
+                "Sign-in ended",
+                f"{exc} Portico did not sign in to '{self.server_name}'. You can close "
+                "this tab.",
+            )
         except PasteError as exc:
-            message = str(exc)
-            if "refused" in message and not self.result.done():
-                self.result.set_exception(PasteError(message))
             return "400 Bad Request", _page(
                 "Sign-in failed",
-                f"Signing in to '{self.server_name}' did not work: {message}. "
+                f"Signing in to '{self.server_name}' did not work: {exc}. "
                 "Return to Portico to try again.",
             )
         if not self.result.done():
@@ -182,4 +209,3 @@ class LoopbackListener:
             "Signed in",
             f"Portico is now signed in to '{self.server_name}'. You can close this tab.",
         )
-

@@ -12,6 +12,7 @@ again until the stored tokens change.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
@@ -24,12 +25,13 @@ from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenEr
 from mcp.client.auth.utils import create_client_registration_request, handle_registration_response
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
 
-from portico.auth import quirks, secret_store
+from portico.auth import quirks
 from portico.auth.device import DEVICE_GRANT, device_login
 from portico.auth.discovery import Discovered, discover, probe, requires_auth
 from portico.auth.errors import AuthError, NeedsOwnClient, own_client_message
 from portico.auth.handoff import (
     LoginCancelled,
+    LoginDenied,
     LoginTimeout,
     browser_handoff,
     login_wait,
@@ -44,11 +46,21 @@ from portico.auth.machine import (
 )
 from portico.auth.netguard import OAuthNet
 from portico.auth.provider import PorticoOAuthProvider
-from portico.auth.token_storage import PorticoTokenStorage, fingerprint
+from portico.auth.secret_store import SecretStore
+from portico.auth.token_storage import (
+    PorticoTokenStorage,
+    StagedTokenStorage,
+    fingerprint,
+    record_key,
+)
 from portico.config import secrets as config_secrets
-from portico.config.model import OAuthSpec, ServerSpec
+from portico.config.masking import mask_text, mask_url
+from portico.config.model import OAuthSpec, Scope, ServerSpec
+from portico.paths import PROJECT_DIR_NAME
 from portico.prompts import Notice, Prompter
+from portico.runtime import sdklog
 from portico.runtime.errors import NeedsAuth
+from portico.runtime.serverlog import ServerLog
 
 if TYPE_CHECKING:
     from portico.runtime.hooks import ConnectionHooks
@@ -162,7 +174,8 @@ class AuthManager:
         self,
         prompter: Prompter,
         *,
-        lookup_keyring: SecretLookup = secret_store.lookup_secret,
+        store: SecretStore | None = None,
+        lookup_keyring: SecretLookup | None = None,
         client_metadata_url: str | None = None,
         endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
     ) -> None:
@@ -170,7 +183,10 @@ class AuthManager:
         (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
         tests whose authorization server is a private address on another port)."""
         self.prompter = prompter
-        self.lookup_keyring = lookup_keyring
+        # The process's secret store (``build_services`` passes its one); a manager made
+        # on its own (tests, one-off tools) gets a store of its own.
+        self.store = store if store is not None else SecretStore()
+        self.lookup_keyring: SecretLookup = lookup_keyring or self.store.lookup_secret
         if endpoint_policy == "default":
             endpoint_policy = default_endpoint_policy()
         self.endpoint_policy: EndpointPolicy | None = endpoint_policy
@@ -210,7 +226,7 @@ class AuthManager:
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
-        return PorticoTokenStorage(spec.name, spec.url or "")
+        return PorticoTokenStorage(spec.name, spec.url or "", self.store, key=token_key(spec))
 
     async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
         """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.
@@ -256,33 +272,61 @@ class AuthManager:
         storage = self.storage_for(spec)
         wait = login_wait(oauth.timeout, spec.connect_timeout)
         chosen = flow or oauth.flow
+        # The SDK logs its own traceback for a sign-in that ends in an error; it belongs in
+        # the server's log file, and the person gets our one line.
+        login_log = ServerLog(spec.name)
         try:
-            async with asyncio.timeout(wait):
-                if chosen in MACHINE_FLOWS:
-                    await self._machine_login(_with_oauth(spec, _replace(oauth, flow=chosen)))  # type: ignore[arg-type]
-                elif chosen == "device":
-                    await self._device_login(spec, storage)
-                else:
-                    await self._browser_login(spec, storage, browser)
-        except TimeoutError as exc:
-            if isinstance(exc, LoginTimeout):
-                raise AuthError(str(exc)) from exc
-            raise AuthError(timeout_message(spec.name, wait)) from exc
-        except LoginCancelled as exc:
-            raise AuthError(str(exc)) from exc
-        except OAuthRegistrationError as exc:
-            raise NeedsOwnClient(own_client_message(spec.name, _short(exc))) from exc
-        except (OAuthFlowError, OAuthTokenError) as exc:
-            raise AuthError(f"Signing in to '{spec.name}' failed: {_short(exc)}") from exc
-        except httpx2.HTTPError as exc:
-            raise AuthError(f"Cannot reach server '{spec.name}' at {spec.url}: {exc}") from exc
-        if not await storage.has_tokens():
+            with sdklog.bind(login_log):
+                got_tokens = await self._login_flow(spec, storage, chosen, oauth, browser, wait)
+        finally:
+            login_log.close()
+        if not got_tokens:
             if chosen in MACHINE_FLOWS:
                 raise AuthError(
                     f"Signing in to '{spec.name}' with oauth.flow = {chosen} stored no token: "
                     "the server did not ask for one. Check its url."
                 )
             raise NeedsOwnClient(own_client_message(spec.name, "no token was issued"))
+
+    async def _login_flow(
+        self,
+        spec: ServerSpec,
+        storage: PorticoTokenStorage,
+        chosen: str,
+        oauth: OAuthSpec,
+        browser: bool,
+        wait: float,
+    ) -> bool:
+        """Run the chosen sign-in; True once new tokens are stored."""
+        got_tokens = False
+        try:
+            async with asyncio.timeout(wait):
+                if chosen in MACHINE_FLOWS:
+                    machine = _with_oauth(spec, _replace(oauth, flow=chosen))  # type: ignore[arg-type]
+                    got_tokens = await self._machine_login(machine)
+                elif chosen == "device":
+                    await self._device_login(spec, storage)
+                    got_tokens = await storage.has_tokens()
+                else:
+                    got_tokens = await self._browser_login(spec, storage, browser)
+        except TimeoutError as exc:
+            if isinstance(exc, LoginTimeout):
+                raise AuthError(str(exc)) from exc
+            raise AuthError(timeout_message(spec.name, wait)) from exc
+        except LoginCancelled as exc:
+            raise AuthError(str(exc)) from exc
+        except LoginDenied as exc:
+            raise AuthError(f"Signing in to '{spec.name}' ended: {exc}") from None
+        except OAuthRegistrationError as exc:
+            raise NeedsOwnClient(own_client_message(spec.name, _short(exc))) from exc
+        except (OAuthFlowError, OAuthTokenError) as exc:
+            raise AuthError(f"Signing in to '{spec.name}' failed: {_short(exc)}") from exc
+        except httpx2.HTTPError as exc:
+            raise AuthError(
+                f"Cannot reach server '{spec.name}' at {mask_url(spec.url or '')}: "
+                f"{mask_text(str(exc))}"
+            ) from exc
+        return got_tokens
 
     async def logout(self, spec: ServerSpec) -> None:
         await self.storage_for(spec).clear()
@@ -322,18 +366,22 @@ class AuthManager:
         cross.side_send = net.send_elsewhere
         return cross
 
-    async def _machine_login(self, spec: ServerSpec) -> None:
-        """Run the grant now (nobody is asked) and store its token."""
+    async def _machine_login(self, spec: ServerSpec) -> bool:
+        """Run the grant now (nobody is asked); its token replaces the stored one only
+        once it was granted."""
         assert spec.url is not None
-        storage = self.storage_for(spec)
-        await storage.clear_tokens()
-        provider = await self._machine_provider(spec, storage)
-        async with self._net(spec).client(auth=provider) as http:
-            await http.post(
-                spec.url,
-                json=_INITIALIZE,
-                headers={"Accept": "application/json, text/event-stream"},
-            )
+        staged = StagedTokenStorage(self.storage_for(spec))
+        provider = await self._machine_provider(spec, staged)
+        try:
+            async with self._net(spec).client(auth=provider) as http:
+                await http.post(
+                    spec.url,
+                    json=_INITIALIZE,
+                    headers={"Accept": "application/json, text/event-stream"},
+                )
+        finally:
+            committed = await staged.commit()
+        return committed
 
     # --- building the provider -------------------------------------------------------------
 
@@ -474,32 +522,37 @@ class AuthManager:
 
     async def _browser_login(
         self, spec: ServerSpec, storage: PorticoTokenStorage, use_browser: bool
-    ) -> None:
+    ) -> bool:
         assert spec.url is not None
         held = await storage.raw_tokens()
         reauth = held is not None  # "sign in again" rather than a first sign-in
         wanted = await storage.wanted_scope()
-        await storage.clear_tokens()
+        # The new grant goes to a staged record: the working tokens stay until it succeeds.
+        staged = StagedTokenStorage(storage)
         provider = await self._provider(
-            spec, storage, interactive=True, use_browser=use_browser, reauth=reauth
+            spec, staged, interactive=True, use_browser=use_browser, reauth=reauth
         )
         if wanted:  # a step-up: ask for what was granted plus what a request needed
             oauth = spec.oauth or OAuthSpec()
             provider.scope_override = _union(oauth.scope, held.scope if held else None, wanted)
-        async with self._net(spec).client(auth=provider) as http:
-            # A stateless request first: a 2026 server challenges it (with the scope it
-            # wants) even where it lets a legacy initialize through or answers it with 400.
-            await probe(http, spec.url)
-            if not await storage.has_tokens():
-                # Not challenged: sign in anyway, as the protected resource's metadata says.
-                provider.force_sign_in = True
-                await http.post(
-                    spec.url,
-                    json=_INITIALIZE,
-                    headers={"Accept": "application/json, text/event-stream"},
-                )
-        if await storage.has_tokens():
+        try:
+            async with self._net(spec).client(auth=provider) as http:
+                # A stateless request first: a 2026 server challenges it (with the scope it
+                # wants) even where it lets a legacy initialize through or answers it with 400.
+                await probe(http, spec.url)
+                if not await staged.has_tokens():
+                    # Not challenged: sign in anyway, as the protected resource's metadata says.
+                    provider.force_sign_in = True
+                    await http.post(
+                        spec.url,
+                        json=_INITIALIZE,
+                        headers={"Accept": "application/json, text/event-stream"},
+                    )
+        finally:
+            committed = await staged.commit()
+        if committed:
             await storage.set_wanted_scope(None)
+        return committed
 
     async def _device_login(self, spec: ServerSpec, storage: PorticoTokenStorage) -> None:
         assert spec.url is not None
@@ -574,8 +627,8 @@ class AuthManager:
         return client
 
     async def _tell_if_insecure(self, server: str) -> None:
-        notice = secret_store.insecure_notice()
-        if notice and not self._told_insecure and secret_store.storage_kind() == "memory":
+        notice = self.store.insecure_notice()
+        if notice and not self._told_insecure and self.store.storage_kind() == "memory":
             self._told_insecure = True
             try:
                 await self.prompter.notify(Notice(level="warning", text=notice, server=server))
@@ -610,6 +663,25 @@ def _union(*scopes: str | None) -> str | None:
             if item not in seen:
                 seen.append(item)
     return " ".join(seen) or None
+
+
+def token_key(spec: ServerSpec) -> str:
+    """The internal record holding ``spec``'s sign-in.
+
+    A global server's is keyed by its name. A project server's is its own per project
+    folder, so a cloned project never reads (nor overwrites) your sign-in to a server of
+    the same name; only a project server that replaces a global one with exactly the same
+    target shares that server's sign-in.
+    """
+    if spec.source.scope is not Scope.PROJECT:
+        return record_key(spec.name)
+    if spec.replaces is not None and spec.replaces.same_target:
+        return record_key(spec.name)
+    folder = spec.source.path.parent
+    if folder.name == PROJECT_DIR_NAME:
+        folder = folder.parent
+    tag = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:16]
+    return record_key(spec.name, f"project-{tag}")
 
 
 def _sign_in_text(server: str, *, expired: bool = False) -> str:

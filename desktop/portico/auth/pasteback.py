@@ -11,6 +11,35 @@ class PasteError(ValueError):
     """The pasted text is not a usable redirect; the message says why (never the code)."""
 
 
+class StateMismatch(PasteError):
+    """The redirect is not for this login (no state, or another one): it is ignored and
+    the login keeps waiting. Any local process can call the loopback address."""
+
+
+class ProviderRefused(PasteError):
+    """The authorization server answered this login (the state matched) with an error:
+    the person declined, or the server refused. Ends the login."""
+
+    def __init__(self, error: str, description: str = "") -> None:
+        self.error = error
+        self.description = description
+        super().__init__(denial_message(error, description))
+
+
+DECLINED = "You declined access at the provider"
+
+
+def denial_message(error: str, description: str = "") -> str:
+    from portico.config.masking import mask_text
+
+    if error == "access_denied":
+        return f"{DECLINED}."
+    shown = mask_text(description)[:200]
+    return f"The authorization server refused the sign-in: {error}" + (
+        f" ({shown})" if shown else ""
+    )
+
+
 @dataclass(frozen=True)
 class Redirect:
     code: str
@@ -39,25 +68,27 @@ def _query_of(text: str) -> str:
 def parse_redirect(text: str, expected_state: str | None = None) -> Redirect:
     """The code, state and iss of a pasted redirect; raise ``PasteError`` otherwise.
 
-    ``state`` must equal ``expected_state`` when one is given (it always is in a login).
+    ``state`` must equal ``expected_state`` when one is given (it always is in a login),
+    and it is checked first, for an error answer as for a code: a redirect with another
+    state raises :class:`StateMismatch` (ignore it), an error with this login's state
+    raises :class:`ProviderRefused` (the login is over).
     """
     params = parse_qs(_query_of(text), keep_blank_values=True)
-    if "error" in params:
-        error = params["error"][0]
-        description = params.get("error_description", [""])[0]
-        raise PasteError(
-            f"the authorization server refused the sign-in: {error}"
-            + (f" ({description})" if description else "")
-        )
-    code = params.get("code", [""])[0]
-    if not code:
-        raise PasteError("no code= in the pasted text")
     state = params.get("state", [None])[0]
+    if "error" not in params and not params.get("code", [""])[0]:
+        raise PasteError("no code= in the pasted text")
     if expected_state is not None:
         if state is None:
-            raise PasteError("no state= in the pasted text")
-        if not secrets.compare_digest(state, expected_state):
-            raise PasteError("state does not match this login (was it from an older attempt?)")
+            raise StateMismatch("no state= in the pasted text")
+        if not secrets.compare_digest(state.encode(), expected_state.encode()):
+            raise StateMismatch(
+                "state does not match this login (was it from an older attempt?)"
+            )
+    if "error" in params:
+        raise ProviderRefused(
+            params["error"][0], params.get("error_description", [""])[0]
+        )
+    code = params["code"][0]
     iss = params.get("iss", [None])[0]
     return Redirect(code=code, state=state, iss=iss)
 
@@ -66,6 +97,8 @@ def check_paste(text: str, expected_state: str | None) -> str | None:
     """None when ``text`` is a usable redirect for this login, else what is wrong with it."""
     try:
         parse_redirect(text, expected_state)
+    except ProviderRefused:
+        return None  # an answer for this login: the hand-off ends it with the reason
     except PasteError as exc:
         return str(exc)
     return None

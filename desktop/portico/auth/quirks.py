@@ -112,4 +112,3 @@ def authorize_url_extras(authorize_url: str, issuer: str | None) -> str:
     query = [(k, v) for k, v in query if k != "access_type"]
     query += [("access_type", "offline"), ("prompt", "consent")]
     return urlunparse(parts._replace(query=urlencode(query)))
-

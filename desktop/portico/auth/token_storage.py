@@ -1,4 +1,4 @@
-"""The SDK's ``TokenStorage`` over ``secret_store``, one record per server.
+"""The SDK's ``TokenStorage`` over the :class:`SecretStore`'s internal records, one per server.
 
 The record is keyed by server name and remembers the URL it was made for: a changed URL
 means a new login (the old record is ignored and replaced). Refresh tokens are bound to
@@ -18,13 +18,15 @@ from typing import Any
 
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from portico.auth import secret_store
+from portico.auth.secret_store import TOKEN_PREFIX, SecretStore
 
 log = logging.getLogger(__name__)
 
-# Fingerprints of refresh tokens an authorization server rejected, per record key:
-# background work does not try them again until the stored tokens change.
-_rejected: dict[str, str] = {}
+
+def record_key(server: str, scope_tag: str | None = None) -> str:
+    """The internal record of ``server``'s sign-in; ``scope_tag`` separates a project
+    server from a global one of the same name."""
+    return f"{TOKEN_PREFIX}{server}" + (f"@{scope_tag}" if scope_tag else "")
 
 
 def fingerprint(tokens: OAuthToken | None) -> str | None:
@@ -37,10 +39,11 @@ def fingerprint(tokens: OAuthToken | None) -> str | None:
 class PorticoTokenStorage:
     """Implements ``mcp.client.auth.TokenStorage`` for one server."""
 
-    def __init__(self, server: str, url: str) -> None:
+    def __init__(self, server: str, url: str, store: SecretStore, *, key: str | None = None):
         self.server = server
         self.url = url
-        self.key = f"{secret_store.TOKEN_PREFIX}{server}"
+        self.store = store
+        self.key = key or record_key(server)
         # Set by the provider: the issuer of the authorization server in use right now.
         self.current_issuer: Callable[[], str | None] = lambda: None
         self._verified_issuer: str | None = None
@@ -48,7 +51,7 @@ class PorticoTokenStorage:
     # --- the record ---------------------------------------------------------------------
 
     async def _load(self) -> dict[str, Any]:
-        raw = await secret_store.lookup_secret(self.key)
+        raw = await self.store.get_record(self.key)
         if not raw:
             return {}
         try:
@@ -63,7 +66,7 @@ class PorticoTokenStorage:
     async def _save(self, record: dict[str, Any]) -> None:
         record["url"] = self.url
         record["server"] = self.server
-        await secret_store.set_secret(self.key, json.dumps(record))
+        await self.store.set_record(self.key, json.dumps(record))
 
     # --- TokenStorage -------------------------------------------------------------------
 
@@ -92,7 +95,7 @@ class PorticoTokenStorage:
         if issuer:
             self._verified_issuer = issuer
         await self._save(record)
-        _rejected.pop(self.key, None)
+        self.store.rejected.pop(self.key, None)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
         data = (await self._load()).get("client")
@@ -157,10 +160,10 @@ class PorticoTokenStorage:
         """The authorization server refused the stored grant (invalid_grant)."""
         print_ = fingerprint(await self.raw_tokens())
         if print_:
-            _rejected[self.key] = print_
+            self.store.rejected[self.key] = print_
 
     async def is_rejected(self) -> bool:
-        stamp = _rejected.get(self.key)
+        stamp = self.store.rejected.get(self.key)
         return stamp is not None and stamp == fingerprint(await self.raw_tokens())
 
     async def clear_tokens(self) -> None:
@@ -177,5 +180,54 @@ class PorticoTokenStorage:
 
     async def clear(self) -> None:
         """Forget tokens and the client registration."""
-        await secret_store.delete_secret(self.key)
-        _rejected.pop(self.key, None)
+        await self.store.delete_record(self.key)
+        self.store.rejected.pop(self.key, None)
+
+
+class StagedTokenStorage(PorticoTokenStorage):
+    """A sign-in in progress over ``base``'s record.
+
+    It reads the client registration from the real record but no tokens (so the flow
+    really signs in), and keeps the new tokens to itself until :meth:`commit`. A
+    cancelled, denied or failed sign-in therefore leaves the working tokens as they were.
+    """
+
+    def __init__(self, base: PorticoTokenStorage) -> None:
+        super().__init__(base.server, base.url, base.store, key=base.key)
+        self.current_issuer = base.current_issuer
+        self._pending: dict[str, Any] | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        if self._pending is None:
+            return None
+        return OAuthToken.model_validate(self._pending["tokens"])
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        issuer = self.current_issuer() or self._verified_issuer
+        self._pending = {
+            "tokens": tokens.model_dump(mode="json", exclude_none=True),
+            "obtained_at": time.time(),
+            "issuer": issuer,
+        }
+        if issuer:
+            self._verified_issuer = issuer
+
+    async def raw_tokens(self) -> OAuthToken | None:
+        return await self.get_tokens()
+
+    async def verify_issuer(self, issuer: str) -> bool:
+        self._verified_issuer = issuer  # the stored record is not touched mid-sign-in
+        return True
+
+    async def clear_tokens(self) -> None:
+        self._pending = None
+
+    async def commit(self) -> bool:
+        """Write the new tokens over the old ones; False when the sign-in got none."""
+        if self._pending is None:
+            return False
+        record = await self._load()
+        record.update(self._pending)
+        await self._save(record)
+        self.store.rejected.pop(self.key, None)
+        return True

@@ -344,7 +344,10 @@ class Chat:
         rendered = False
         try:
             if parsed.kind == "prompt":
-                body = await self._host.render_prompt(parsed.server, parsed.name, parsed.rest)
+                body, images = await self._host.render_prompt(
+                    parsed.server, parsed.name, parsed.rest
+                )
+                attachments.extend(images)
                 rendered = True
             servers = self._host.server_names()
             for server, uri in commands.mentions(body, servers):

@@ -4,8 +4,13 @@ and a one-completion test. Used by ``portico model detect/test`` and the app's f
 
 from __future__ import annotations
 
+import asyncio
+import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
+from portico.chat.providers.errors import ProviderError
 from portico.config.model import ProviderSpec
 
 # (port, what usually listens there, a provider name to suggest)
@@ -29,7 +34,17 @@ class DetectedServer:
 
     def as_provider(self) -> ProviderSpec:
         """The provider to add to the config (kind openai, no key)."""
-        raise NotImplementedError
+        from portico.config.model import Dialect, Scope, Source
+
+        source = Source(Path("<detected>"), 0, Scope.GLOBAL, Dialect.YAML)
+        return ProviderSpec(
+            name=self.name,
+            source=source,
+            kind="openai",
+            base_url=self.base_url,
+            models=self.models,
+            default_model=self.models[0] if self.models else None,
+        )
 
 
 @dataclass(frozen=True)
@@ -48,13 +63,49 @@ async def detect_local(
 ) -> list[DetectedServer]:
     """Probe the ports at once; return the servers that answered, in ``ports`` order.
     Never raises for a closed port, a timeout or a non-OpenAI answer."""
-    raise NotImplementedError
+    import httpx2
+
+    async with httpx2.AsyncClient(timeout=timeout, trust_env=False) as client:
+
+        async def probe(port: int, label: str, name: str) -> DetectedServer | None:
+            base = f"http://{host}:{port}/v1"
+            try:
+                response = await client.get(f"{base}/models")
+                data = response.json() if response.status_code == 200 else None
+            except (httpx2.HTTPError, ValueError, OSError):
+                return None
+            models = _model_ids(data)
+            if models is None:
+                return None
+            return DetectedServer(label, name, base, port, tuple(models))
+
+        found = await asyncio.gather(*(probe(*entry) for entry in ports))
+    return [f for f in found if f is not None]
+
+
+def _model_ids(data: Any) -> list[str] | None:
+    """The ids of an OpenAI ``/models`` answer, None when it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    ids = [m.get("id") for m in data["data"] if isinstance(m, dict)]
+    return sorted(str(i) for i in ids if i)
 
 
 async def list_models(spec: ProviderSpec, *, timeout: float = 10.0) -> list[str]:  # noqa: ASYNC109
     """The models the provider's server lists (``GET /models``). Raises ProviderError in
     plain words (bad key, not reachable, not OpenAI-compatible)."""
-    raise NotImplementedError
+    from portico.chat.providers.catalog import make_client, resolve_key
+
+    client = make_client(spec, await resolve_key(spec))
+    try:
+        return await asyncio.wait_for(client.list_models(), timeout)
+    except TimeoutError:
+        raise ProviderError(
+            f"'{spec.name}' did not list its models within {timeout:g} s", kind="network",
+            retryable=True,
+        ) from None
+    finally:
+        await client.aclose()
 
 
 async def test_provider(
@@ -64,4 +115,34 @@ async def test_provider(
     timeout: float = 60.0,  # noqa: ASYNC109
 ) -> TestReport:
     """One tiny streamed completion. Raises ProviderError in plain words."""
-    raise NotImplementedError
+    from portico.chat.providers.catalog import make_client, resolve_key
+    from portico.chat.providers.wire import ModelRequest, StreamDone, StreamText, UserTurn
+
+    name = model or spec.model
+    if not name:
+        raise ProviderError(
+            f"'{spec.name}' names no model: pass --model NAME or set default_model",
+            kind="config",
+        )
+    client = make_client(spec, await resolve_key(spec))
+    request = ModelRequest(
+        model=name, turns=[UserTurn("Reply with the single word: ready")], max_tokens=16
+    )
+    started = time.monotonic()
+    first: float | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            async for part in client.stream(request):
+                if isinstance(part, StreamText) and first is None:
+                    first = time.monotonic() - started
+                elif isinstance(part, StreamDone):
+                    total = time.monotonic() - started
+                    return TestReport(part.model, total, first or total, part.text.strip())
+    except TimeoutError:
+        raise ProviderError(
+            f"'{spec.name}/{name}' did not answer within {timeout:g} s", kind="network",
+            retryable=True,
+        ) from None
+    finally:
+        await client.aclose()
+    raise ProviderError(f"'{spec.name}/{name}' ended its answer without finishing it")

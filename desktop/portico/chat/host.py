@@ -227,7 +227,11 @@ class ChatHost:
         except UnknownServer as exc:
             raise commands.UsageError(str(exc)) from None
 
-    async def render_prompt(self, server: str, name: str, rest: str) -> str:
+    async def render_prompt(
+        self, server: str, name: str, rest: str
+    ) -> tuple[str, list[Attachment]]:
+        """The prompt's messages as the text of one user message (assistant turns marked),
+        its images as attachments."""
         from portico.runtime import results
 
         conn = self._connection(server)
@@ -244,8 +248,22 @@ class ChatHost:
             raw = await conn.get_prompt(name, arguments or None)
         except Exception as exc:
             raise commands.UsageError(f"/{server}:{name} failed: {exc}") from None
-        result = await results.aprocess_prompt(raw, self._hub.registry.image_dir)
-        return result.text()
+        image_dir = self._hub.registry.image_dir
+
+        def render() -> tuple[str, list[Attachment]]:
+            texts: list[str] = []
+            found: list[Attachment] = []
+            for message in raw.messages:
+                part = results.process_block(message.content, image_dir)
+                if isinstance(part, results.ImagePart) and part.path is not None:
+                    found.append(Attachment("file", part.path.name, path=part.path,
+                                            mime_type=part.mime_type))
+                    continue
+                text = part.render()
+                texts.append(text if message.role == "user" else f"[{message.role}] {text}")
+            return "\n\n".join(texts), found
+
+        return await asyncio.to_thread(render)
 
     async def read_resource(self, server: str, uri: str) -> Attachment:
         from portico.runtime import results

@@ -229,8 +229,14 @@ def build_fields(
             fields = preset_fields(preset, directories=directories, project=project)
         except UnknownPresetError as exc:
             raise UsageError(str(exc)) from None
-    if directories and (preset is None or not PRESET_INFO[preset].takes_directories or command):
+    if directories and (preset is None or not PRESET_INFO[preset].takes_directories):
         raise UsageError("--directory is only for presets that take folders (filesystem)")
+    if directories and command:
+        raise UsageError(
+            f"--directory gives folders to the {preset} preset's own command, but a command "
+            "after -- replaces that command: drop the command to use the preset, or drop "
+            "--directory and pass the folders to your command"
+        )
     if command:
         for key in ("url", "headers", "transport"):
             fields.pop(key, None)
@@ -342,7 +348,9 @@ def _print_preset_needs(preset: str | None, fields: dict[str, Any]) -> None:
 def _summary(fields: dict[str, Any]) -> str:
     if "command" in fields:
         return "stdio: " + " ".join([fields["command"], *fields.get("args", [])])
-    return f"{fields.get('transport', 'http')}: {fields['url']}"
+    from portico.config.masking import mask_url
+
+    return f"{fields.get('transport', 'http')}: {mask_url(fields['url'])}"
 
 
 # -- where to write -----------------------------------------------------------------------

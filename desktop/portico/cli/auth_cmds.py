@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, cli_prompter, err, find_server, load_config
-from portico.paths import paths
 
 if TYPE_CHECKING:
     from portico.prompts import AuthorizeRequest, DeviceCodeRequest, Prompter
@@ -91,7 +90,6 @@ def cmd_login(args: argparse.Namespace) -> int:
 
 
 async def _login(args: argparse.Namespace) -> int:
-    from portico.auth import secret_store
     from portico.auth.errors import AuthError
     from portico.policy.prompters import NonInteractivePrompter
     from portico.services import build_services
@@ -104,8 +102,9 @@ async def _login(args: argparse.Namespace) -> int:
         err(f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in")
         return 2
     # Trust is reviewed elsewhere (`portico mcp trust`); sign-in questions come here.
-    services = build_services(NonInteractivePrompter(), ask_trust=False, auth_prompter=_prompter())
-    services.configure(config)
+    services = build_services(
+        NonInteractivePrompter(), ask_trust=False, auth_prompter=_prompter(), config=config
+    )
     # A project server is contacted only once trusted, and only at the addresses the
     # trust check pinned (its OAuth requests to the MCP origin dial those).
     verdict = await services.policy.trust(spec)
@@ -117,7 +116,7 @@ async def _login(args: argparse.Namespace) -> int:
     except AuthError as exc:
         err(str(exc))
         return 1
-    where = secret_store.storage_kind()
+    where = services.secrets.storage_kind()
     if where == "memory":
         err(
             f"signed in to '{spec.name}', but there is no secure keyring, so the token lived "
@@ -128,7 +127,7 @@ async def _login(args: argparse.Namespace) -> int:
     note = (
         "in the keyring"
         if where == "keyring"
-        else f"in {paths().state_dir / 'mcp-tokens'} (mode 0600)"
+        else f"in {services.secrets.state_dir / 'mcp-tokens'} (mode 0600)"
     )
     print(f"Signed in to '{spec.name}'; the token is stored {note}.")
     return 0
@@ -139,17 +138,15 @@ def cmd_logout(args: argparse.Namespace) -> int:
 
 
 async def _logout(args: argparse.Namespace) -> int:
-    from portico.auth import secret_store
-    from portico.auth.manager import AuthManager
+    from portico.services import build_services
 
     config = load_config(args)
     spec = find_server(config, args.name)
     if spec is None:
         return 2
-    secret_store.configure(file_fallback=config.settings.file_fallback_for_secrets)
-    manager = AuthManager(_prompter())
-    had = await manager.has_token(spec)
-    await manager.logout(spec)
+    services = build_services(_prompter(), ask_trust=False, config=config)
+    had = await services.auth.has_token(spec)
+    await services.auth.logout(spec)
     print(f"Signed out of '{spec.name}'." if had else f"'{spec.name}' had no stored sign-in.")
     return 0
 
@@ -164,33 +161,51 @@ def cmd_secret(args: argparse.Namespace) -> int:
         return 1
 
 
+def read_secret_value(name: str) -> str:
+    """The value to store: typed without echo on a terminal, else all of standard input
+    (one trailing newline dropped, as ``echo value | portico secret set NAME`` adds)."""
+    if sys.stdin.isatty():
+        return getpass.getpass(f"Value for {name} (not shown): ")
+    value = sys.stdin.read()
+    if value.endswith("\r\n"):
+        return value[:-2]
+    return value[:-1] if value.endswith("\n") else value
+
+
 async def _secret(args: argparse.Namespace) -> int:
-    from portico.auth import secret_store
+    from portico.auth.secret_store import valid_user_name
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.services import build_services
 
     name: str = args.name
-    notice = secret_store.insecure_notice()
-    if notice:
-        print(f"warning: {notice}", file=sys.stderr)
+    if not valid_user_name(name):
+        err(
+            f"{name!r} is not a secret name: use letters, digits, '_', '.' and '-' only "
+            "(no '/'); for example GITHUB_TOKEN"
+        )
+        return 2
+    config = load_config(args)
+    store = build_services(NonInteractivePrompter(), ask_trust=False, config=config).secrets
     if args.secret_action == "set":
-        if sys.stdin.isatty():
-            value = getpass.getpass(f"Value for {name} (not shown): ")
-        else:
-            value = sys.stdin.readline().rstrip("\n")
+        value = read_secret_value(name)
         if not value:
             err("no value given; nothing stored")
             return 1
-        await secret_store.set_secret(name, value)
-        print(f"Stored {name}. Use it in config as ${{keyring:{name}}}.")
+        where = await store.store_secret(name, value)
+        print(f"Stored {name} in {where}. Use it in config as ${{keyring:{name}}}.")
         return 0
+    notice = store.insecure_notice()
+    if notice:
+        print(f"warning: {notice}", file=sys.stderr)
     if args.secret_action == "get":
-        found = await secret_store.lookup_secret(name)
+        found = await store.lookup_secret(name)
         if found is None:
             err(f"no secret named {name!r}; store one with `portico secret set {name}`")
             return 1
         print("warning: this prints a secret to your terminal", file=sys.stderr)
         print(found)
         return 0
-    existed = await secret_store.lookup_secret(name) is not None
-    await secret_store.delete_secret(name)
+    existed = await store.lookup_secret(name) is not None
+    await store.delete_secret(name)
     print(f"Deleted {name}." if existed else f"No secret named {name!r}; nothing to delete.")
     return 0

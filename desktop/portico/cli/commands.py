@@ -24,6 +24,8 @@ MODULES = (
     "portico.cli.runtime_cmds",
     "portico.cli.trust_cmds",
     "portico.cli.auth_cmds",
+    "portico.cli.model_cmds",
+    "portico.cli.chat_cmds",
 )
 
 

@@ -52,9 +52,11 @@ def load_config(
 ) -> Config:
     """Load both scopes and print the diagnostics asked for on stderr."""
     from portico.config import load
+    from portico.config.project_rules import is_security_note
 
     config = load(project_of(args))
-    shown = {"errors": config.errors, "all": config.diagnostics, "none": ()}[report]
+    errors = tuple(d for d in config.diagnostics if d.is_error or is_security_note(d))
+    shown = {"errors": errors, "all": config.diagnostics, "none": ()}[report]
     for diag in shown:
         print(str(diag), file=sys.stderr)
     return config
@@ -89,9 +91,9 @@ def cli_services(config: Config | None = None, *, ask_trust: bool = True) -> Ser
     from portico.policy.prompters import NonInteractivePrompter
     from portico.services import build_services
 
-    services = build_services(
-        cli_prompter(), ask_trust=ask_trust, auth_prompter=NonInteractivePrompter()
+    return build_services(
+        cli_prompter(),
+        ask_trust=ask_trust,
+        auth_prompter=NonInteractivePrompter(),
+        config=config,
     )
-    if config is not None:
-        services.configure(config)
-    return services

@@ -19,8 +19,9 @@ def register(groups: Groups) -> None:
         "check", help="load the config files and print every error and warning"
     )
     add_project_option(check)
-    check.add_argument("--file", type=Path, default=None,
-                       help="check only this file (mcp.toml or config.yaml)")
+    check.add_argument(
+        "--file", type=Path, default=None, help="check only this file (mcp.toml or config.yaml)"
+    )
     check.set_defaults(handler=run_check)
 
     show = groups.config.add_parser(
@@ -34,8 +35,12 @@ def register(groups: Groups) -> None:
         "example", help="print every key with its default, commented out"
     )
     example.add_argument("what", choices=["mcp"], help="which file: mcp (the MCP servers)")
-    example.add_argument("--format", choices=["toml", "yaml"], default="toml",
-                         help="toml (mcp.toml, the default) or yaml (config.yaml)")
+    example.add_argument(
+        "--format",
+        choices=["toml", "yaml"],
+        default="toml",
+        help="toml (mcp.toml, the default) or yaml (config.yaml)",
+    )
     example.set_defaults(handler=run_example)
 
 
@@ -62,11 +67,14 @@ def run_check(args: argparse.Namespace) -> int:
     if not config.files:
         print("no config files found (see `portico config example mcp`)")
         return 0
-    skipped = sorted({d.server for d in config.errors if d.server} -
-                     {s.name for s in config.servers})
-    summary = (f"{errors} error{'s' * (errors != 1)}, {warnings} warning"
-               f"{'s' * (warnings != 1)}; {len(config.servers)} server"
-               f"{'s' * (len(config.servers) != 1)} load")
+    skipped = sorted(
+        {d.server for d in config.errors if d.server} - {s.name for s in config.servers}
+    )
+    summary = (
+        f"{errors} error{'s' * (errors != 1)}, {warnings} warning"
+        f"{'s' * (warnings != 1)}; {len(config.servers)} server"
+        f"{'s' * (len(config.servers) != 1)} load"
+    )
     if skipped:
         summary += f" (skipped: {', '.join(skipped)})"
     print(summary)
@@ -87,7 +95,7 @@ def _plain(value: Any) -> Any:
 
 def server_view(spec: Any) -> dict[str, Any]:
     """One server as shown by ``config show``: plain values, secret values masked."""
-    from portico.config.masking import mask_url
+    from portico.config.masking import is_secret_key, mask_url
     from portico.config.masking import mask_value as mask
 
     data: dict[str, Any] = _plain(asdict(spec))
@@ -95,13 +103,16 @@ def server_view(spec: Any) -> dict[str, Any]:
         data["url"] = mask_url(spec.url)
     source = data.pop("source")
     data["scope"] = source["scope"]
-    data["source"] = {"path": source["path"], "line": source["line"],
-                      "dialect": source["dialect"]}
+    data["source"] = {"path": source["path"], "line": source["line"], "dialect": source["dialect"]}
     data["env"] = {k: mask(v) for k, v in spec.env}
     data["headers"] = {k: mask(v) for k, v in spec.headers}
     data["tool_costs"] = {name: _plain(asdict(cost)) for name, cost in spec.tool_costs}
-    if spec.oauth is not None and spec.oauth.client_secret is not None:
-        data["oauth"]["client_secret"] = mask(spec.oauth.client_secret)
+    if spec.oauth is not None:
+        for key, value in list(data["oauth"].items()):
+            if isinstance(value, str) and is_secret_key(f"oauth.{key}"):
+                data["oauth"][key] = mask(value)
+    if spec.identity_header is not None and spec.identity_header.value:
+        data["identity_header"]["value"] = mask(spec.identity_header.value)
     if spec.client_cert is not None and spec.client_cert.password is not None:
         data["client_cert"]["password"] = mask(spec.client_cert.password)
     return data
@@ -121,37 +132,43 @@ def run_show(args: argparse.Namespace) -> int:
     config = load(project_of(args))
     views = [server_view(spec) for spec in config.servers]
     if args.json:
-        print(json.dumps(
-            {
-                "servers": views,
-                "settings": _plain(asdict(config.settings)),
-                "files": [str(p) for p in config.files],
-                "diagnostics": [
-                    {**_plain(asdict(d)), "text": str(d)} for d in config.diagnostics
-                ],
-            },
-            indent=2,
-        ))
+        print(
+            json.dumps(
+                {
+                    "servers": views,
+                    "settings": _plain(asdict(config.settings)),
+                    "files": [str(p) for p in config.files],
+                    "diagnostics": [
+                        {**_plain(asdict(d)), "text": str(d)} for d in config.diagnostics
+                    ],
+                },
+                indent=2,
+            )
+        )
         return 0
     settings = asdict(config.settings)
     print("settings: " + ", ".join(f"{k}={v}" for k, v in settings.items()))
     if not views:
         print("no servers configured")
     baseline = server_view(
-        ServerSpec(name="", source=Source(Path(), 0, Scope.GLOBAL, Dialect.TOML),
-                   transport=Transport.STDIO)
+        ServerSpec(
+            name="", source=Source(Path(), 0, Scope.GLOBAL, Dialect.TOML), transport=Transport.STDIO
+        )
     )
     for spec, view in zip(config.servers, views, strict=True):
         state = "enabled" if spec.enabled else "disabled"
-        print(f"\n{spec.name}  ({view['transport']}, {state}, {view['scope']})  "
-              f"{spec.source.path}:{spec.source.line}")
+        print(
+            f"\n{spec.name}  ({view['transport']}, {state}, {view['scope']})  "
+            f"{spec.source.path}:{spec.source.line}"
+        )
         for key, value in view.items():
             if value is None or key in ("name", "scope", "source", "transport", "enabled"):
                 continue
             default = baseline.get(key) if key != "oauth" else _plain(asdict(OAuthSpec()))
             if isinstance(value, dict) and key not in ("env", "headers", "tool_costs"):
                 value = {
-                    k: v for k, v in value.items()
+                    k: v
+                    for k, v in value.items()
                     if v is not None and (not isinstance(default, dict) or default.get(k) != v)
                 }
                 if not value:

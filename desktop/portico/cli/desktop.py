@@ -29,6 +29,50 @@ def display_missing(environ: dict[str, str] | None = None, platform: str = sys.p
     return not (env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
+def display_unreachable(environ: dict[str, str] | None = None) -> str | None:
+    """A message when neither the X display nor the Wayland socket named in the
+    environment accepts a connection (Qt would abort with a misleading plugin error)."""
+    env = os.environ if environ is None else environ
+    if env.get("QT_QPA_PLATFORM") not in (None, "", "xcb", "wayland"):
+        return None
+    tried: list[str] = []
+    wayland = env.get("WAYLAND_DISPLAY")
+    if wayland:
+        runtime = env.get("XDG_RUNTIME_DIR", "")
+        path = wayland if wayland.startswith("/") else os.path.join(runtime, wayland)
+        if _connects(path):
+            return None
+        tried.append(f"the Wayland display {wayland} ({path})")
+    display = env.get("DISPLAY")
+    if display:
+        host, _, rest = display.rpartition(":")
+        number = rest.split(".")[0]
+        if host not in ("", "unix") or not number.isdigit():
+            return None  # a remote or unusual display: let Qt try it
+        socket_path = f"/tmp/.X11-unix/X{number}"
+        if _connects("\0" + socket_path) or _connects(socket_path):
+            return None
+        tried.append(f"the X display {display} ({socket_path})")
+    if not tried:
+        return None
+    return (
+        f"portico: cannot open a window: nothing listens on {' or '.join(tried)}. "
+        "Is the desktop session running? The CLI works without one: `portico --help`."
+    )
+
+
+def _connects(address: str) -> bool:
+    import socket
+
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(2.0)
+        try:
+            sock.connect(address)
+        except OSError:
+            return False
+    return True
+
+
 def is_desktop_invocation(args: Sequence[str]) -> bool:
     """True when ``portico ARGS`` means "open the app" rather than a CLI command."""
     if not args:
@@ -54,6 +98,10 @@ def open_desktop(args: Sequence[str] = ()) -> int:
     parsed = parse_args(args)
     if display_missing():
         print(NO_DISPLAY, file=sys.stderr)
+        return 1
+    unreachable = display_unreachable() if sys.platform.startswith("linux") else None
+    if unreachable:
+        print(unreachable, file=sys.stderr)
         return 1
     from portico.cli import qt_libs
 

@@ -92,6 +92,7 @@ def run_set(args: argparse.Namespace) -> int:
     text = args.value
 
     def edit(doc: ConfigDocument) -> str:
+        doc.require_known_key(server, key)
         doc.set(server, key, doc.value_for(server, key, text))
         return f"{server}.{'.'.join(key)} set"
 

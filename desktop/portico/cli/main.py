@@ -7,6 +7,7 @@ the command modules stay small and independent.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Callable, Sequence
 
@@ -53,6 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 2
+    log_handler = _log_to_file()
     try:
         code = handler(args)
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
@@ -71,6 +73,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    finally:
+        if log_handler is not None:
+            logging.getLogger("portico").removeHandler(log_handler)
+            log_handler.close()
+
+
+def _log_to_file() -> logging.Handler | None:
+    """The core's log records go to ``<log dir>/cli.log``, not the terminal.
+
+    The commands print what a person needs to read themselves; without a handler of its
+    own, Python's last-resort handler would print every warning a second time.
+    """
+    from portico.paths import paths
+
+    try:
+        folder = paths().log_dir
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        handler: logging.Handler = logging.NullHandler()
+    else:
+        handler = logging.FileHandler(folder / "cli.log", encoding="utf-8", delay=True)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logging.getLogger("portico").addHandler(handler)
+    return handler
 
 
 def _closed_pipe(exc: BaseException) -> bool:

@@ -14,7 +14,6 @@ import importlib.util
 import os
 import shutil
 import struct
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -151,61 +150,66 @@ def package_for(soname: str, distro: Distro) -> str | None:
 
 
 def elf_dynamic(path: Path) -> tuple[list[str], list[str]]:
-    """(DT_NEEDED names, RUNPATH/RPATH entries) of a 64- or 32-bit ELF shared object."""
-    data = path.read_bytes()
-    if data[:4] != b"\x7fELF":
-        raise ValueError(f"{path}: not an ELF file")
-    is64 = data[4] == 2
-    end = "<" if data[5] == 1 else ">"
-    if is64:
-        phoff, phentsize, phnum = (
-            struct.unpack_from(end + "Q", data, 0x20)[0],
-            *struct.unpack_from(end + "HH", data, 0x36),
-        )
-    else:
-        phoff, phentsize, phnum = (
-            struct.unpack_from(end + "I", data, 0x1C)[0],
-            *struct.unpack_from(end + "HH", data, 0x2A),
-        )
-    loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
-    dynamic: tuple[int, int] | None = None
-    for i in range(phnum):
-        at = phoff + i * phentsize
+    """(DT_NEEDED names, RUNPATH/RPATH entries) of a 64- or 32-bit ELF shared object.
+
+    Reads only the headers, the dynamic section and the string table (Qt's libraries are
+    tens of megabytes; a cold start cannot afford to read them whole)."""
+    with path.open("rb") as handle:
+        ident = handle.read(64)
+        if ident[:4] != b"\x7fELF":
+            raise ValueError(f"{path}: not an ELF file")
+        is64 = ident[4] == 2
+        end = "<" if ident[5] == 1 else ">"
         if is64:
-            p_type, _flags, off, vaddr, _paddr, filesz = struct.unpack_from(
-                end + "IIQQQQ", data, at
-            )
+            (phoff,) = struct.unpack_from(end + "Q", ident, 0x20)
+            phentsize, phnum = struct.unpack_from(end + "HH", ident, 0x36)
         else:
-            p_type, off, vaddr, _paddr, filesz = struct.unpack_from(end + "IIIII", data, at)
-        if p_type == 1:
-            loads.append((vaddr, off, filesz))
-        elif p_type == 2:
-            dynamic = (off, filesz)
-    if dynamic is None:
-        return [], []
-    entry = struct.Struct(end + ("qQ" if is64 else "iI"))
-    needed: list[int] = []
-    paths: list[int] = []
-    strtab_vaddr = 0
-    for at in range(dynamic[0], dynamic[0] + dynamic[1], entry.size):
-        tag, value = entry.unpack_from(data, at)
-        if tag == 0:
-            break
-        if tag == 1:
-            needed.append(value)
-        elif tag in (15, 29):  # DT_RPATH, DT_RUNPATH
-            paths.append(value)
-        elif tag == 5:
-            strtab_vaddr = value
-    strtab = strtab_vaddr
-    for vaddr, off, filesz in loads:
-        if vaddr <= strtab_vaddr < vaddr + filesz:
-            strtab = strtab_vaddr - vaddr + off
-            break
+            (phoff,) = struct.unpack_from(end + "I", ident, 0x1C)
+            phentsize, phnum = struct.unpack_from(end + "HH", ident, 0x2A)
+        handle.seek(phoff)
+        headers = handle.read(phentsize * phnum)
+        loads: list[tuple[int, int, int]] = []  # (vaddr, offset, filesz)
+        dynamic: tuple[int, int] | None = None
+        for i in range(phnum):
+            at = i * phentsize
+            if is64:
+                p_type, _f, off, vaddr, _p, filesz = struct.unpack_from(end + "IIQQQQ", headers, at)
+            else:
+                p_type, off, vaddr, _p, filesz = struct.unpack_from(end + "IIIII", headers, at)
+            if p_type == 1:
+                loads.append((vaddr, off, filesz))
+            elif p_type == 2:
+                dynamic = (off, filesz)
+        if dynamic is None:
+            return [], []
+        handle.seek(dynamic[0])
+        table = handle.read(dynamic[1])
+        entry = struct.Struct(end + ("qQ" if is64 else "iI"))
+        needed: list[int] = []
+        paths: list[int] = []
+        strtab_vaddr = strsz = 0
+        for at in range(0, len(table) - entry.size + 1, entry.size):
+            tag, value = entry.unpack_from(table, at)
+            if tag == 0:
+                break
+            if tag == 1:
+                needed.append(value)
+            elif tag in (15, 29):  # DT_RPATH, DT_RUNPATH
+                paths.append(value)
+            elif tag == 5:
+                strtab_vaddr = value
+            elif tag == 10:
+                strsz = value
+        strtab = strtab_vaddr
+        for vaddr, off, filesz in loads:
+            if vaddr <= strtab_vaddr < vaddr + filesz:
+                strtab = strtab_vaddr - vaddr + off
+                break
+        handle.seek(strtab)
+        strings = handle.read(strsz)
 
     def string(offset: int) -> str:
-        start = strtab + offset
-        return data[start : data.index(b"\0", start)].decode("utf-8", "replace")
+        return strings[offset : strings.index(b"\0", offset)].decode("utf-8", "replace")
 
     origin = str(path.parent)
     runpath = [
@@ -217,30 +221,50 @@ def elf_dynamic(path: Path) -> tuple[list[str], list[str]]:
     return [string(v) for v in needed], runpath
 
 
-def system_dirs(environ: Mapping[str, str]) -> list[str]:
-    """LD_LIBRARY_PATH, then the ld.so cache's directories, then the defaults."""
-    dirs = [d for d in environ.get("LD_LIBRARY_PATH", "").split(":") if d]
-    ldconfig = shutil.which("ldconfig") or (
-        "/sbin/ldconfig" if Path("/sbin/ldconfig").exists() else None
-    )
-    if ldconfig:
-        try:
-            out = subprocess.run(
-                [ldconfig, "-p"], capture_output=True, text=True, timeout=5, check=False
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
-            out = ""
-        for line in out.splitlines():
-            if "=>" in line:
-                parent = str(Path(line.rsplit("=>", 1)[1].strip()).parent)
-                if parent not in dirs:
-                    dirs.append(parent)
-    return dirs + [d for d in _DEFAULT_DIRS if d not in dirs]
+def _ld_so_conf(path: Path, seen: set[Path]) -> list[str]:
+    """The directories /etc/ld.so.conf names (following its include lines)."""
+    if path in seen:
+        return []
+    seen.add(path)
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    dirs: list[str] = []
+    for raw in lines:
+        line = raw.split("#", 1)[0].strip()
+        if line.startswith("include "):
+            pattern = line.split(None, 1)[1]
+            base = Path(pattern) if pattern.startswith("/") else path.parent / pattern
+            for included in sorted(base.parent.glob(base.name)):
+                dirs += _ld_so_conf(included, seen)
+        elif line.startswith("/"):
+            dirs.append(line)
+    return dirs
+
+
+def system_dirs(
+    environ: Mapping[str, str], ld_so_conf: Path = Path("/etc/ld.so.conf")
+) -> list[str]:
+    """Where the loader looks: LD_LIBRARY_PATH, ld.so.conf's directories, the defaults."""
+    dirs: list[str] = []
+    for folder in [
+        *environ.get("LD_LIBRARY_PATH", "").split(":"),
+        *_ld_so_conf(ld_so_conf, set()),
+        *_DEFAULT_DIRS,
+    ]:
+        if folder and folder not in dirs:
+            dirs.append(folder)
+    return dirs
 
 
 def missing_libraries(plugin: Path, search: Sequence[str]) -> list[str]:
-    """Sonames that ``plugin`` needs (transitively) and no directory of ``search`` (after
-    each object's own RUNPATH) provides, in the order they were first needed."""
+    """Sonames that ``plugin`` needs and no directory of ``search`` (after each object's
+    own RUNPATH) provides, in the order they were first needed.
+
+    The walk descends into the plugin's own libraries (those found through a RUNPATH,
+    i.e. Qt's) but not into system libraries: a system library that is installed brought
+    its own dependencies with it through the package manager."""
     missing: list[str] = []
     seen: set[str] = set()
     queue: list[Path] = [plugin]
@@ -254,11 +278,11 @@ def missing_libraries(plugin: Path, search: Sequence[str]) -> list[str]:
             if name in seen:
                 continue
             seen.add(name)
-            found = _find(name, [*runpath, *search])
-            if found is None:
+            bundled = _find(name, runpath)
+            if bundled is not None:
+                queue.append(bundled)
+            elif _find(name, search) is None:
                 missing.append(name)
-            else:
-                queue.append(found)
     return missing
 
 

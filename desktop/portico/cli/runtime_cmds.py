@@ -101,6 +101,8 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
             print(f"    error: {first}")
             for line in rest:
                 print(f"           {line}")
+        if r["status"] == "Failed" and r["retry_at"]:
+            print(f"    retries at {_clock(r['retry_at'])}")
     print(summary)
     return 0
 
@@ -109,7 +111,16 @@ class DiscoveryProgress:
     """One self-updating line on a terminal while servers connect, fed by the hub's events."""
 
     SETTLED = frozenset(
-        {"Running", "Failed", "Cooldown", "AwaitingTrust", "NeedsAuth", "Lazy", "Disabled"}
+        {
+            "Running",
+            "Failed",
+            "Cooldown",
+            "AwaitingTrust",
+            "Rejected",
+            "NeedsAuth",
+            "Lazy",
+            "Disabled",
+        }
     )
 
     def __init__(self, names: list[str], stream: TextIO) -> None:
@@ -144,13 +155,24 @@ class DiscoveryProgress:
             self.stream.flush()
 
 
+def _clock(when: float) -> str:
+    import time
+
+    return time.strftime("%H:%M:%S", time.localtime(when))
+
+
 def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
+    from portico.runtime.events import Status
+
     conn = hub.connections.get(spec.name)
     state = conn.state if conn is not None else None
     tools = len(hub.registry.server_tools(spec.name))
+    status = str(state.status) if state else "Stopped"
+    if state is not None and state.status is Status.COOLDOWN:
+        status = "Failed"  # it failed; the cooldown only says when it is tried again
     return {
         "name": spec.name,
-        "status": str(state.status) if state else "Stopped",
+        "status": status,
         "transport": str(spec.transport),
         "tools": tools,
         "source": f"{spec.source} ({spec.source.scope})",
@@ -219,7 +241,9 @@ async def _one_server(config: Config, spec: ServerSpec) -> tuple[Hub, bool]:
     state = hub.connection(spec.name).state
     ok = state.status in (Status.RUNNING, Status.LAZY)
     if not ok:
-        err(f"server {spec.name!r} is {state.status}: {state.error or 'not running'}")
+        shown = "Failed" if state.status is Status.COOLDOWN else str(state.status)
+        when = f" (retries at {_clock(state.retry_at)})" if state.retry_at else ""
+        err(f"server {spec.name!r} is {shown}: {state.error or 'not running'}{when}")
     return hub, ok
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal, TextIO, TypeVar
 
+from portico.policy.prompters import trust_level_line
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
@@ -175,6 +176,13 @@ class TerminalPrompter:
                 self.say(f"  env: {', '.join(request.env_names)} (values hidden)")
             if request.header_names:
                 self.say(f"  headers: {', '.join(request.header_names)} (values hidden)")
+            self.say(f"  trust: {trust_level_line(request.trust_level)}")
+            for cost in request.costs:
+                self.say(f"  cost: {cost}")
+            if request.secrets:
+                self.say("  your secrets it would receive:")
+                for line in request.secrets:
+                    self.say(f"    {line}")
             for reason in request.reasons:
                 self.say(f"  - {reason}")
             keys: dict[str, TrustChoice] = {"o": TrustChoice.ONCE}

@@ -30,7 +30,7 @@ def register(groups: Groups) -> None:
     how.add_argument(
         "--reject",
         action="store_true",
-        help="reject it: saved, and 'enabled = false' is written to its file",
+        help="reject it: saved in your own trust store (the project file is not changed)",
     )
     add_project_option(p)
     p.set_defaults(handler=cmd_trust)
@@ -131,7 +131,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 async def _review(args: argparse.Namespace) -> int:
     from portico.config.model import Scope
-    from portico.policy.prompters import NonInteractivePrompter
+    from portico.policy.prompters import NonInteractivePrompter, trust_level_line
     from portico.policy.trust import TrustGate
 
     config = load_config(args)
@@ -155,6 +155,11 @@ async def _review(args: argparse.Namespace) -> int:
             print(f"  env: {', '.join(request.env_names)}")
         if request.header_names:
             print(f"  headers: {', '.join(request.header_names)}")
+        print(f"  trust: {trust_level_line(request.trust_level)}")
+        for cost in request.costs:
+            print(f"  cost: {cost}")
+        for line in request.secrets:
+            print(f"  secret: {line}")
         for reason in request.reasons:
             print(f"  - {reason}")
         print(f"  review it: portico mcp trust {request.server}")

@@ -323,6 +323,26 @@ class ConfigDocument:
             raise EditError(f"{where}: {shape}")
         return value
 
+    def require_known_key(self, server: str, key_path: KeyPath) -> None:
+        """EditError (with the closest key) when the schema has no such server key."""
+        from portico.config.validate import suggestion
+
+        path = split_key(key_path)
+        if schema.key_at(self.dialect, path).spec is not None:
+            return
+        parent: str | None = None
+        for depth, part in enumerate(path):
+            spec = schema.lookup(self.dialect, parent, part)
+            if spec is None:
+                known = schema.spellings(self.dialect, parent)
+                where = ".".join((server, *path[: depth + 1]))
+                raise EditError(
+                    f"{self.path}: {where}: not a key of a server{suggestion(part, known)} "
+                    "(`portico config example mcp` lists them)"
+                )
+            parent = spec.name
+        raise EditError(f"{self.path}: {server}.{'.'.join(path)}: not a key of a server")
+
     def set(self, server: str, key_path: KeyPath, value: Any) -> None:
         """Set a key of ``server`` (nested tables are created as needed)."""
         self._require(server)

@@ -4,6 +4,12 @@ Order of precedence: a project server replaces a global server of the same name.
 name in both files of one scope is an error naming both places, and neither starts (nor
 the global one it would have replaced). Nothing here raises on bad input: unreadable
 files, syntax errors and bad values all become diagnostics.
+
+A project may tighten, never loosen (see :mod:`portico.config.project_rules`): a project
+server that replaces a global one records what it replaces (``ServerSpec.replaces``, so
+the trust review can say so and the sign-in is not shared unless the target is the same)
+and keeps the stricter of the two budgets; a project setting that would loosen a global
+security setting is ignored with a warning naming file:line and the key.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from portico import paths
 from portico.config import toml_dialect, yaml_dialect
 from portico.config.model import Config, Diagnostic, Dialect, ModelsConfig, Scope, ServerSpec
 from portico.config.models_config import merge_models, read_models
+from portico.config.project_rules import merge_settings, replacing
 from portico.config.raw import RawFile
 from portico.config.validate import settings_from, validate_servers, validate_settings
 
@@ -153,7 +160,8 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
 
     servers: list[ServerSpec] = []
     project_claims = by_scope[Scope.PROJECT]
-    for name, spec in by_scope[Scope.GLOBAL].items():
+    global_specs = by_scope[Scope.GLOBAL]
+    for name, spec in global_specs.items():
         if name in project_claims:
             if spec is not None and project_claims[name] is None:
                 diagnostics.append(
@@ -169,9 +177,16 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
             continue
         if spec is not None:
             servers.append(spec)
-    servers.extend(spec for spec in project_claims.values() if spec is not None)
+    for name, spec in project_claims.items():
+        if spec is None:
+            continue
+        replaced = global_specs.get(name)
+        if replaced is not None:
+            spec, notes = replacing(spec, replaced)
+            diagnostics.extend(notes)
+        servers.append(spec)
 
-    settings_values: dict[str, Any] = {}
+    per_scope: dict[Scope, dict[str, tuple[Any, Path, int]]] = {}
     for scope in (Scope.GLOBAL, Scope.PROJECT):
         seen: dict[str, tuple[Any, Path, int]] = {}
         for result in results:
@@ -194,8 +209,9 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
                         )
                     continue
                 seen[field] = (value, result.raw.path, line)
-        for field, (value, _path, _line) in seen.items():
-            settings_values[field] = value
+        per_scope[scope] = seen
+    settings_values, notes = merge_settings(per_scope[Scope.GLOBAL], per_scope[Scope.PROJECT])
+    diagnostics.extend(notes)
 
     return Config(
         servers=tuple(servers),

@@ -182,6 +182,15 @@ class ToolCost:
         return self.low != self.high
 
 
+@dataclass(frozen=True)
+class Replaces:
+    """The global server a project server of the same name replaces (set by the loader)."""
+
+    source: str  # "file:line" of the global entry
+    target: str  # its transport target: "http <url>" or "stdio <command args>"
+    same_target: bool  # the project entry connects to exactly the same target
+
+
 DEFAULT_TOOL_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 DEFAULT_DEFER_TOOLS = 10
@@ -224,6 +233,7 @@ class ServerSpec:
     spend_limit: float | None = None
     cost_unit: str = DEFAULT_COST_UNIT
     trust: TrustLevel = TrustLevel.DEFAULT
+    replaces: Replaces | None = None  # project scope: the global server of this name
 
     @property
     def env_dict(self) -> dict[str, str]:

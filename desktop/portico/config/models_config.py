@@ -258,14 +258,16 @@ def read_models(file: RawFile, raw: RawModels) -> ModelsConfig:
     if not raw.present or file.blocked or not file.parsed:
         return ModelsConfig()
     if file.scope is Scope.PROJECT:
-        key = "models" if raw.line else _where(file.dialect)[1]
-        file.warning(
-            "ignored: a project file may not add or change model providers or the default "
-            "model (a cloned repository must not redirect your prompts); set them in your "
-            "own config (`portico model add`)",
-            line=raw.line or raw.default_line,
-            key=key,
-        )
+        found = [("models", raw.line), (_where(file.dialect)[1], raw.default_line)]
+        for key, line in found:
+            if line:
+                file.warning(
+                    "ignored: a project file may not add or change model providers or the "
+                    "default model (a cloned repository must not redirect your prompts); set "
+                    "them in your own config (`portico model add`)",
+                    line=line,
+                    key=key,
+                )
         return ModelsConfig()
     reader = _Reader(file, raw)
     providers = reader.providers()

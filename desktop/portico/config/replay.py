@@ -9,15 +9,24 @@ only their difference to ``original``. When ``base == original`` this is just ``
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
+
+_LINE = re.compile(r"[^\n]*\n|[^\n]+$")
+
+
+def lines_of(text: str) -> list[str]:
+    """``text`` split after each "\\n" only (``str.splitlines`` also splits at \\x85,
+    \\u2028 and others, which config files may hold inside a string)."""
+    return _LINE.findall(text)
 
 
 def replay(original: str, base: str, edited: str) -> str:
     if original == base:
         return edited
-    orig = original.splitlines(keepends=True)
-    old = base.splitlines(keepends=True)
-    new = edited.splitlines(keepends=True)
+    orig = lines_of(original)
+    old = lines_of(base)
+    new = lines_of(edited)
     # base line boundary -> original line boundary, where the two agree
     anchor: dict[int, int] = {0: 0, len(old): len(orig)}
     for block in SequenceMatcher(None, orig, old, autojunk=False).get_matching_blocks():

@@ -1005,7 +1005,9 @@ def key_at(dialect: Dialect, path: Sequence[str]) -> KeyAt:
     parent: str | None = None
     spec: KeySpec | None = None
     for depth, part in enumerate(path):
-        if spec is not None and spec.type in ("mapping", "tool_costs"):
+        if spec is not None and spec.type == "tool_costs":
+            return KeyAt(spec, True)  # tool -> cost, or tool -> {credits, note}
+        if spec is not None and spec.type == "mapping":
             return KeyAt(spec, True) if depth == len(path) - 1 else KeyAt(None, False)
         if spec is not None and spec.type != "table":
             return KeyAt(None, False)

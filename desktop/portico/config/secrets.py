@@ -18,7 +18,9 @@ KINDS: tuple[ReferenceKind, ...] = ("env", "keyring")
 
 # ``$${`` escapes; otherwise ``${`` opens a reference that runs to the next ``}``.
 _TOKEN = re.compile(r"\$\$\{|\$\{([^}]*)\}|\$\{")
-_NAME = re.compile(r"[A-Za-z0-9_.\-/:@]+")
+# User-secret names: no '/' (nor anything else), so a reference can never address the
+# internal records (OAuth tokens under ``mcp-tokens/<server>``) kept beside them.
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -79,16 +81,18 @@ def _split(text: str) -> list[_Part]:
             continue
         pattern = _ENV_NAME if kind == "env" else _NAME
         if not pattern.fullmatch(name):
-            parts.append(
-                _Part(
-                    problem=f"'{token}' is not a valid {kind} reference: the name is "
-                    f"{'empty' if not name else 'malformed'}"
+            if not name:
+                why = "the name is empty"
+            elif kind == "keyring":
+                why = (
+                    "secret names use letters, digits, '_', '.' and '-' only (no '/'); "
+                    "Portico's own records (sign-ins, registrations) are never reachable"
                 )
-            )
+            else:
+                why = "the name is malformed"
+            parts.append(_Part(problem=f"'{token}' is not a valid {kind} reference: {why}"))
             continue
-        parts.append(
-            _Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos))
-        )
+        parts.append(_Part(reference=Reference(kind=kind, name=name, start=match.start(), end=pos)))
     if pos < len(text):
         parts.append(_Part(literal=text[pos:]))
     return parts
@@ -142,7 +146,7 @@ async def resolve(
                 raise SecretError(
                     f"{prefix}environment variable {ref.name} is not set: set it before "
                     f"starting Portico, or store the value with `portico secret set "
-                    f"{ref.name}` and write ${{keyring:{ref.name}}}",
+                    f"{ref.name}` and write ${{keyring:{ref.name}}}; then retry the server",
                     reference=ref,
                     where=where,
                 )
@@ -151,7 +155,7 @@ async def resolve(
             if value is None:
                 raise SecretError(
                     f"{prefix}secret {ref.name} is not in the keyring: run `portico secret "
-                    f"set {ref.name}`",
+                    f"set {ref.name}`, then retry the server",
                     reference=ref,
                     where=where,
                 )

@@ -60,7 +60,7 @@ def describe_parse_error(exc: Exception, text: str) -> tuple[str, int | None, in
     message = _LOCATION_SUFFIX.sub("", str(exc)).rstrip(".")
     line: int | None = exc.line
     column: int | None = exc.col + 1
-    if message.endswith("character: '\\x00'"):  # tomlkit's end-of-input marker
+    if message.endswith("character: '\\x00'") or message == "Unexpected end of file":
         message = "unexpected end of file (an unclosed bracket, brace or quote?)"
         line = text.count("\n") + 1
         column = len(text.rsplit("\n", 1)[-1]) + 1

@@ -28,7 +28,7 @@ from portico.config.parse_count import counted
 from portico.config.raw import KeyPath
 from portico.config.toml_dialect import describe_parse_error
 from portico.config.toml_dialect import key_lines as toml_key_lines
-from portico.config.toml_rename import rename_in_text
+from portico.config.toml_text import remove_in_text, rename_in_text
 
 SERVERS = schema.TOML_SERVERS_KEY
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
@@ -179,6 +179,19 @@ class TomlTree:
 
     def remove_server(self, name: str) -> None:
         servers = self._servers()
+        if not isinstance(servers, InlineTable):
+            before = self.server_names()
+            text = remove_in_text(self.dumps(), SERVERS, name)
+            try:
+                counted(self.path)
+                doc = tomlkit.parse(text)
+            except (ParseError, TOMLKitError):
+                doc = None
+            if doc is not None:
+                previous, self.doc = self.doc, doc
+                if self.server_names() == [n for n in before if n != name]:
+                    return
+                self.doc = previous
         container = servers.value if isinstance(servers, Table) else None
         if container is None or isinstance(servers, InlineTable):
             del servers[name]
@@ -359,6 +372,12 @@ def _refill(table: Table, value: Mapping[str, Any]) -> None:
 def _add_key(node: Any, key: str, item: Item) -> None:
     """Add a new key after the last plain value of a table, so trailing comments (which
     belong to what follows) stay below it and the key never lands under a sub-table."""
+    if isinstance(node, OutOfOrderTableProxy) and node._tables:
+        # a table whose sub-tables are written apart: the key goes into its own [header]
+        first = node._tables[0]
+        _add_key(first, key, item)
+        dict.__setitem__(node, key, item)
+        return
     if isinstance(node, Table):
         container = node.value
     elif isinstance(node, Container):

@@ -8,11 +8,13 @@ unit of the dialect they were written in.
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from portico.config import schema, secrets
+from portico.config.masking import is_secret_key, mask_text, mask_url, mask_value
 from portico.config.model import (
     ClientCert,
     ElicitationSpec,
@@ -69,8 +71,12 @@ def machine_flow_needs(flow: object, values: dict[str, Any]) -> list[str]:
         secret = "oauth.client_assertion_key" if signed else "oauth.client_secret"
         return ["oauth.client_id", secret]
     if flow == "cross_app":
-        return ["oauth.client_id", "oauth.client_secret", "oauth.idp_token_endpoint",
-                "oauth.id_token"]
+        return [
+            "oauth.client_id",
+            "oauth.client_secret",
+            "oauth.idp_token_endpoint",
+            "oauth.id_token",
+        ]
     return []
 
 
@@ -93,18 +99,42 @@ def server_name_problem(name: str) -> str | None:
     return None
 
 
-def _describe(value: Any, dialect: D) -> str:
+def _describe(value: Any, dialect: D, *, secret: bool = False) -> str:
+    """``value`` for an error message: URLs masked; a secret-bearing value never shown."""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if secret and not isinstance(value, dict | list) and value is not None:
+        if isinstance(value, str):
+            return repr(mask_value(value))
+        return "a number (value hidden)" if _is_number(value) else "a value (hidden)"
     if isinstance(value, str):
-        return repr(value)
+        return repr(mask_text(value))
     if isinstance(value, dict):
         return "a table" if dialect is D.TOML else "a mapping"
     if isinstance(value, list):
         return "a list"
     if value is None:
         return "empty (null)"
-    return fmt(value)
+    if isinstance(value, int | float):
+        return fmt(value)
+    tag = getattr(value, "tag", None)
+    tag_text = getattr(tag, "value", tag)
+    if isinstance(tag_text, str) and tag_text:
+        return f"a value tagged {tag_text} (quote it to make it a string)"
+    return f"a {type(value).__name__} value"
+
+
+def _kind(value: Any, dialect: D) -> str:
+    """What ``value`` is, without showing it (for keys whose values may be secrets)."""
+    if isinstance(value, str):
+        return "a string"
+    if _is_number(value):
+        return "a number"
+    if isinstance(value, bool | dict | list) or value is None:
+        return _describe(value, dialect)
+    if getattr(value, "tag", None) is not None:
+        return "a tagged value (quote it to make it a string)"
+    return f"a {type(value).__name__} value"
 
 
 def _is_number(value: Any) -> bool:
@@ -189,7 +219,7 @@ class _Checker:
     def value(self, spec: KeySpec, raw: Any, path: KeyPath) -> Any:
         """``raw`` checked against ``spec`` and converted to model units; _MISSING if bad."""
         d = self.dialect
-        got = _describe(raw, d)
+        got = _describe(raw, d, secret=spec.secret or is_secret_key(spec.name))
         kind = spec.type
         if kind == "bool":
             if isinstance(raw, bool):
@@ -268,7 +298,9 @@ class _Checker:
             elif _is_number(value):
                 value = fmt(value)
             if not isinstance(value, str):
-                self.error(sub, f"must be a string, not {_describe(value, self.dialect)}")
+                hidden = spec.secret or is_secret_key(name)
+                describe = _kind if hidden else _describe
+                self.error(sub, f"must be a string, not {describe(value, self.dialect)}")
                 ok = False
                 continue
             if not str(name).strip():
@@ -419,6 +451,19 @@ class _Checker:
             if not raw.strip():
                 self.error(path, "must not be empty: name the program to start")
                 return None, ()
+            if self.dialect is D.TOML and len(raw.split()) > 1:
+                import shlex
+
+                try:
+                    words = shlex.split(raw)
+                except ValueError:
+                    words = raw.split()
+                array = "[" + ", ".join(json.dumps(w) for w in words) + "]"
+                self.warning(
+                    path,
+                    f"runs one program named {raw!r} (spaces included); to pass "
+                    f"arguments, write command = {array}",
+                )
             return raw, args
         if isinstance(raw, list) and all(isinstance(x, str) for x in raw):
             if not raw or not raw[0].strip():
@@ -429,6 +474,16 @@ class _Checker:
                 )
                 return None, ()
             return raw[0], (*raw[1:], *args)
+        if isinstance(raw, list):
+            for index, item in enumerate(raw):
+                if not isinstance(item, str):
+                    what = "the program" if index == 0 else f"argument {index}"
+                    self.error(
+                        (*path, index),
+                        f"must be a string ({what} of command), not "
+                        f"{_describe(item, self.dialect)}",
+                    )
+            return None, ()
         want = (
             'an array of strings (program and arguments), e.g. ["npx", "-y", "pkg"]'
             if self.dialect is D.TOML
@@ -542,9 +597,10 @@ class _Checker:
     def _check_rules(self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]) -> None:
         url = values.get("url")
         url_ok = url is None or re.match(r"https?://[^/\s]+", url, re.IGNORECASE)
-        if not url_ok and "command" not in found:
+        if url is not None and not url_ok and "command" not in found:
             self.error(
-                found["url"][1], f"must start with http:// or https:// and name a host, not {url!r}"
+                found["url"][1],
+                f"must start with http:// or https:// and name a host, not {mask_url(url)!r}",
             )
         path = values.get("oauth.callback_path")
         if path is not None and not path.startswith("/"):
@@ -552,7 +608,8 @@ class _Checker:
         uri = values.get("oauth.redirect_uri")
         if uri is not None and not re.match(r"https?://", uri, re.IGNORECASE):
             self.error(
-                found["oauth.redirect_uri"][1], f"must start with http:// or https://, not {uri!r}"
+                found["oauth.redirect_uri"][1],
+                f"must start with http:// or https://, not {mask_url(uri)!r}",
             )
         flow = values.get("oauth.flow")
         missing = [key for key in machine_flow_needs(flow, values) if not values.get(key)]
@@ -651,8 +708,12 @@ def validate_servers(file: RawFile) -> list[ServerSpec]:
         try:
             spec = _Checker(file, server).run()
         except Exception as exc:  # a bug here must cost one server, never the whole load
-            file.error(f"could not be checked ({type(exc).__name__}: {exc}); this server is "
-                       "skipped: please report this", line=server.line, server=server.name)
+            file.error(
+                f"could not be checked ({type(exc).__name__}: {exc}); this server is "
+                "skipped: please report this",
+                line=server.line,
+                server=server.name,
+            )
             continue
         if spec is not None:
             specs.append(spec)

@@ -8,6 +8,7 @@ ruamel.yaml's round-trip loader keeps the line of every key (``.lc``).
 from __future__ import annotations
 
 import contextlib
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from portico.config import schema
+from portico.config.masking import mask_text
 from portico.config.model import Dialect, Scope
 from portico.config.parse_count import counted
 from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
@@ -34,7 +36,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         doc = _yaml().load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "syntax error"
+        problem = safe_problem(exc.problem or exc.context or "syntax error")
         raw.parsed = False
         raw.error(
             f"not valid YAML: {problem}; fix the file (the servers it defined keep their "
@@ -45,7 +47,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         return raw
     except YAMLError as exc:
         raw.parsed = False
-        raw.error(f"not valid YAML: {exc}")
+        raw.error(f"not valid YAML: {safe_problem(str(exc))}")
         return raw
     if doc is None:
         return raw
@@ -115,6 +117,18 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
         raw.servers.append(RawServer(str(name), _plain(entry), line(*prefix), server_lines))
     return raw
+
+
+_DUPLICATE = re.compile(r'found duplicate key "(?P<key>[^"]*)" with value .*', re.S)
+
+
+def safe_problem(problem: str) -> str:
+    """A parser's complaint without the values it quotes: a duplicate key's two values are
+    often two tokens ("Bearer sk-..."), and any URL in it is masked."""
+    duplicate = _DUPLICATE.match(problem)
+    if duplicate:
+        return f'duplicate key "{duplicate.group("key")}" (values not shown)'
+    return mask_text(problem)
 
 
 def _plain(value: Any) -> Any:

@@ -29,7 +29,7 @@ from portico.config.model import Dialect
 from portico.config.name_scan import scan_names
 from portico.config.parse_count import counted
 from portico.config.raw import KeyPath
-from portico.config.replay import replay
+from portico.config.replay import lines_of, replay
 from portico.config.yaml_dialect import key_lines as yaml_key_lines
 
 SERVERS = "mcp_servers"
@@ -161,7 +161,7 @@ def _is_flow(node: Any) -> bool:
 
 def _detect_indent(text: str) -> tuple[int, int, int]:
     """(mapping indent, sequence indent, sequence dash offset) the file already uses."""
-    lines = text.splitlines()
+    lines = [line.rstrip("\n") for line in lines_of(text)]
     mapping = 0
     for line in lines:
         if _KEY_LINE.match(line) and not _comment(line):
@@ -227,7 +227,7 @@ class YamlTree:
         return self._data is None
 
     def _lines(self) -> list[str]:
-        return self.text.splitlines(keepends=True)
+        return lines_of(self.text)
 
     def _write_lines(self, lines: list[str]) -> None:
         # the tree is parsed again when next needed: one edit, then a validation of the
@@ -258,7 +258,7 @@ class YamlTree:
         buf = io.StringIO()
         self._dumper().dump(_to_ruamel(mapping), buf)
         pad = " " * column
-        return [pad + line if line.strip() else line for line in buf.getvalue().splitlines(True)]
+        return [pad + line if line.strip() else line for line in lines_of(buf.getvalue())]
 
     def dumps(self) -> str:
         return self.text
@@ -304,7 +304,8 @@ class YamlTree:
                 if _blank(line) or _comment(line):
                     continue
                 ind = _indent(line)
-                if ind < column or (ind == column and not _SEQ_LINE.match(line)):
+                closing = line.lstrip().startswith(("}", "]"))  # of a flow map over lines
+                if ind < column or (ind == column and not _SEQ_LINE.match(line) and not closing):
                     region = ln
                     break
         end = region

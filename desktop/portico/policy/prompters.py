@@ -34,11 +34,27 @@ def source_file(source: str) -> str:
     return head if sep and tail.isdigit() else source
 
 
+TRUST_LEVEL_TEXT = {
+    "default": "asks before tools not marked read-only",
+    "full": "runs every tool and sampling request without asking",
+    "untrusted": "asks before every tool",
+}
+
+
+def trust_level_line(level: str) -> str:
+    return f"{level} ({TRUST_LEVEL_TEXT.get(level, 'see its config')})"
+
+
 def trust_refusal(request: TrustRequest) -> str:
-    return (
+    text = (
         f"server '{request.server}' in {source_file(request.source)} is waiting for trust "
         f"review: run 'portico mcp trust {request.server}' or open it in the app"
     )
+    if request.secrets:
+        text += "; it would receive your secrets: " + "; ".join(request.secrets)
+    if request.trust_level != "default":
+        text += f"; trust: {trust_level_line(request.trust_level)}"
+    return text
 
 
 def _stderr(text: str) -> None:

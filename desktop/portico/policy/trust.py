@@ -5,6 +5,11 @@
   trusted before (see :mod:`portico.policy.trust_store`).
 - Project HTTP servers wait when the URL is plaintext, carries credentials, does not
   resolve, or resolves to any non-public address; a public HTTPS address connects.
+- Whatever the transport and address, a project server waits when it references any of
+  your secrets (each listed with where it goes), replaces a global server of the same
+  name with another target, or turns on ``oauth.allow_private_endpoints``.
+- The review shows the trust level and costs; the stored decision binds to everything
+  that decides what the server may do or receive (``trust_store.trust_digest``).
 - The addresses seen at the review are pinned for the rest of the process
   (:meth:`TrustGate.pinned_addresses`, used by the HTTP client through the hooks).
 
@@ -14,7 +19,6 @@ Use one :class:`TrustGate` per process and plug it into ``ConnectionHooks`` with
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import shlex
 from collections.abc import Mapping
@@ -26,6 +30,7 @@ from portico.config.model import Scope, ServerSpec, Transport
 from portico.policy.ask import ask_outcome
 from portico.policy.netcheck import NetReport, Resolver, check_url
 from portico.policy.prompters import trust_refusal
+from portico.policy.secret_uses import secret_uses, secrets_reason
 from portico.policy.trust_store import TrustStore, project_of, trust_digest
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
@@ -44,9 +49,30 @@ ALLOW_PRIVATE_REASON = (
 def review_reasons(spec: ServerSpec) -> list[str]:
     """Reasons to review a project server whatever its transport and address."""
     reasons: list[str] = []
+    uses = secret_uses(spec)
+    if uses:
+        reasons.append(secrets_reason(uses))
     if spec.oauth is not None and spec.oauth.allow_private_endpoints:
         reasons.append(ALLOW_PRIVATE_REASON)
+    if spec.replaces is not None and not spec.replaces.same_target:
+        reasons.append(
+            f"replaces your global server {spec.name} (different target): yours "
+            f"({spec.replaces.source}) connects to {spec.replaces.target}; this one does not "
+            "get its sign-in"
+        )
     return reasons
+
+
+def cost_lines(spec: ServerSpec) -> tuple[str, ...]:
+    """The budget a review shows: the spend limit and each tool's cost."""
+    unit = spec.cost_unit
+    lines: list[str] = []
+    if spec.spend_limit is not None:
+        lines.append(f"spend limit: {spec.spend_limit:g} {unit} per chat")
+    for tool, cost in spec.tool_costs:
+        amount = f"{cost.low:g}-{cost.high:g}" if cost.is_range else f"{cost.low:g}"
+        lines.append(f"tool {tool}: {amount} {unit}" + (f" ({cost.note})" if cost.note else ""))
+    return tuple(lines)
 
 
 def describe_target(spec: ServerSpec) -> str:
@@ -131,6 +157,7 @@ class TrustGate:
                     f"server '{spec.name}' in {spec.source.path} was rejected at a trust "
                     f"review; run 'portico mcp trust {spec.name}' to review it again",
                 ),
+                rejected=True,
             )
         if not self.ask:
             self.pending[spec.name] = review
@@ -188,6 +215,9 @@ class TrustGate:
             header_names=tuple(name for name, _ in spec.headers),
             reasons=tuple(reasons),
             can_persist=not (report is not None and report.dns_failed),
+            secrets=tuple(use.line for use in secret_uses(spec)),
+            trust_level=str(spec.trust),
+            costs=cost_lines(spec),
         )
         return Review(spec, request, report)
 
@@ -200,10 +230,11 @@ class TrustGate:
             self.store.record(spec, "reject")
             self.pending.pop(spec.name, None)
             self._once.discard(key)
-            problem = await asyncio.to_thread(disable_in_file, spec)
-            if problem:
-                await self._notify("warning", problem, spec.name)
-            return TrustVerdict(False, (f"server '{spec.name}' was rejected at its trust review",))
+            # Only the person's own trust store records it: the project's shared file is
+            # never written, so a later review can turn the server back on.
+            return TrustVerdict(
+                False, (f"server '{spec.name}' was rejected at its trust review",), rejected=True
+            )
         if choice is TrustChoice.TRUST:
             if review.request.can_persist:
                 self.store.record(spec, "trust")
@@ -249,27 +280,6 @@ def _pinned_resolver(pins: Mapping[str, tuple[str, ...]]) -> Resolver:
         raise OSError(f"'{host}' was not resolved at the review")
 
     return resolve
-
-
-def disable_in_file(spec: ServerSpec) -> str | None:
-    """Write ``enabled = false`` for ``spec`` into the file that defined it.
-
-    Returns None on success, else what went wrong (the rejection itself is stored anyway,
-    so the server stays off).
-    """
-    path = spec.source.path
-    from portico.config.document import ConfigDocument
-
-    try:
-        document = ConfigDocument.load(path)
-        document.set_enabled(spec.name, False)
-        document.save()
-    except Exception as exc:
-        return (
-            f"could not write 'enabled = false' for '{spec.name}' to {path} ({exc}); the "
-            f"rejection is saved and the server will not start"
-        )
-    return None
 
 
 def with_scope(spec: ServerSpec, scope: Scope) -> ServerSpec:

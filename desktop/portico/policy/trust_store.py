@@ -1,9 +1,13 @@
 """Persistent trust decisions for project servers.
 
 Stored in ``<state dir>/trust.json``, keyed by the canonical project path, the server name
-and the SHA-256 digest of the server's canonical configuration (command, arguments,
-environment, URL, headers, OAuth client configuration). Changing any of them means the
-stored decision no longer matches and the server is reviewed again.
+and the SHA-256 digest of everything that decides what the server may do or receive: the
+transport target, command / args / env / cwd, URL and headers, OAuth, the client
+certificate and identity header, the secret references, ``trust``, ``tool_costs``,
+``spend_limit``, ``cost_unit``, ``sampling``, ``elicitation``, the tool filters and the
+global server it replaces. Changing any of them means the stored decision no longer
+matches and the server is reviewed again. Cosmetic keys (timeouts, lazy start, recycling,
+protocol) are left out, so tuning them never re-asks.
 """
 
 from __future__ import annotations
@@ -18,30 +22,47 @@ from portico.config.model import ServerSpec
 from portico.paths import paths
 from portico.policy.approval_store import write_json_atomic
 from portico.policy.approvals import canonical_json, sha256
+from portico.policy.secret_uses import secret_uses
 
 FILE_NAME = "trust.json"
 Decision = Literal["trust", "reject"]
 
 
+def _without_timeout(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    data: dict[str, Any] = asdict(value)
+    data.pop("timeout", None)  # how long something waits is not part of what runs
+    return data
+
+
+def trust_fields(spec: ServerSpec) -> dict[str, Any]:
+    """What a trust decision binds to (see the module docstring)."""
+    return {
+        "transport": str(spec.transport),
+        "command": spec.command,
+        "args": list(spec.args),
+        "env": sorted([k, v] for k, v in spec.env),
+        "cwd": spec.cwd,
+        "url": spec.url,
+        "headers": sorted([k, v] for k, v in spec.headers),
+        "oauth": _without_timeout(spec.oauth),
+        "client_cert": asdict(spec.client_cert) if spec.client_cert else None,
+        "identity_header": asdict(spec.identity_header) if spec.identity_header else None,
+        "secrets": [use.line for use in secret_uses(spec)],
+        "trust": str(spec.trust),
+        "tool_costs": [[name, asdict(cost)] for name, cost in spec.tool_costs],
+        "spend_limit": spec.spend_limit,
+        "cost_unit": spec.cost_unit,
+        "sampling": _without_timeout(spec.sampling),
+        "elicitation": _without_timeout(spec.elicitation),
+        "tools": asdict(spec.tools),
+        "replaces": asdict(spec.replaces) if spec.replaces else None,
+    }
+
+
 def trust_digest(spec: ServerSpec) -> str:
-    oauth: dict[str, Any] | None = None
-    if spec.oauth is not None:
-        oauth = asdict(spec.oauth)
-        oauth.pop("timeout", None)  # how long a login waits is not part of what runs
-    return sha256(
-        canonical_json(
-            {
-                "transport": str(spec.transport),
-                "command": spec.command,
-                "args": list(spec.args),
-                "env": sorted([k, v] for k, v in spec.env),
-                "cwd": spec.cwd,
-                "url": spec.url,
-                "headers": sorted([k, v] for k, v in spec.headers),
-                "oauth": oauth,
-            }
-        )
-    )
+    return sha256(canonical_json(trust_fields(spec)))
 
 
 def project_of(spec: ServerSpec) -> Path:

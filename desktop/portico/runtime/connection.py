@@ -23,14 +23,18 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any
 
+from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
+from portico.config.secrets import has_references
 from portico.runtime import schema_cache, sdklog
+from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
     HttpErrorRecorder,
     NeedsAuth,
     RuntimeFailure,
+    SecretProblem,
     ServerExited,
     describe,
     primary,
@@ -45,6 +49,7 @@ from portico.runtime.events import (
     StatusChanged,
     ToolsChanged,
 )
+from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
@@ -73,6 +78,7 @@ SETTLED = frozenset(
         Status.FAILED,
         Status.NEEDS_AUTH,
         Status.AWAITING_TRUST,
+        Status.REJECTED,
         Status.LAZY,
         Status.COOLDOWN,
         Status.DISABLED,
@@ -109,6 +115,7 @@ class Connection:
         auth_probe_interval: float = AUTH_PROBE_INTERVAL,
     ) -> None:
         self.spec = spec
+        self._known_secrets: list[str] = []  # resolved secret values (see _remember_secrets)
         self.auth_probe_interval = auth_probe_interval
         self.bus = bus if bus is not None else EventBus()
         self.hooks = hooks if hooks is not None else ConnectionHooks()
@@ -117,6 +124,7 @@ class Connection:
         self.shell_timeout = shell_timeout
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
+        self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
         # What the server offers (live, or from the schema cache when from_cache).
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
@@ -382,8 +390,10 @@ class Connection:
 
     def _show(self, status: Status, error: str | None, retry_at: float | None) -> None:
         """The lifecycle moved to a phase that shows ``status``: publish it (once)."""
+        if error:  # a state error is shown everywhere: never a password or a secret in it
+            error = mask_text(error, self._known_secrets)
         state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=len(self.tools)
+            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
         if state == self._state and status is not Status.COOLDOWN:
             return
@@ -396,17 +406,34 @@ class Connection:
             self._life.move(Phase.STOPPING)
         self._life.move(Phase.STOPPED)
 
+    def _remember_secrets(
+        self, written: tuple[tuple[str, str], ...], resolved: dict[str, str]
+    ) -> None:
+        """Values that must never appear in an error or log line of ours: what references
+        resolved to, and literal values of secret-bearing keys."""
+        for name, text in written:
+            value = resolved.get(name)
+            if value and (has_references(text) or is_secret_key(name)):
+                self._known_secrets.append(value)
+                self._known_secrets.extend(part for part in value.split() if len(part) >= 8)
+
     def _set_tools(self, tools: list[Any]) -> None:
         self.tools = list(tools)
-        if self._state.tool_count != len(self.tools):
+        count = self._offered()
+        if self._state.tool_count != count:
             self._state = ServerState(
                 self.name,
                 self._state.status,
                 error=self._state.error,
                 retry_at=self._state.retry_at,
-                tool_count=len(self.tools),
+                tool_count=count,
             )
-        self.bus.publish(ToolsChanged(self.name, len(self.tools)))
+        self.bus.publish(ToolsChanged(self.name, count))
+
+    def _offered(self) -> int:
+        """The tools models may use: the server's list minus tools.include / exclude."""
+        decisions = apply_filter([t.name for t in self.tools], self.spec.tools)
+        return sum(1 for d in decisions if d.included)
 
     def apply_list(self, kind: str, items: list[Any]) -> None:
         """A refreshed list from the server (the list refresher calls this)."""
@@ -431,7 +458,7 @@ class Connection:
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
-        self.log.add(text, "portico")
+        self.log.add(mask_text(text, self._known_secrets), "portico")
 
     # --- the owner task: the state machine's driver -------------------------------------
 
@@ -443,6 +470,7 @@ class Connection:
             while not self._mail.has(Request.STOP):
                 if self._life.phase is not Phase.STARTING:
                     self._life.move(Phase.STARTING)
+                self.log.begin_attempt()
                 try:
                     if not await self._gate():
                         continue
@@ -475,6 +503,11 @@ class Connection:
                         self._life.move(Phase.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
+                    elif isinstance(leaf, SecretProblem):
+                        # No retry loop: nothing changes until the secret is stored.
+                        self.note(f"failed: {leaf}")
+                        self._life.move(Phase.FAILED, error=str(leaf))
+                        await self._wait_for(Request.RETRY)
                     elif self._asks_for_sign_in():
                         # A URL server without `oauth` that answers with an OAuth challenge:
                         # park and offer sign-in rather than fail over and over.
@@ -509,7 +542,8 @@ class Connection:
         if verdict.allowed:
             return True
         reasons = "; ".join(verdict.reasons) or "not trusted yet"
-        self._life.move(Phase.AWAITING_TRUST, error=reasons)
+        parked = Phase.REJECTED if verdict.rejected else Phase.AWAITING_TRUST
+        self._life.move(parked, error=reasons)
         await self._wait_for(Request.RETRY)
         return False
 
@@ -742,16 +776,19 @@ class Connection:
             shell_timeout=self.shell_timeout,
             note=self.note,
             pinned=self._pinned,
+            remember_secrets=self._remember_secrets,
+            watch_http=self.activity.watch_http,
         )
         self._proc = built.proc
         self._transport_ended = built.transport.ended
+        transport = tapped(built.transport, self.activity)
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
             return factory(spec) if factory is not None else None
 
         client = Client(
-            built.transport,
+            transport,
             mode="legacy" if spec.protocol is Protocol.LEGACY else "auto",
             read_timeout_seconds=None,
             sampling_callback=callback(hooks.sampling_callback),

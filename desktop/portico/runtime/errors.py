@@ -74,6 +74,12 @@ class ConfigProblem(RuntimeFailure):
     """A server's config cannot be used as written (missing cert file, bad header...)."""
 
 
+class SecretProblem(ConfigProblem):
+    """A ``${keyring:NAME}`` / ``${env:NAME}`` reference has no value (or is malformed).
+    Retrying cannot help until the person fixes it: the server fails once and waits for
+    Retry (or a config change)."""
+
+
 class CallTimeout(RuntimeFailure):
     """A tool call ran past its deadline (``timeout``, extended by progress)."""
 

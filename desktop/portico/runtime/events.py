@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 class Status(StrEnum):
     DISABLED = "Disabled"
     AWAITING_TRUST = "AwaitingTrust"
+    REJECTED = "Rejected"  # the person rejected it at a trust review (their own store)
     CONNECTING = "Connecting"
     RUNNING = "Running"
     LAZY = "Lazy"
@@ -86,6 +87,14 @@ class ConfigChanged:
     files: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class ActivityChanged:
+    """New or updated exchanges in a server's activity log (coalesced, runtime/activity.py)."""
+
+    server: str
+    version: int  # the log's change counter (ActivityLog.entries(since=...))
+
+
 Event = (
     StatusChanged
     | ToolsChanged
@@ -94,6 +103,7 @@ Event = (
     | AuthRequired
     | ConfigChanged
     | ResourceUpdated
+    | ActivityChanged
 )
 Subscriber = Callable[[Event], None]
 

@@ -20,14 +20,16 @@ if TYPE_CHECKING:
 class TrustVerdict:
     """The trust gate's answer for one server config.
 
-    ``allowed=False`` parks the connection in ``AwaitingTrust`` with ``reasons`` as the
-    shown error. ``pinned`` maps host -> IP addresses the HTTP client must connect to
-    (DNS pinning; TLS still checks the host name).
+    ``allowed=False`` parks the connection in ``AwaitingTrust`` (``Rejected`` when
+    ``rejected``: the person said no at a review) with ``reasons`` as the shown error.
+    ``pinned`` maps host -> IP addresses the HTTP client must connect to (DNS pinning;
+    TLS still checks the host name).
     """
 
     allowed: bool
     reasons: tuple[str, ...] = ()
     pinned: Mapping[str, tuple[str, ...]] | None = None
+    rejected: bool = False
 
 
 TrustGate = Callable[["ServerSpec"], Awaitable[TrustVerdict]]

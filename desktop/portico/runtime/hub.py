@@ -65,6 +65,14 @@ class UnknownServer(LookupError):
     KeyError: ``str(KeyError(msg))`` wraps the message in quotes."""
 
 
+def _why_down(state: ServerState) -> str:
+    """What a call of a tool of a server that is not running is told."""
+    if state.retry_at:
+        when = time.strftime("%H:%M:%S", time.localtime(state.retry_at))
+        return f"retry at {when}"
+    return f"status {state.status}"
+
+
 class Hub:
     def __init__(
         self,
@@ -266,7 +274,7 @@ class Hub:
         if status not in _REGISTERED:
             self._synced.pop(name, None)
             if name in self.registry.servers():
-                self.registry.remove_server(name)
+                self.registry.remove_server(name, down=_why_down(conn.state))
             return
         if self._synced.get(name) is conn.tools:
             return  # the connection replaces its list on every change: nothing new

@@ -19,6 +19,7 @@ class Phase(Enum):
     IDLE = "idle"  # no owner task yet
     STARTING = "starting"  # owner running the trust gate / deciding lazy or live
     AWAITING_TRUST = "awaiting-trust"  # parked until reviewed
+    REJECTED = "rejected"  # the person said no at the review; parked until asked again
     LAZY = "lazy"  # registered from the schema cache (or recycled), no process
     CONNECTING = "connecting"  # transport + initialize + lists
     RUNNING = "running"  # serving calls
@@ -34,6 +35,7 @@ _ANY_LIVE = frozenset(
     {
         Phase.STARTING,
         Phase.AWAITING_TRUST,
+        Phase.REJECTED,
         Phase.LAZY,
         Phase.CONNECTING,
         Phase.RUNNING,
@@ -46,14 +48,24 @@ _ANY_LIVE = frozenset(
 TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.IDLE: frozenset({Phase.STARTING, Phase.DISABLED, Phase.STOPPED}),
     Phase.STARTING: frozenset(
-        {Phase.AWAITING_TRUST, Phase.LAZY, Phase.CONNECTING, Phase.NEEDS_AUTH, Phase.FAILED}
+        {
+            Phase.AWAITING_TRUST,
+            Phase.REJECTED,
+            Phase.LAZY,
+            Phase.CONNECTING,
+            Phase.NEEDS_AUTH,
+            Phase.FAILED,
+        }
     ),
     Phase.AWAITING_TRUST: frozenset({Phase.STARTING}),
+    Phase.REJECTED: frozenset({Phase.STARTING}),
     Phase.LAZY: frozenset({Phase.STARTING}),
     Phase.CONNECTING: frozenset({Phase.RUNNING, Phase.NEEDS_AUTH, Phase.FAILED}),
     Phase.RUNNING: frozenset({Phase.LAZY, Phase.NEEDS_AUTH, Phase.FAILED}),
     Phase.NEEDS_AUTH: frozenset({Phase.STARTING}),
-    Phase.FAILED: frozenset({Phase.COOLDOWN}),
+    # Cooldown follows at once; a failure no retry can fix (a missing secret) stays Failed
+    # until retry_now.
+    Phase.FAILED: frozenset({Phase.COOLDOWN, Phase.STARTING}),
     Phase.COOLDOWN: frozenset({Phase.STARTING}),
     Phase.STOPPING: frozenset({Phase.STOPPED}),
     Phase.STOPPED: frozenset({Phase.STARTING, Phase.DISABLED, Phase.STOPPED}),
@@ -68,6 +80,7 @@ STATUS_OF: dict[Phase, Status | None] = {
     Phase.IDLE: None,
     Phase.STARTING: None,
     Phase.AWAITING_TRUST: Status.AWAITING_TRUST,
+    Phase.REJECTED: Status.REJECTED,
     Phase.LAZY: Status.LAZY,
     Phase.CONNECTING: Status.CONNECTING,
     Phase.RUNNING: Status.RUNNING,
@@ -83,6 +96,8 @@ STATUS_OF: dict[Phase, Status | None] = {
 SETTLED_PHASES = frozenset(
     {
         Phase.AWAITING_TRUST,
+        Phase.REJECTED,
+        Phase.FAILED,
         Phase.LAZY,
         Phase.RUNNING,
         Phase.NEEDS_AUTH,

@@ -11,6 +11,8 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from portico.config.masking import mask_url
+
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
     from portico.runtime.hooks import ConnectionHooks
@@ -73,7 +75,7 @@ async def probe(
         result = ProbeResult(
             name=spec.name,
             transport=str(spec.transport),
-            target=str(spec.url or spec.command),
+            target=mask_url(spec.url) if spec.url else str(spec.command),
             status="Failed" if state.status is Status.COOLDOWN else str(state.status),
             source=str(spec.source),
             connect_ms=connect_s * 1000,

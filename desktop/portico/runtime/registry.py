@@ -171,6 +171,7 @@ class Registry:
         self._by_name: dict[str, RegisteredTool] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._index: ToolIndex | None = None
+        self._gone: dict[str, tuple[str, str]] = {}  # qualified -> (server, why it is down)
 
     # --- building ---------------------------------------------------------------
 
@@ -187,6 +188,7 @@ class Registry:
         caller: ToolCaller | None = None,
     ) -> list[str]:
         """(Re)register a server's tools. Returns the warnings (filters, tool_costs)."""
+        self._gone = {q: v for q, v in self._gone.items() if v[0] != spec.name}
         self._drop(spec.name)
         entry = ServerTools(spec=spec, caller=caller)
         offered = [t.name for t in tools]
@@ -256,7 +258,14 @@ class Registry:
         self._by_name[qualified] = reg
         return reg
 
-    def remove_server(self, name: str) -> None:
+    def remove_server(self, name: str, *, down: str | None = None) -> None:
+        """Drop the tools of ``name``; ``down`` says why it is not running (a call of one
+        of its tools then says so instead of "no tool named ...")."""
+        entry = self._servers.get(name)
+        self._gone = {q: v for q, v in self._gone.items() if v[0] != name}
+        if down is not None and entry is not None:
+            for tool in entry.tools:
+                self._gone[tool.qualified] = (name, down)
         self._drop(name)
         self._index = None
 
@@ -309,6 +318,9 @@ class Registry:
 
     def resolve(self, qualified: str) -> RegisteredTool:
         tool = self._by_name.get(qualified)
+        if tool is None and qualified in self._gone:
+            server, why = self._gone[qualified]
+            raise UnknownTool(f"server {server!r} is not running ({why})")
         if tool is None:
             raise UnknownTool(
                 f"no tool named {qualified!r}; its server may be stopped or the tool "

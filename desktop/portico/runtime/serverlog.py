@@ -46,6 +46,8 @@ class ServerLog:
         self.on_line = on_line  # (text, stream, level) -> None; the connection publishes LogLine
         self._handle: TextIO | None = None
         self._size = 0
+        self._stderr_total = 0  # lines the server ever wrote (the ring keeps the last ones)
+        self._attempt_from = 0  # _stderr_total when the current attempt began
         self.write_error: str | None = None
 
     def add(self, text: str, stream: str = "stderr", level: str = "") -> None:
@@ -61,6 +63,7 @@ class ServerLog:
         self.lines.append(shown)
         if stream == "stderr":
             self.stderr_lines.append(text)
+            self._stderr_total += 1
         self._write(shown + "\n")
         if self.on_line is not None:
             self.on_line(text, stream, level)
@@ -68,8 +71,13 @@ class ServerLog:
     def tail(self, n: int = 10) -> list[str]:
         return list(self.lines)[-n:] if n > 0 else []
 
+    def begin_attempt(self) -> None:
+        """A new connection attempt starts: its error names only its own stderr lines."""
+        self._attempt_from = self._stderr_total
+
     def stderr_tail(self, n: int = 10) -> list[str]:
-        """The last ``n`` lines the server itself wrote (none of Portico's notes)."""
+        """The last ``n`` lines the server itself wrote in this attempt (none of ours)."""
+        n = min(n, self._stderr_total - self._attempt_from)
         return list(self.stderr_lines)[-n:] if n > 0 else []
 
     def _write(self, data: str) -> None:

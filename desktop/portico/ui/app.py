@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
 from portico.prompts import Notice
+from portico.ui.actions import ActionId
 from portico.ui.bridge import EventBridge
 from portico.ui.chat.bridge import ChatBridge
 from portico.ui.chat.controller import ChatController
@@ -35,10 +36,13 @@ from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_applic
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
 from portico.ui.onboarding.controller import Onboarding
+from portico.ui.ops import NoRuntime, Ops
 from portico.ui.pages.controller import ServerPages
+from portico.ui.palette import follow_os_scheme
 from portico.ui.prompter import QtPrompter
 from portico.ui.single_instance import SingleInstance
 from portico.ui.tray import Tray
+from portico.ui.tray_state import summary as live_summary
 
 log = logging.getLogger(__name__)
 
@@ -76,9 +80,9 @@ class DesktopApp(QObject):
         self.prompter: QtPrompter | None = None
         self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.ops = Ops(self.window.post_notice)
         self.pages = ServerPages(
-            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray
+            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray, self.ops
         )
         self.chat_bridge = ChatBridge()
         self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
@@ -91,6 +95,7 @@ class DesktopApp(QObject):
             taken=lambda: {s.name for s in self.model.states()},
         )
         self._configured = False  # servers or a model: the app opens on a chat
+        self._model_ref: str | None = None  # a model the first run just connected
         self.links = LinkFlow(
             lambda: self.window if self.window.isVisible() else None,
             self.window.post_notice,
@@ -114,18 +119,21 @@ class DesktopApp(QObject):
     def _wire(self) -> None:
         self.model.connect_bridge(self.bridge)
         self.bridge.logLine.connect(self.window.add_log_line)
-        self.bridge.discoveryFinished.connect(self.window.set_summary)
-        self.bridge.discoveryFinished.connect(self.tray.set_summary)
+        # The status bar and the tray follow the servers' states (one count everywhere).
+        self.model.statesChanged.connect(
+            lambda: self.window.set_summary(live_summary(self.model.states()))
+        )
         self.bridge.authRequired.connect(self.pages.auth_required)
+        self.bridge.activityChanged.connect(self.pages.activity_changed)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
-        self.window.quitRequested.connect(self.request_quit)
+        self.window.quitRequested.connect(self.quit_asked)
         self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
         self.bridge.configChanged.connect(lambda: self._spawn(self.apply_config()))
         self.window.configEditorRequested.connect(self.open_config_editor)
         self.window.serverActionRequested.connect(self.server_action)
         self.window.hiddenToTray.connect(self._told_hidden)
-        self.tray.quitRequested.connect(self.request_quit)
+        self.tray.quitRequested.connect(self.quit_asked)
         self.tray.showHideRequested.connect(self.toggle_window)
         self.tray.configEditorRequested.connect(self.open_config_editor)
         self.tray.serverActionRequested.connect(self.server_action)
@@ -141,9 +149,7 @@ class DesktopApp(QObject):
         )
         self.window.addServerRequested.connect(self.onboarding.add_server)
         self.onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
-        self.onboarding.modelConnected.connect(
-            lambda ref: self._spawn(self._use_model(ref))
-        )
+        self.onboarding.modelConnected.connect(self._use_model)
 
     # --- run -----------------------------------------------------------------------------
 
@@ -154,16 +160,17 @@ class DesktopApp(QObject):
             parent_widget=lambda: self.window if self.window.isVisible() else None
         )
         self.prompter.noticePosted.connect(self.window.post_notice)
-        self.window.restore_state()
-        if self.hidden and self.tray.available:
-            self.tray.show()
-        else:
-            await self.show_and_paint()
-            self.tray.show()
-        if self.open_url:
-            self.open_link(self.open_url)
+        # SIGTERM from the first moment on: a session manager may stop us while we start
         restore_signals = self._handle_stop_signals()
         try:
+            self.window.restore_state()
+            if self.hidden and self.tray.available:
+                self.tray.show()
+            else:
+                await self.show_and_paint()
+                self.tray.show()
+            if self.open_url:
+                self.open_link(self.open_url)
             await self.start_runtime()
             if self.session is not None:
                 self._spawn(self._first_start())
@@ -244,7 +251,8 @@ class DesktopApp(QObject):
             await self.start_chat_service()
         if (force or self._configured) and self.chat_service is not None:
             self.window.show_chats()
-            await self.chat.open_start()
+            ref, self._model_ref = self._model_ref, None
+            await self.chat.open_start(model=ref)
             return
         self.window.chats.pane.show_welcome(self.onboarding.welcome)
         self.window.show_chats()
@@ -268,12 +276,9 @@ class DesktopApp(QObject):
             return
         await self.chat.attach(self.chat_service)
 
-    async def _use_model(self, ref: str) -> None:
-        await self.start_chats(force=True)
-        await self.chat.set_model(ref)
-        if self.chat.current is not None:
-            await self.chat.reload_current()
-        self.window.chats.focus_input()
+    def _use_model(self, ref: str) -> None:
+        """The model just connected: the chat that opens next uses it."""
+        self._model_ref = ref
 
     async def _sync_chat_config(self) -> bool:
         """Hand the reloaded config to the chat host; True when a model is configured."""
@@ -323,45 +328,40 @@ class DesktopApp(QObject):
             log.exception("applying the config failed")
             self.window.post_notice(Notice("error", f"Could not start the servers: {exc}"))
             return
-        self.window.set_summary(summary)
-        self.tray.set_summary(summary)
+        if not self.model.states():
+            self.window.set_summary(live_summary([]))
         self.configApplied.emit(summary)
 
     # --- actions -------------------------------------------------------------------------
 
     def server_action(self, action: str, server: str) -> None:
-        if action == "Edit…":
+        """Carry out one of ui/actions.py's actions (by its id) on ``server``."""
+        act = ActionId(action)
+        if act is ActionId.EDIT:
             self.open_config_editor(server)
             return
-        if self.session is None:
-            self.window.post_notice(Notice("error", "The server runtime is not running."))
-            return
-        if self.pages.handles(action):  # Enable / Disable, Remove, Review trust…
-            self.pages.act(action, server)
-            return
-        calls = {
-            "Restart": self.session.restart,
-            "Retry now": self.session.retry,
-            "Retry": self.session.retry,
-            "Review trust…": self.session.retry,  # reconnecting runs the trust review again
-            "Review…": self.session.retry,
-            "Authorize…": self.session.authorize,
-        }
-        call = calls.get(action)
-        if call is None:
-            self.window.post_notice(
-                Notice("info", f"{action} arrives with the config editor.", server=server)
-            )
-            return
-        self._spawn(self._act(action, server, call(server)))
+        if act is ActionId.ENABLE or act is ActionId.DISABLE:
+            self.pages.set_enabled(server, act is ActionId.ENABLE)
+        elif act is ActionId.REMOVE:
+            self.pages.confirm_remove(server)
+        elif act is ActionId.REVIEW_TRUST:
+            self.pages.review_trust(server)
+        else:
+            calls: dict[ActionId, tuple[str, Callable[[str], Any]]] = {
+                ActionId.RESTART: ("Restart", lambda s: self.session.restart(s)),
+                ActionId.RETRY: ("Retry", lambda s: self.session.retry(s)),
+                ActionId.SIGN_IN: ("Sign in to", lambda s: self.session.authorize(s)),
+            }
+            verb, call = calls[act]
+            self.ops.op(
+                lambda: self._on_runtime(call(server)), f"{verb} {server}", server=server
+            ).run()
 
-    async def _act(self, action: str, server: str, coro: Any) -> None:
-        try:
-            await self.runtime.submit(coro)
-        except Exception as exc:
-            self.window.post_notice(
-                Notice("error", f"{action.rstrip('…')} {server} failed: {exc}", server=server)
-            )
+    async def _on_runtime(self, coro: Any) -> Any:
+        if self.session is None or not self.runtime.is_running:
+            coro.close()
+            raise NoRuntime("The server runtime is not running.")
+        return await self.runtime.submit(coro)
 
     def open_config_editor(self, server: str | None = None) -> None:
         """Show the config editor (one window, reused), optionally on ``server``."""
@@ -373,6 +373,7 @@ class DesktopApp(QObject):
                 project,
                 runtime=self.runtime,
                 hooks=lambda: self.session.hub.hooks if self.session is not None else None,
+                secrets=lambda: self.session.services.secrets if self.session else None,
             )
             self.editor.saved.connect(lambda _paths: self._spawn(self.apply_config()))
         elif not self.editor.dirty:
@@ -415,6 +416,16 @@ class DesktopApp(QObject):
 
     # --- quit ----------------------------------------------------------------------------
 
+    def quit_asked(self) -> None:
+        """Quit from the menu, the tray or the window: unsaved config edits are asked
+        about first (Save / Discard / Cancel)."""
+        if self.editor is not None and self.editor.dirty:
+            self.editor.show()
+            self.editor.raise_()
+            self.editor.ask_unsaved(self.request_quit)
+            return
+        self.request_quit()
+
     def request_quit(self) -> None:
         if self._quit is not None:
             self._quit.set()
@@ -425,11 +436,7 @@ class DesktopApp(QObject):
         self.chat.close()
         self.onboarding.close()
         self.links.close()
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
+        await self.ops.drain()
         session, service = self.session, self.chat_service
 
         async def close() -> None:
@@ -450,9 +457,7 @@ class DesktopApp(QObject):
         return bool(getattr(loaded, "models", 0))
 
     def _spawn(self, coro: Any) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.ops.keep(coro)
 
 
 def main(
@@ -463,9 +468,10 @@ def main(
     app = ensure_application(argv)
     app.setApplicationName("Portico")
     app.setApplicationVersion(__version__)
-    app.setDesktopFileName("portico")
+    app.setDesktopFileName("org.portico.portico")  # resources/org.portico.portico.desktop
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
+    follow_os_scheme(app)  # dark mode follows the OS
     instance = SingleInstance()
     if not instance.acquire(url=open_url):
         return 0  # the running instance raised its window (and opens the link)

@@ -1,6 +1,6 @@
 """Start at login (into the tray), through each platform's own mechanism.
 
-- Linux and other XDG desktops: ``$XDG_CONFIG_HOME/autostart/portico.desktop``.
+- Linux and other XDG desktops: ``$XDG_CONFIG_HOME/autostart/org.portico.portico.desktop``.
 - macOS: a per-user LaunchAgent, ``~/Library/LaunchAgents/org.portico.portico.plist``
   (``RunAtLoad``), which System Settings lists under Login Items.
 - Windows: the ``Portico`` value under ``HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run``.
@@ -51,7 +51,7 @@ class XdgAutostart:
     def __init__(self, command: Sequence[str], environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
         config = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        self.path = Path(config) / "autostart" / "portico.desktop"
+        self.path = Path(config) / "autostart" / "org.portico.portico.desktop"
         self.command = list(command)
 
     def text(self) -> str:
@@ -62,7 +62,7 @@ class XdgAutostart:
             "Name=Portico\n"
             "Comment=Start Portico in the system tray at login\n"
             f"Exec={exec_line}\n"
-            "Icon=portico\n"
+            "Icon=org.portico.portico\n"
             "Terminal=false\n"
             "X-GNOME-Autostart-enabled=true\n"
         )

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, Qt, Signal
 
 from portico.runtime.events import (
+    ActivityChanged,
     AuthRequired,
     ConfigChanged,
     DiscoveryFinished,
@@ -30,6 +31,7 @@ class EventBridge(QObject):
     discoveryFinished = Signal(str)  # summary line
     authRequired = Signal(str, str)  # server, reason
     configChanged = Signal()  # a config file changed on disk
+    activityChanged = Signal(str)  # server: new exchanges in its activity log
 
     _crossed = Signal(object)  # internal: emitted on the runtime thread
 
@@ -66,6 +68,8 @@ class EventBridge(QObject):
             self.authRequired.emit(event.server, event.reason)
         elif isinstance(event, ConfigChanged):
             self.configChanged.emit()
+        elif isinstance(event, ActivityChanged):
+            self.activityChanged.emit(event.server)
 
 
 async def attach_on_runtime(bridge: EventBridge, bus: EventBus) -> Callable[[], None]:

@@ -20,6 +20,7 @@ _STATUS_FILE: dict[Status, str] = {
     Status.FAILED: "failed",
     Status.COOLDOWN: "cooldown",
     Status.DISABLED: "disabled",
+    Status.REJECTED: "disabled",
     Status.LAZY: "lazy",
     Status.STOPPED: "stopped",
 }
@@ -39,7 +40,7 @@ _FALLBACK_COLOR = {
 @functools.cache
 def resources_dir() -> Path | None:
     candidate = Path(__file__).resolve().parent.parent / "resources"  # portico/resources
-    return candidate if (candidate / "portico.svg").is_file() else None
+    return candidate if (candidate / "icons").is_dir() else None
 
 
 def _load(relative: str, fallback: str) -> QIcon:
@@ -69,11 +70,29 @@ def status_icon(status: Status) -> QIcon:
     return _load(f"icons/status-{name}.svg", name)
 
 
+def tray_variant() -> str:
+    """"dark" (a light glyph) when the desktop's palette is dark, else "light"."""
+    from PySide6.QtGui import QGuiApplication, QPalette
+
+    app = QGuiApplication.instance()
+    if not isinstance(app, QGuiApplication):
+        return "light"
+    window = app.palette().color(QPalette.ColorRole.Window)
+    return "dark" if window.lightness() < 128 else "light"
+
+
 @functools.cache
-def tray_icon(state: Aggregate) -> QIcon:
-    return _load(f"icons/tray-{state.value}.svg", state.value)
+def tray_icon(state: Aggregate, variant: str = "light") -> QIcon:
+    return _load(f"icons/tray-{state.value}-{variant}.svg", state.value)
 
 
 @functools.cache
 def app_icon() -> QIcon:
-    return _load("portico.svg", "running")
+    """The window icon from PNGs rendered at build time (installers/render_icons.py): no
+    SVG rasterising at start-up."""
+    root = resources_dir()
+    icon = QIcon()
+    if root is not None:
+        for png in sorted((root / "app").glob("portico-*.png")):
+            icon.addFile(str(png))
+    return icon if not icon.isNull() else _painted(_FALLBACK_COLOR["running"])

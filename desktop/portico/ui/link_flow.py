@@ -9,15 +9,15 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
-from portico.config.atomic import ConflictError
-from portico.config.deeplink import DeepLinkError, Prepared, parse_add_link, prepare
 from portico.prompts import Notice
-from portico.ui.dialogs.deeplink_dialog import DeepLinkDialog
+
+if TYPE_CHECKING:  # the config layer loads after the window is up (cold start)
+    from portico.config.deeplink import Prepared
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class LinkFlow(QObject):
         self._parent_widget = parent_widget
         self._notify = notify
         self._reload = reload
-        self.dialogs: list[DeepLinkDialog] = []
+        self.dialogs: list[Any] = []  # the DeepLinkDialogs on screen
         self._tasks: set[asyncio.Task[Any]] = set()
 
     def open(self, link: str) -> None:
@@ -46,6 +46,9 @@ class LinkFlow(QObject):
         task.add_done_callback(self._tasks.discard)
 
     async def run(self, link: str) -> str:
+        from portico.config.deeplink import DeepLinkError, parse_add_link, prepare
+        from portico.ui.dialogs.deeplink_dialog import DeepLinkDialog
+
         try:
             request = parse_add_link(link)
             prepared = await asyncio.to_thread(prepare, request)
@@ -75,6 +78,8 @@ class LinkFlow(QObject):
         return self._end(await self._write(prepared))
 
     async def _write(self, prepared: Prepared) -> str:
+        from portico.config.atomic import ConflictError
+
         name = prepared.request.name
         try:
             await asyncio.to_thread(prepared.write)

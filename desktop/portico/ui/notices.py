@@ -60,8 +60,17 @@ class NoticeRow(QFrame):
         self.deleteLater()
 
 
+def notice_key(notice: Notice) -> tuple[str | None, str]:
+    """One row per (server, kind); a notice without a kind is keyed by its text alone, so
+    the same sentence from two places (with and without a server) shows once."""
+    if notice.kind:
+        return (notice.server, notice.kind)
+    return (None, notice.text)
+
+
 class NoticeArea(QWidget):
-    """Newest first; one row per (server, text) so a repeated notice is not stacked."""
+    """Newest first; one row per key (:func:`notice_key`): a newer notice of the same
+    kind replaces the older one, and :meth:`resolve` removes them when the state is over."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,7 +83,7 @@ class NoticeArea(QWidget):
     def post(
         self, notice: Notice, action: tuple[str, Callable[[], None]] | None = None
     ) -> NoticeRow:
-        key = (notice.server, notice.text)
+        key = notice_key(notice)
         old = self._rows.pop(key, None)
         if old is not None:
             old.dismiss()
@@ -87,6 +96,20 @@ class NoticeArea(QWidget):
 
     def rows(self) -> list[NoticeRow]:
         return list(self._rows.values())
+
+    def resolve(self, server: str | None, kind: str | None = None) -> int:
+        """Remove the notices about ``server`` (of ``kind``, or all of them); returns how
+        many went."""
+        gone = [
+            row
+            for row in self._rows.values()
+            if row.notice.server == server
+            and (kind is None or row.notice.kind == kind)
+            and (server is not None or kind is not None)
+        ]
+        for row in gone:
+            row.dismiss()
+        return len(gone)
 
     def _forget(self, key: tuple[str | None, str], row: NoticeRow) -> None:
         if self._rows.get(key) is row:

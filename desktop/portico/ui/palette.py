@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from PySide6.QtCore import QEvent, QObject
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QWidget
 
@@ -137,3 +137,79 @@ class _ToneKeeper(QObject):
 
 
 _PALETTE_EVENTS = (QEvent.Type.PaletteChange, QEvent.Type.ApplicationPaletteChange)
+
+
+# --- following the OS's light / dark setting ---------------------------------------------
+
+_DARK_ROLES = {
+    QPalette.ColorRole.Window: "#202124",
+    QPalette.ColorRole.WindowText: "#e8eaed",
+    QPalette.ColorRole.Base: "#17181a",
+    QPalette.ColorRole.AlternateBase: "#26282b",
+    QPalette.ColorRole.ToolTipBase: "#303134",
+    QPalette.ColorRole.ToolTipText: "#e8eaed",
+    QPalette.ColorRole.PlaceholderText: "#9aa0a6",
+    QPalette.ColorRole.Text: "#e8eaed",
+    QPalette.ColorRole.Button: "#2d2e31",
+    QPalette.ColorRole.ButtonText: "#e8eaed",
+    QPalette.ColorRole.BrightText: "#ffffff",
+    QPalette.ColorRole.Light: "#3c4043",
+    QPalette.ColorRole.Midlight: "#34363a",
+    QPalette.ColorRole.Mid: "#2a2b2e",
+    QPalette.ColorRole.Dark: "#111213",
+    QPalette.ColorRole.Shadow: "#000000",
+    QPalette.ColorRole.Highlight: "#3d6fb4",
+    QPalette.ColorRole.HighlightedText: "#ffffff",
+    QPalette.ColorRole.Link: "#8ab4f8",
+    QPalette.ColorRole.LinkVisited: "#c58af9",
+}
+_DARK_DISABLED = {
+    QPalette.ColorRole.WindowText: "#7b7f84",
+    QPalette.ColorRole.Text: "#7b7f84",
+    QPalette.ColorRole.ButtonText: "#7b7f84",
+}
+
+
+def dark_palette() -> QPalette:
+    """A dark palette whose text passes the same contrast test as the tones."""
+    pal = QPalette()
+    for role, color in _DARK_ROLES.items():
+        pal.setColor(role, QColor(color))
+    for role, color in _DARK_DISABLED.items():
+        pal.setColor(QPalette.ColorGroup.Disabled, role, QColor(color))
+    return pal
+
+
+class SchemeFollower(QObject):
+    """Keeps the app's palette in step with the OS's colour scheme (Qt's style hints).
+
+    When the OS asks for dark and the platform theme's palette is light (Fusion on many
+    Linux desktops, offscreen), the dark palette is applied; back to light restores the
+    platform's own palette. Every tone follows (they read the palette when drawn).
+    """
+
+    def __init__(self, app: QGuiApplication) -> None:
+        super().__init__(app)
+        self.app = app
+        self.light = QPalette(app.palette())
+        self.applied: str = "light"
+        hints = app.styleHints()
+        hints.colorSchemeChanged.connect(lambda _scheme: self.follow())
+        self.follow()
+
+    def follow(self, scheme: Qt.ColorScheme | None = None) -> str:
+        wanted = scheme if scheme is not None else self.app.styleHints().colorScheme()
+        if wanted == Qt.ColorScheme.Dark:
+            if not is_dark(self.app.palette()):
+                self.app.setPalette(dark_palette())
+            self.applied = "dark"
+        else:
+            if self.applied == "dark":
+                self.app.setPalette(self.light)
+            self.applied = "light"
+        return self.applied
+
+
+def follow_os_scheme(app: QGuiApplication) -> SchemeFollower:
+    follower = app.findChild(SchemeFollower)
+    return follower if isinstance(follower, SchemeFollower) else SchemeFollower(app)

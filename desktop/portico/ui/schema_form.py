@@ -13,6 +13,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -48,6 +49,13 @@ def schema_kind(prop: Mapping[str, Any]) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+class NumberSpin(QDoubleSpinBox):
+    """A number field that shows 100, 0.5 or 1e-06, never "100.000000"."""
+
+    def textFromValue(self, value: float) -> str:
+        return f"{value:.{self.decimals()}f}".rstrip("0").rstrip(".") or "0"
+
+
 class Field:
     """One schema property as a widget, with a way to read its value back."""
 
@@ -81,8 +89,8 @@ class Field:
             self._setup_spin(spin, lo, hi, default, required)
             self.widget = spin
         elif self.kind == "number":
-            dspin = QDoubleSpinBox()
-            dspin.setDecimals(4)
+            dspin = NumberSpin()
+            dspin.setDecimals(6)
             lo_f = float(_number(prop.get("minimum"), -_FLOAT_LIMIT, _FLOAT_LIMIT))
             hi_f = float(_number(prop.get("maximum"), _FLOAT_LIMIT, _FLOAT_LIMIT))
             self._setup_spin(dspin, lo_f, hi_f, default, required)
@@ -150,7 +158,10 @@ class Field:
 
 
 class SchemaForm(QWidget):
-    """The form for an object schema's ``properties`` (non-mapping properties are skipped)."""
+    """The form for an object schema's ``properties`` (non-mapping properties are skipped).
+    Enter in a text or number field emits ``submitted``."""
+
+    submitted = Signal()
 
     def __init__(
         self,
@@ -173,6 +184,11 @@ class SchemaForm(QWidget):
                 field = Field(name, prop, name in required, default)
                 self.fields[name] = field
                 self.form.addRow(field.label + ":", field.widget)
+                line = field.widget
+                if isinstance(line, QSpinBox | QDoubleSpinBox):
+                    line = line.lineEdit()
+                if isinstance(line, QLineEdit):
+                    line.returnPressed.connect(self.submitted)
         self.has_required = any(f.required for f in self.fields.values())
 
     def content(self) -> dict[str, Any]:

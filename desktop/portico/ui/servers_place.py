@@ -25,13 +25,20 @@ from PySide6.QtWidgets import (
 
 from portico.prompts import Notice
 from portico.runtime.events import LogLine, ServerState, Status
+from portico.ui.actions import (
+    MENU_ORDER,
+    ActionId,
+    ServerActions,
+    availability,
+    label,
+    toggle_for,
+)
 from portico.ui.models.servers import ServerListModel
 from portico.ui.notices import NoticeArea
-from portico.ui.tray_state import Action, status_text, useful_action
+from portico.ui.pages.log_lines import LOG_LIMIT, LogBook
+from portico.ui.tray_state import status_text
 
-PAGE_TABS = ("Overview", "Tools", "Prompts", "Resources", "Log")
-LOG_LIMIT = 2000  # lines kept per server in the window
-RETRYABLE = (Status.FAILED, Status.COOLDOWN, Status.NEEDS_AUTH, Status.AWAITING_TRUST)
+PAGE_TABS = ("Overview", "Tools", "Prompts", "Resources", "Activity", "Log")
 ADD_SERVER = "Add server…"
 
 
@@ -50,10 +57,12 @@ class ServerPage(QTabWidget):
         self.addTab(self.overview, "&Overview")
         self.placeholders: dict[str, QLabel] = {}
         for name in ("Tools", "Prompts", "Resources"):
-            label = QLabel(f"{name} appear here once the server is running.")
-            label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-            self.placeholders[name] = label
-            self.addTab(label, f"&{name}")
+            hint = QLabel(f"{name} appear here once the server is running.")
+            hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+            self.placeholders[name] = hint
+            self.addTab(hint, f"&{name}")
+        self.activity_placeholder = QLabel("Requests and notifications appear here.")
+        self.addTab(self.activity_placeholder, "Acti&vity")
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setAccessibleName("server log")
@@ -136,17 +145,34 @@ class EmptyServers(QWidget):
         column.addStretch(2)
 
 
+def auth_notice_text(server: str, reason: str) -> str:
+    """The sign-in notice, worded for the app: the runtime's reason says how to sign in
+    from a terminal too ("Run `portico mcp login …` or use Sign in in the app"); next to
+    the Sign in… button only the why is worth reading."""
+    why = reason
+    if "is waiting: " in why:
+        why = why.split("is waiting: ", 1)[1]
+    why = why.split(". Run `portico", 1)[0].strip().rstrip(".")
+    if not why or why == "it needs a sign-in":
+        return f"{server} needs you to sign in before it can connect."
+    if "expired" in why:
+        return f"{server}: {why}. Sign in again to reconnect."
+    return f"{server} needs you to sign in ({why})."
+
+
 class ServersPlace(QWidget):
     """Notices above; the server list and the selected server's pages side by side."""
 
-    serverActionRequested = Signal(str, str)  # action ("Restart", "Retry", ...), server
+    serverActionRequested = Signal(str, str)  # ActionId, server
     addServerRequested = Signal()
 
     def __init__(self, model: ServerListModel | None = None, parent: QWidget | None = None):
         super().__init__(parent)
         self.setAccessibleName("Servers")
         self.model = model or ServerListModel(self)
-        self._logs: dict[str, list[str]] = {}
+        self.logs = LogBook()
+        self._seen: dict[str, Status] = {}
+        self._waiting: tuple[str, ...] = ()
 
         self.notices = NoticeArea()
         self.add_button = QPushButton(ADD_SERVER)
@@ -166,8 +192,11 @@ class ServersPlace(QWidget):
         self.server_list.setIconSize(QSize(20, 20))
         self.server_list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.server_list.customContextMenuRequested.connect(self._context_menu)
+        self.commands = ServerActions(self, self.server_list)
+        self.commands.triggered.connect(self.serverActionRequested)
         self.server_list.selectionModel().currentChanged.connect(lambda *_: self._show_selected())
         self.model.dataChanged.connect(lambda *_: self._show_selected())
+        self.model.statesChanged.connect(self._states_changed)
         self.page = ServerPage()
         self.empty = EmptyServers()
         self.empty.add_button.clicked.connect(self.addServerRequested)
@@ -206,31 +235,17 @@ class ServersPlace(QWidget):
     # --- menus ---------------------------------------------------------------------------
 
     def server_actions(self, state: ServerState) -> list[tuple[str, bool]]:
-        """(label, enabled) for the context menu of one server."""
-        useful = useful_action(state.status)
-        return [
-            ("Restart", state.status not in (Status.DISABLED, Status.STOPPED)),
-            ("Retry now", state.status in RETRYABLE),
-            (Action.AUTHORIZE.value, useful is Action.AUTHORIZE),
-            ("Review trust…", useful is Action.REVIEW),
-            # Enable / Disable and Remove write to the defining file (ui/pages/controller.py)
-            ("Enable" if state.status is Status.DISABLED else "Disable", True),
-            ("Edit…", True),
-            ("Remove", True),
-        ]
+        """(label, enabled) as the menus show them for ``state``."""
+        allowed = availability(state, self.scope_of(state.name))
+        out = []
+        for action_id in MENU_ORDER:
+            if action_id is ActionId.ENABLE:
+                action_id = toggle_for(state)
+            out.append((label(action_id), allowed[action_id]))
+        return out
 
     def fill_server_menu(self, menu: QMenu) -> None:
-        menu.clear()
-        state = self.selected_state()
-        if state is None:
-            menu.addAction("No server selected").setEnabled(False)
-            return
-        for label, enabled in self.server_actions(state):
-            action = menu.addAction(label)
-            action.setEnabled(enabled)
-            action.triggered.connect(
-                lambda _=False, a=label, n=state.name: self.serverActionRequested.emit(a, n)
-            )
+        self.commands.fill(menu)
 
     def _context_menu(self, pos: QPoint) -> None:
         index = self.server_list.indexAt(pos)
@@ -251,41 +266,78 @@ class ServersPlace(QWidget):
         state: ServerState | None = index.data(ServerListModel.StateRole)
         return state
 
+    def scope_of(self, name: str) -> str | None:
+        row = self.model.row_of(name)
+        if row is None:
+            return None
+        scope: str | None = self.model.data(self.model.index(row), ServerListModel.ScopeRole)
+        return scope
+
     def _show_selected(self) -> None:
         state = self.selected_state()
-        scope = None
-        if state is not None:
-            scope = self.model.data(
-                self.model.index(self.model.row_of(state.name) or 0), ServerListModel.ScopeRole
-            )
+        scope = self.scope_of(state.name) if state is not None else None
+        self.commands.follow(state, scope)
         self.page.show_state(state, scope)
         name = state.name if state else None
-        lines = self._logs.get(name, []) if name else []
         if self.page.log_view.property("server") != name:
             self.page.log_view.setProperty("server", name)
-            self.page.log_view.setPlainText("\n".join(lines))
+            self.logs.show(self.page.log_view, name)
 
     def add_log_line(self, line: LogLine) -> None:
-        prefix = "" if line.stream == "stderr" else "[portico] "
-        lines = self._logs.setdefault(line.server, [])
-        lines.append(prefix + line.text)
-        del lines[:-LOG_LIMIT]
-        if self.page.log_view.property("server") == line.server:
-            self.page.log_view.appendPlainText(prefix + line.text)
+        text = self.logs.add(line)
+        if text is not None and self.page.log_view.property("server") == line.server:
+            self.logs.append_to(self.page.log_view, line, text)
+
+    # --- notices -------------------------------------------------------------------------
 
     def post_notice(self, notice: Notice) -> None:
         self.notices.post(notice)
 
     def post_auth_notice(self, server: str, reason: str) -> None:
-        text = f"{server} needs you to sign in again."
-        if reason:
-            text += f" ({reason})"
+        text = auth_notice_text(server, reason)
         self.notices.post(
-            Notice("warning", text, server=server),
-            action=(
-                Action.AUTHORIZE.value,
-                lambda: self.serverActionRequested.emit(Action.AUTHORIZE.value, server),
-            ),
+            Notice("warning", text, server=server, kind="auth"),
+            action=(label(ActionId.SIGN_IN), lambda: self._request(ActionId.SIGN_IN, server)),
+        )
+
+    def _request(self, action: ActionId, server: str) -> None:
+        self.serverActionRequested.emit(str(action), server)
+
+    def _states_changed(self) -> None:
+        """Notices follow the servers: a server that runs again (or is turned off or
+        removed) takes its notices with it; one notice lists the servers awaiting trust."""
+        states = {s.name: s for s in self.model.states()}
+        for name in list(self._seen):
+            if name not in states:
+                del self._seen[name]
+                self.notices.resolve(name)
+        for name, state in states.items():
+            if self._seen.get(name) is state.status:
+                continue
+            self._seen[name] = state.status
+            if state.status in (Status.RUNNING, Status.LAZY, Status.DISABLED):
+                self.notices.resolve(name)
+            elif state.status is not Status.NEEDS_AUTH:
+                self.notices.resolve(name, "auth")
+        self._trust_notice([s for s in states.values() if s.status is Status.AWAITING_TRUST])
+
+    def _trust_notice(self, waiting: list[ServerState]) -> None:
+        names_now = tuple(s.name for s in waiting)
+        if names_now == self._waiting:
+            return
+        self._waiting = names_now
+        if not waiting:
+            self.notices.resolve(None, "trust-waiting")
+            return
+        names = ", ".join(s.name for s in waiting)
+        if len(waiting) == 1:
+            text = f"The project server {names} waits for your trust review before it starts."
+        else:
+            text = f"{len(waiting)} project servers wait for your trust review: {names}."
+        first = waiting[0].name
+        self.notices.post(
+            Notice("warning", text, kind="trust-waiting"),
+            action=("Review…", lambda: self._request(ActionId.REVIEW_TRUST, first)),
         )
 
 

@@ -15,23 +15,17 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
 from portico.runtime.events import ServerState, Status
-from portico.ui.icons import status_icon, tray_icon
-from portico.ui.tray_state import (
-    Action,
-    Aggregate,
-    RateLimiter,
-    aggregate,
-    status_text,
-    summary,
-    useful_action,
-)
+from portico.ui.actions import ActionId, label, useful
+from portico.ui.icons import status_icon, tray_icon, tray_variant
+from portico.ui.models.clock import clock
+from portico.ui.tray_state import Aggregate, RateLimiter, aggregate, status_text, summary
 
 
 class Tray(QObject):
     showHideRequested = Signal()
     configEditorRequested = Signal()
     quitRequested = Signal()
-    serverActionRequested = Signal(str, str)  # Action value, server name
+    serverActionRequested = Signal(str, str)  # ActionId, server name
     notified = Signal(str, str, bool)  # title, text, critical: a notification went out
 
     def __init__(self, parent: QObject | None = None, *, notify_interval: float = 60.0) -> None:
@@ -46,10 +40,25 @@ class Tray(QObject):
         self.menu.setAccessibleName("Portico tray menu")
         self.icon: QSystemTrayIcon | None = None
         if self.available:
-            self.icon = QSystemTrayIcon(tray_icon(self.state), self)
+            self.icon = QSystemTrayIcon(tray_icon(self.state, tray_variant()), self)
             self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(self._activated)
         self.rebuild_menu()
+        clock().ticked.connect(self._tick)
+        self.menu.aboutToShow.connect(self._retitle)
+
+    def _tick(self) -> None:
+        """The one clock moved on: "Retrying in N s" counts down in the open menu too."""
+        if self.menu.isVisible():
+            self._retitle()
+
+    def _retitle(self) -> None:
+        now = clock().now()
+        for action in self.menu.actions():
+            name = action.data()
+            state = next((s for s in self._states if s.name == name), None)
+            if state is not None:
+                action.setText(f"{state.name} — {status_text(state, now)}")
 
     def show(self) -> None:
         if self.icon is not None:
@@ -79,7 +88,7 @@ class Tray(QObject):
             elif state.status is Status.NEEDS_AUTH:
                 self.notify(
                     "Sign-in needed",
-                    f"{state.name} needs you to sign in again.",
+                    f"{state.name} needs you to sign in.",
                     key=f"{state.name}:auth",
                 )
         self._refresh()
@@ -89,9 +98,10 @@ class Tray(QObject):
         self._refresh()
 
     def _refresh(self) -> None:
-        self.tooltip = self._summary or summary(self._states)
+        # Live from the states; the hub's line only until the first state arrives.
+        self.tooltip = summary(self._states) if self._states else self._summary or summary([])
         if self.icon is not None:
-            self.icon.setIcon(tray_icon(self.state))
+            self.icon.setIcon(tray_icon(self.state, tray_variant()))
             self.icon.setToolTip(self.tooltip)
         self.rebuild_menu()
 
@@ -116,18 +126,21 @@ class Tray(QObject):
         head = self.menu.addAction(self.tooltip)
         head.setEnabled(False)
         self.menu.addSeparator()
+        now = clock().now()
         for state in self._states:
-            action = useful_action(state.status)
-            label = f"{state.name} — {status_text(state)}"
+            action = useful(state)
+            title = f"{state.name} — {status_text(state, now)}"
             if action is None:
-                item = self.menu.addAction(status_icon(state.status), label)
+                item = self.menu.addAction(status_icon(state.status), title)
                 item.setEnabled(False)
+                item.setData(state.name)
             else:
-                sub = self.menu.addMenu(status_icon(state.status), label)
-                act = sub.addAction(action.value)
+                sub = self.menu.addMenu(status_icon(state.status), title)
+                sub.menuAction().setData(state.name)
+                act = sub.addAction(label(action))
                 act.triggered.connect(
                     lambda _=False, a=action, n=state.name: self.serverActionRequested.emit(
-                        a.value, n
+                        str(a), n
                     )
                 )
         if self._states:
@@ -143,11 +156,11 @@ class Tray(QObject):
         self.quit_action.triggered.connect(self.quitRequested)
         self.menu.addAction(self.quit_action)
 
-    def server_actions(self) -> dict[str, Action]:
+    def server_actions(self) -> dict[str, ActionId]:
         """What the menu offers per server (for tests and the window's notices)."""
-        out: dict[str, Action] = {}
+        out: dict[str, ActionId] = {}
         for state in self._states:
-            action = useful_action(state.status)
+            action = useful(state)
             if action is not None:
                 out[state.name] = action
         return out

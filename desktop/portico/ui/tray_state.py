@@ -42,6 +42,7 @@ def aggregate(statuses: Iterable[Status | ServerState]) -> Aggregate:
 STATUS_TEXT: dict[Status, str] = {
     Status.DISABLED: "Disabled",
     Status.AWAITING_TRUST: "Awaiting trust review",
+    Status.REJECTED: "Rejected at trust review",
     Status.CONNECTING: "Connecting",
     Status.RUNNING: "Running",
     Status.LAZY: "Starts on first use",
@@ -57,25 +58,9 @@ def status_text(state: ServerState, now: float | None = None) -> str:
     text = STATUS_TEXT[state.status]
     if state.status is Status.COOLDOWN and state.retry_at is not None:
         left = max(0, round(state.retry_at - (time.time() if now is None else now)))
-        text = f"Retrying in {left} s"
+        # A cooldown follows a failure: say so, with when the next try is.
+        text = f"Failed, retrying in {left} s" if state.error else f"Retrying in {left} s"
     return text
-
-
-class Action(StrEnum):
-    AUTHORIZE = "Authorize…"
-    REVIEW = "Review…"
-    RETRY = "Retry"
-
-
-def useful_action(status: Status) -> Action | None:
-    """The one action the tray menu offers for a server in this status."""
-    if status is Status.NEEDS_AUTH:
-        return Action.AUTHORIZE
-    if status is Status.AWAITING_TRUST:
-        return Action.REVIEW
-    if status in BROKEN:
-        return Action.RETRY
-    return None
 
 
 def summary(states: Iterable[ServerState]) -> str:

@@ -36,9 +36,10 @@ class ModelChoice:
 
 
 async def _keyring(name: str) -> str | None:
-    from portico.auth.secret_store import lookup_secret
+    # Without the process's store (build_services passes its lookup): the keyring alone.
+    from portico.auth.secret_store import SecretStore
 
-    return await lookup_secret(name)
+    return await SecretStore().lookup_secret(name)
 
 
 def make_client(spec: ProviderSpec, api_key: str | None) -> ModelClient:

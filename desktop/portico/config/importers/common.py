@@ -32,7 +32,7 @@ _SECRET_KEY_RE = re.compile(
 )
 # The references portico.config.secrets resolves (spelled out, never the bare ${VAR}).
 _PORTICO_REFERENCE_RE = re.compile(
-    r"\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|keyring:[A-Za-z0-9_.\-/:@]+)\}"
+    r"\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|keyring:[A-Za-z0-9_.-]+)\}"
 )
 
 

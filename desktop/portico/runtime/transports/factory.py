@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from portico.runtime.transports.stdio import StdioProcessInfo
 
 MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
+RememberSecrets = Callable[[tuple[tuple[str, str], ...], dict[str, str]], None]
 
 
 class _WatchedReadStream:
@@ -124,12 +125,18 @@ async def build_transport(
     shell_timeout: float,
     note: Callable[[str], None],
     pinned: Any = None,
+    remember_secrets: RememberSecrets | None = None,
+    watch_http: Callable[[Any], None] | None = None,
 ) -> BuiltTransport:
-    """The transport for ``spec`` (raises ConfigProblem / CommandNotFound before any I/O)."""
+    """The transport for ``spec`` (raises ConfigProblem / CommandNotFound before any I/O).
+
+    ``remember_secrets(written, resolved)`` learns the values of env / header references
+    (to mask them in messages); ``watch_http(client)`` taps the HTTP client (activity)."""
+    remember = remember_secrets or (lambda written, resolved: None)
     if spec.transport is Transport.STDIO:
-        transport, proc = await _stdio(spec, hooks, log, shell_timeout, note)
+        transport, proc = await _stdio(spec, hooks, log, shell_timeout, note, remember)
         return BuiltTransport(WatchedTransport(transport), proc)
-    transport = await _http(spec, hooks, stack, recorder, note, pinned)
+    transport = await _http(spec, hooks, stack, recorder, note, pinned, remember, watch_http)
     return BuiltTransport(WatchedTransport(transport), None)
 
 
@@ -139,6 +146,7 @@ async def _stdio(
     log: ServerLog,
     shell_timeout: float,
     note: Callable[[str], None],
+    remember: RememberSecrets,
 ) -> tuple[AbstractAsyncContextManager[Any], StdioProcessInfo]:
     from mcp.client.stdio import get_default_environment
 
@@ -157,6 +165,7 @@ async def _stdio(
         environ=environ,
         where=f"{spec.source}: {spec.name}.env",
     )
+    remember(spec.env, configured)
     path = await login_path_async(
         environ=environ if environ is not None else os.environ,
         shell_timeout=shell_timeout,
@@ -183,6 +192,8 @@ async def _http(
     recorder: HttpErrorRecorder,
     note: Callable[[str], None],
     pinned: Any,
+    remember: RememberSecrets,
+    watch_http: Callable[[Any], None] | None,
 ) -> AbstractAsyncContextManager[Any]:
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
@@ -200,6 +211,7 @@ async def _http(
         environ=environ,
         where=f"{spec.source}: {spec.name}.headers",
     )
+    remember(spec.headers, headers)
     profile = hooks.active_profile() if hooks.active_profile else "default"
     extra, warning = identity_header(spec, headers, profile)
     if warning:
@@ -227,6 +239,8 @@ async def _http(
         cert_password=password,
         pins=hooks.pinned_addresses(spec) if hooks.pinned_addresses is not None else pinned,
     )
+    if watch_http is not None:
+        watch_http(client)
     if spec.transport is Transport.SSE:
         # sse_client enters (and closes) the client it gets from the factory.
         def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:

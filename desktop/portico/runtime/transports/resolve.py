@@ -1,5 +1,5 @@
 """Resolve ``${env:NAME}`` / ``${keyring:NAME}`` references at connect time, as the
-runtime's ConfigProblem (``portico.config.secrets`` does the resolving)."""
+runtime's SecretProblem (``portico.config.secrets`` does the resolving)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 
 from portico.config import secrets
-from portico.runtime.errors import ConfigProblem
+from portico.runtime.errors import SecretProblem
 
 KeyringLookup = Callable[[str], Awaitable[str | None]]
 
@@ -30,7 +30,7 @@ async def resolve_text(
             text, lookup_keyring=lookup_keyring or _no_keyring, environ=env, where=where
         )
     except secrets.SecretError as exc:
-        raise ConfigProblem(str(exc)) from exc
+        raise SecretProblem(str(exc)) from exc
 
 
 async def resolve_pairs(

@@ -90,6 +90,7 @@ class ChatController(QObject):
         lst.renameRequested.connect(lambda cid, title: self._spawn(self.rename(cid, title)))
         lst.deleteRequested.connect(lambda cid: self._spawn(self.delete(cid)))
         lst.searchChanged.connect(lambda q: self._spawn(self.refresh_list(q)))
+        # Window-wide: they bring the Chats place forward from anywhere in the window.
         for key, slot in (
             ("Ctrl+N", lambda: self._spawn(self.new_chat())),
             ("Ctrl+F", lambda: lst.search.setFocus(Qt.FocusReason.ShortcutFocusReason)),
@@ -98,8 +99,14 @@ class ChatController(QObject):
             ("Ctrl+Shift+Y", lambda: c.yolo.toggle()),
         ):
             shortcut = QShortcut(QKeySequence(key), self.place)
-            shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            shortcut.activated.connect(slot)
+            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
+            shortcut.activated.connect(lambda s=slot: (self._bring_forward(), s()))
+
+    def _bring_forward(self) -> None:
+        window = self.place.window()
+        show = getattr(window, "show_chats", None)
+        if callable(show) and not self.place.isVisible():
+            show()
 
     def _pick_model(self) -> None:
         self.composer.model_picker.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -137,16 +144,19 @@ class ChatController(QObject):
         self.service = service
         await self.refresh_list()
 
-    async def open_start(self) -> None:
-        """A new chat, or the newest one if it is still empty; focus in the input."""
+    async def open_start(self, model: str | None = None) -> None:
+        """A new chat, or the newest one if it is still empty; focus in the input.
+        ``model``: the chat uses it (a model the first run just connected)."""
         assert self.service is not None
         snapshot = await self.runtime.submit(self.service.resume_or_new())
+        if model and snapshot.model != model:
+            snapshot = await self.runtime.submit(self.service.set_model(snapshot.id, model))
         await self.show(snapshot)
         self.place.focus_input()
 
     async def new_chat(self) -> None:
         assert self.service is not None
-        if self.current is not None and not self.current.messages and not self.running:
+        if self.current is not None and not self.transcript.messages and not self.running:
             self.place.focus_input()
             return
         snapshot = await self.runtime.submit(self.service.new(self._model_ref()))
@@ -353,7 +363,9 @@ class ChatController(QObject):
 
     def _render(self, event: object) -> None:
         t = self.transcript
-        if isinstance(event, ev.TurnStarted):
+        if isinstance(event, ev.UserMessageAdded):
+            self._user_added(event)
+        elif isinstance(event, ev.TurnStarted):
             if event.user_message_id and self._pending_user:
                 t.rename(self._pending_user, event.user_message_id)
                 self._pending_user = None
@@ -446,6 +458,26 @@ class ChatController(QObject):
             self.set_running(False)
             self.turnEnded.emit(self.current.id if self.current else "")
             self._spawn(self._after_turn())
+
+    def _user_added(self, event: ev.UserMessageAdded) -> None:
+        """The core's version of the person's message: its id, the rendered prompt text,
+        the resolved resources."""
+        t = self.transcript
+        pending, self._pending_user = self._pending_user, None
+        echo = t.widget(pending) if pending else None
+        same = echo is not None and echo.message.text == event.text and not event.attachments
+        if echo is not None and same and pending is not None:
+            t.rename(pending, event.message_id)
+            return
+        if pending is not None:
+            t.truncate_from(pending)
+        if t.widget(event.message_id) is None:
+            attachments = [CoreAttachment("resource", name) for name in event.attachments]
+            t.add_message(
+                Message(
+                    id=event.message_id, role="user", text=event.text, attachments=attachments
+                )
+            )
 
     async def _after_turn(self) -> None:
         if self.current is None or self.service is None:

@@ -53,8 +53,12 @@ def day_label(when: float, today: dt.date | None = None) -> str:
 class _List(QListWidget):
     renameKey = Signal()
     deleteKey = Signal()
+    openKey = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            self.openKey.emit()
+            return
         if event.key() == Qt.Key.Key_F2:
             self.renameKey.emit()
             return
@@ -97,6 +101,7 @@ class ConversationList(QWidget):
         self.list.currentItemChanged.connect(self._current_changed)
         self.list.renameKey.connect(self.rename_current)
         self.list.deleteKey.connect(self.delete_current)
+        self.list.openKey.connect(self._open_current)
         column.addWidget(self.list, 1)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -171,6 +176,11 @@ class ConversationList(QWidget):
         value = item.data(ID_ROLE)
         if value:
             self.selected.emit(str(value))
+
+    def _open_current(self) -> None:
+        conversation_id = self.current_id()
+        if conversation_id is not None:
+            self.selected.emit(conversation_id)
 
     def _menu(self, pos: QPoint) -> None:
         item = self.list.itemAt(pos)

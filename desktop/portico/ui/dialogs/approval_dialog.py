@@ -78,7 +78,7 @@ class ApprovalDialog(_ApprovalBase):
         self.layout_.addWidget(self.spend_label)
         self.any_arguments: QCheckBox | None = None
         if request.offers_any_arguments and _WIDENABLE & set(request.choices):
-            self.any_arguments = QCheckBox("Also allow with &any arguments")
+            self.any_arguments = QCheckBox("Also allow with any a&rguments")
             self.any_arguments.setAccessibleName("Also allow with any arguments")
             self.any_arguments.setToolTip(
                 "Applies to Allow for Session and Always Allow; Allow Once covers this call only."

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
-from portico.config.deeplink import Prepared
 from portico.ui.dialogs.base import PromptDialog, monospace_view, selectable_label
+
+if TYPE_CHECKING:
+    from portico.config.deeplink import Prepared
 
 WARNING = (
     "A web page asked to add this server. Add it only if you trust where the link came "
@@ -19,6 +23,7 @@ class DeepLinkDialog(PromptDialog):
     def __init__(self, prepared: Prepared, parent: QWidget | None = None) -> None:
         super().__init__(prepared.request.name, "Add server from a link", parent)
         self.prepared = prepared
+        self.setMinimumWidth(640)  # the file header line fits without scrolling
         form = QFormLayout()
         self.file_label = selectable_label(str(prepared.path))
         self.file_label.setAccessibleName("file")

@@ -4,15 +4,13 @@ expired) and how long the code stays valid."""
 
 from __future__ import annotations
 
-import time
-
-from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from portico.prompts import DeviceCodeRequest
 from portico.ui.dialogs.base import PromptDialog, action_button, large_font, selectable_label
-from portico.ui.dialogs.oauth_dialog import format_remaining
+from portico.ui.dialogs.countdown import Countdown
 
 
 class DeviceDialog(PromptDialog):
@@ -21,7 +19,6 @@ class DeviceDialog(PromptDialog):
     def __init__(self, request: DeviceCodeRequest, parent: QWidget | None = None) -> None:
         super().__init__(request.server, "Sign in on another device", parent)
         self.request = request
-        self._deadline = time.monotonic() + request.expires_in
         self.layout_.addWidget(QLabel("Open this address on any device and enter the code:"))
         self.url_label = selectable_label(request.verification_uri)
         self.url_label.setFont(large_font(self.font(), 1.3))
@@ -51,11 +48,12 @@ class DeviceDialog(PromptDialog):
         self.set_status(request.status.text or f"Waiting for approval (checking every {every} s)…")
         self.cancel_button = self.add_button("Cancel", None)
         self.finish_layout()
-        self._timer = QTimer(self)
-        self._timer.setInterval(1000)
-        self._timer.timeout.connect(self._tick)
-        self._timer.start()
-        self._tick()
+        self.timer = Countdown(
+            self.expiry_label,
+            request.expires_in,
+            lambda left: f"The code is valid for {left}.",
+            "The code has expired.",
+        )
 
     def open_in_browser(self) -> None:
         QDesktopServices.openUrl(
@@ -70,14 +68,6 @@ class DeviceDialog(PromptDialog):
         """Show the poller's state (GUI thread only; the prompter hops here)."""
         self.state_label.setText(text)
         self.statusShown.emit(text)
-
-    def _tick(self) -> None:
-        left = self._deadline - time.monotonic()
-        if left <= 0:
-            self.expiry_label.setText("The code has expired.")
-            self._timer.stop()
-            return
-        self.expiry_label.setText(f"The code is valid for {format_remaining(left)}.")
 
     def decline_value(self) -> None:
         return None

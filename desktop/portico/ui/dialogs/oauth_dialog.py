@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import time
-
-from PySide6.QtCore import QTimer, QUrl
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 
 from portico.prompts import AuthorizeRequest
 from portico.ui.dialogs.base import PromptDialog, action_button, selectable_label
+from portico.ui.dialogs.countdown import Countdown, format_remaining
 from portico.ui.palette import set_tone
 
+__all__ = ["OAuthDialog", "format_remaining"]
 
-def format_remaining(seconds: float) -> str:
-    seconds = max(0, int(seconds + 0.999))
-    return f"{seconds // 60}:{seconds % 60:02d}"
+COPY_HINT = "If no browser opened, use Copy link and open the link in a browser yourself."
 
 
 class OAuthDialog(PromptDialog):
@@ -23,13 +21,16 @@ class OAuthDialog(PromptDialog):
         title = "Sign in again" if request.reauth else "Sign in"
         super().__init__(request.server, title, parent)
         self.request = request
-        self._deadline = time.monotonic() + request.timeout
         if request.reauth:
             intro = f"{request.server} needs you to sign in again."
-        elif request.browser_opened:
-            intro = "Your browser opened the sign-in page. Finish signing in there."
         else:
-            intro = "Open this link in a browser to sign in:"
+            intro = f"Sign in to {request.server} in your browser."
+        if request.browser_opened:
+            # Asking the system to open a browser can succeed without any browser showing
+            # up (a missing handler behind xdg-open): say what to do if none did.
+            intro += " The sign-in page was sent to your browser. " + COPY_HINT
+        else:
+            intro += " No browser could be opened here: copy the link and open it in one."
         self.intro = QLabel(intro)
         self.intro.setWordWrap(True)
         self.layout_.addWidget(self.intro)
@@ -74,30 +75,30 @@ class OAuthDialog(PromptDialog):
         self.cancel_button = self.add_button("Cancel", None)
         self.finish_layout()
 
-        self._timer = QTimer(self)
-        self._timer.setInterval(1000)
-        self._timer.timeout.connect(self._tick)
-        self._timer.start()
-        self._tick()
+        self.timer = Countdown(
+            self.countdown,
+            request.timeout,
+            lambda left: f"Waiting for the sign-in… {left} left",
+            "Time is up: this sign-in attempt has expired.",
+        )
         self.resize(560, 300)
 
-    def open_in_browser(self) -> None:
-        QDesktopServices.openUrl(QUrl(self.request.authorize_url))
+    def open_in_browser(self) -> bool:
+        opened = QDesktopServices.openUrl(QUrl(self.request.authorize_url))
+        if not opened:
+            self.intro.setText(
+                "The browser could not be opened. Use Copy link and open the link in a "
+                "browser yourself."
+            )
+            set_tone(self.intro, "warning")
+        return bool(opened)
 
     def copy_link(self) -> None:
         QGuiApplication.clipboard().setText(self.request.authorize_url)
         self.copy_button.setText("Copied")
 
     def remaining(self) -> float:
-        return self._deadline - time.monotonic()
-
-    def _tick(self) -> None:
-        left = self.remaining()
-        if left <= 0:
-            self.countdown.setText("Time is up: this sign-in attempt has expired.")
-            self._timer.stop()
-        else:
-            self.countdown.setText(f"Waiting for the sign-in… {format_remaining(left)} left")
+        return self.timer.remaining()
 
     def _problem(self, text: str) -> str | None:
         text = text.strip()

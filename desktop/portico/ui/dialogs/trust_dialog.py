@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
+from portico.policy.prompters import trust_level_line
 from portico.prompts import TrustChoice, TrustRequest
 from portico.ui.dialogs.base import PromptDialog, esc, selectable_label
 
@@ -26,6 +27,17 @@ class TrustDialog(PromptDialog):
             form.addRow("Environment:", selectable_label(", ".join(request.env_names), mono=True))
         if request.header_names:
             form.addRow("Headers:", selectable_label(", ".join(request.header_names), mono=True))
+        self.trust_level = selectable_label(trust_level_line(request.trust_level))
+        self.trust_level.setAccessibleName("trust level")
+        form.addRow("Trust level:", self.trust_level)
+        if request.costs:
+            self.costs = selectable_label("\n".join(request.costs))
+            self.costs.setAccessibleName("costs")
+            form.addRow("Costs:", self.costs)
+        if request.secrets:
+            self.secrets = selectable_label("\n".join(request.secrets), mono=True)
+            self.secrets.setAccessibleName("your secrets it would receive")
+            form.addRow("Your secrets it would receive:", self.secrets)
         self.layout_.addLayout(form)
         if request.env_names or request.header_names:
             self.layout_.addWidget(QLabel("Values are hidden; only the names are shown."))
@@ -46,7 +58,9 @@ class TrustDialog(PromptDialog):
         self.trust_button.setToolTip(
             self.trust_button.toolTip() or "Remember this exact configuration as trusted."
         )
-        self.reject_button.setToolTip("Remember the rejection and disable this server.")
+        self.reject_button.setToolTip(
+            "Remember the rejection in your own trust store; Review trust… can undo it."
+        )
         self.add_key("O", self.once_button)
         self.add_key("P", self.trust_button)
         self.add_key("R", self.reject_button)

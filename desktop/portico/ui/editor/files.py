@@ -106,6 +106,17 @@ class EditedFile:
         self._require_doc().unset(server, key_path)
         self._after_edit()
 
+    def set_setting(self, name: str, value: Any) -> None:
+        """A top-level setting by its logical name (``defer_tools``, ``approvals.mode``);
+        ``None`` removes it (the default applies)."""
+        doc = self._require_doc()
+        path = tuple(name.split("."))
+        if value is None:
+            doc.unset_setting(path)
+        else:
+            doc.set_setting(path, value)
+        self._after_edit()
+
     def add_server(self, name: str, fields: dict[str, Any]) -> None:
         self._require_doc().add_server(name, fields)
         self._after_edit()
@@ -122,6 +133,19 @@ class EditedFile:
         if self.doc is None:
             raise DocumentParseError(self.path, f"does not parse ({self.parse_error})")
         return self.doc
+
+    def adopt_disk(self, disk: str, snapshot: Snapshot, merged: str) -> None:
+        """The file changed on disk: ``disk`` is the new baseline, ``merged`` (the edits
+        re-applied onto it) the text being edited."""
+        self.snapshot = snapshot
+        self.baseline = disk
+        self.set_text(merged)
+        self.validate()
+
+    def take_disk_snapshot(self) -> None:
+        """Keep mine: the next save may replace the file as it is on disk now."""
+        self.snapshot = read_bytes(self.path)[1]
+        self.set_text(self.text)
 
     def save(self) -> None:
         """Write through the round-trip document; ConflictError if the disk changed."""

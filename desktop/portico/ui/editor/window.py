@@ -12,18 +12,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import logging
 import re
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QMessageBox,
     QPushButton,
     QSplitter,
     QTabWidget,
@@ -31,15 +34,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.auth.secret_store import SecretStore
 from portico.config import schema
-from portico.config.atomic import ConflictError
-from portico.config.document import EditError
+from portico.config.atomic import ConflictError, read_bytes
+from portico.config.document import DocumentParseError, EditError
 from portico.config.secrets import has_references
 from portico.ui.editor.add_server import AddServerDialog
 from portico.ui.editor.files import EditedFile, open_files
 from portico.ui.editor.form import UNSET, ServerForm
+from portico.ui.editor.merge import three_way
 from portico.ui.editor.raw_tab import RawTab
 from portico.ui.editor.server_list import ServerList
+from portico.ui.editor.settings_form import SettingsForm
 from portico.ui.editor.test_panel import TestResultDialog
 from portico.ui.icons import app_icon
 
@@ -49,7 +55,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DISK_SETTLE_MS = 200  # a burst of file events (an atomic save) is over after this long
+
 FORM_TAB = "Form"
+SETTINGS_TAB = "Settings"
+FIXED_TABS = 2  # Form and Settings; a raw tab per file follows
 NO_RUNTIME = (
     "Test needs the server runtime, which is not running; start it (restart Portico) "
     "and test again."
@@ -75,6 +85,7 @@ class ConfigEditorWindow(QMainWindow):
         *,
         runtime: RuntimeThread | None = None,
         hooks: Callable[[], ConnectionHooks | None] | None = None,
+        secrets: Callable[[], SecretStore | None] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -83,6 +94,8 @@ class ConfigEditorWindow(QMainWindow):
         self.setAccessibleName("config editor")
         self.runtime = runtime
         self.hooks_factory = hooks
+        self.secrets_factory = secrets
+        self._own_secrets: SecretStore | None = None
         self.project = project
         self.files: list[EditedFile] = []
         self.raw_tabs: dict[Path, RawTab] = {}
@@ -90,6 +103,7 @@ class ConfigEditorWindow(QMainWindow):
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
         self.last_test: TestResultDialog | None = None
         self._wanted: tuple[str, str] | None = None  # the last server the person selected
+        self._closing = False  # the unsaved-changes question was answered: close now
 
         self.server_list = ServerList()
         self.server_list.serverSelected.connect(self._selected)
@@ -103,6 +117,21 @@ class ConfigEditorWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("editor tabs")
         self.tabs.addTab(self.form, FORM_TAB)
+        self.settings = SettingsForm()
+        self.settings.edited.connect(self._setting_edited)
+        self.settings_file = QComboBox()
+        self.settings_file.setAccessibleName("settings file")
+        self.settings_file.currentIndexChanged.connect(lambda _i: self._show_settings())
+        settings_page = QWidget()
+        settings_column = QVBoxLayout(settings_page)
+        file_row = QHBoxLayout()
+        file_label = QLabel("F&ile:")
+        file_label.setBuddy(self.settings_file)
+        file_row.addWidget(file_label)
+        file_row.addWidget(self.settings_file, 1)
+        settings_column.addLayout(file_row)
+        settings_column.addWidget(self.settings, 1)
+        self.tabs.addTab(settings_page, SETTINGS_TAB)
         self.tabs.currentChanged.connect(lambda _i: self.flush_raw())
 
         left = QWidget()
@@ -135,8 +164,13 @@ class ConfigEditorWindow(QMainWindow):
         self.reload_button = QPushButton("&Reload")
         self.reload_button.setAccessibleName("reload from disk")
         self.reload_button.clicked.connect(self.reload_conflicted)
+        self.keep_button = QPushButton("&Keep mine…")
+        self.keep_button.setAccessibleName("keep my edits")
+        self.keep_button.setToolTip("Write your version over the file (the difference is shown)")
+        self.keep_button.clicked.connect(self.keep_mine)
         bar.addWidget(self.conflict_label, 1)
         bar.addWidget(self.reload_button)
+        bar.addWidget(self.keep_button)
         self.conflict_bar.hide()
         self._conflicted: list[Path] = []
 
@@ -171,6 +205,15 @@ class ConfigEditorWindow(QMainWindow):
         close_action.triggered.connect(self.close)
         self.addAction(close_action)
 
+        self._disk_due = QTimer(self)
+        self._disk_due.setSingleShot(True)
+        self._disk_due.setInterval(DISK_SETTLE_MS)
+        self._disk_due.timeout.connect(self.check_disk)
+        self.watcher = QFileSystemWatcher(self)
+        self.watcher.fileChanged.connect(lambda _p: self._disk_due.start())
+        self.watcher.directoryChanged.connect(lambda _p: self._disk_due.start())
+        self.confirmation: QMessageBox | None = None
+
         self.resize(1040, 700)
         self.open_project(project)
 
@@ -180,9 +223,9 @@ class ConfigEditorWindow(QMainWindow):
         """(Re)open every config file of both scopes; unsaved edits are dropped."""
         self.project = project
         self.files = open_files(project)
-        while self.tabs.count() > 1:
-            widget = self.tabs.widget(1)
-            self.tabs.removeTab(1)
+        while self.tabs.count() > FIXED_TABS:
+            widget = self.tabs.widget(FIXED_TABS)
+            self.tabs.removeTab(FIXED_TABS)
             if widget is not None:
                 widget.deleteLater()
         self.raw_tabs = {}
@@ -196,6 +239,13 @@ class ConfigEditorWindow(QMainWindow):
         self._refresh_list()
         self._refresh_titles()
         self.form.show_server(None, None)
+        self.settings_file.blockSignals(True)
+        self.settings_file.clear()
+        for file in self.files:
+            self.settings_file.addItem(file.label, str(file.path))
+        self.settings_file.blockSignals(False)
+        self._show_settings()
+        self._watch()
         title = "Portico — Config Editor"
         self.setWindowTitle(f"{title} — {project.name}" if project else title)
 
@@ -284,27 +334,17 @@ class ConfigEditorWindow(QMainWindow):
         self._refresh_titles()
 
     def _field_edited(self, key: str, value: Any) -> None:
+        self._entry_edited(key, None, value)
+
+    def _entry_edited(self, key: str, entry: str | None, value: Any) -> None:
+        """A form field (``entry`` None) or one entry of a table field (env, headers)."""
         current = self.current()
         if current is None:
             return
         file, server = current
         path = schema.key(key).path(file.dialect)
-        try:
-            if value is UNSET:
-                file.unset(server, path)
-            else:
-                file.set(server, path, value)
-        except EditError as exc:
-            self._say(str(exc))
-            return
-        self._after_form_edit(file)
-
-    def _entry_edited(self, key: str, entry: str, value: Any) -> None:
-        current = self.current()
-        if current is None:
-            return
-        file, server = current
-        path = (*schema.key(key).path(file.dialect), entry)
+        if entry is not None:
+            path = (*path, entry)
         try:
             if value is UNSET:
                 file.unset(server, path)
@@ -343,14 +383,12 @@ class ConfigEditorWindow(QMainWindow):
             )
             return None
         name = _KEYRING_UNSAFE.sub("-", f"{server}-{entry or spec.leaf}").strip("-")
-        from portico.auth import secret_store
-
         try:
-            await secret_store.set_secret(name, value)
-            # Asking the backend may touch D-Bus: off the GUI thread too.
-            warning = await asyncio.to_thread(secret_store.insecure_notice)
-        except Exception as exc:  # a broken or locked keyring
-            self._say(f"Could not store the secret in the keychain: {exc}")
+            store = await self._secret_store()
+            # Refuses (and writes no reference) when the value would not persist.
+            where = await store.store_secret(name, value)
+        except Exception as exc:  # no secure keyring, a broken or locked keyring
+            self._say(f"Could not store the secret: {exc}")
             return None
         reference = f"${{keyring:{name}}}"
         path = spec.path(file.dialect)
@@ -372,9 +410,23 @@ class ConfigEditorWindow(QMainWindow):
             return None
         self._after_form_edit(file)
         self.form.refresh()
-        said = f"Stored in the keychain as {name}; the file now says {reference}."
-        self._say(f"{said}\nWarning: {warning}" if warning else said)
+        self._say(f"Stored {name} in {where}; the file now says {reference}.")
         return name
+
+    async def _secret_store(self) -> SecretStore:
+        """The app session's store; without a session, one for this window that follows
+        the config's ``secrets.file_fallback``."""
+        store = self.secrets_factory() if self.secrets_factory is not None else None
+        if store is not None:
+            return store
+        if self._own_secrets is None:
+            from portico.config import load
+
+            config = await asyncio.to_thread(load, self.project)
+            self._own_secrets = SecretStore(
+                file_fallback=config.settings.file_fallback_for_secrets
+            )
+        return self._own_secrets
 
     # --- add / remove ------------------------------------------------------------------
 
@@ -501,17 +553,81 @@ class ConfigEditorWindow(QMainWindow):
             self.saved.emit([str(p) for p in written])
         return written
 
-    def reload_conflicted(self) -> None:
-        for path in self._conflicted or [f.path for f in self.files]:
-            self.reload(path)
-        self._conflicted = []
-        self.conflict_bar.hide()
+    # --- the files on disk ----------------------------------------------------------------
 
-    def reload(self, path: Path | str) -> None:
-        """Read one file from disk again (its unsaved edits are dropped)."""
-        file = self.file_for(path)
+    def _watch(self) -> None:
+        """Watch every open file and its folder (an atomic save replaces the file)."""
+        old = self.watcher.files() + self.watcher.directories()
+        if old:
+            self.watcher.removePaths(old)
+        paths = {str(f.path) for f in self.files if f.path.exists()}
+        paths |= {str(f.path.parent) for f in self.files if f.path.parent.exists()}
+        if paths:
+            self.watcher.addPaths(sorted(paths))
+
+    def check_disk(self) -> list[str]:
+        """Compare each file with the disk: reload it quietly when it has no edits, re-apply
+        the edits onto the new file when they touch other keys, else ask (the bar)."""
+        said: list[str] = []
+        conflicts: list[str] = []
+        for file in self.files:
+            data, snapshot = read_bytes(file.path)
+            if snapshot.exists == file.snapshot.exists and snapshot.sha256 == file.snapshot.sha256:
+                continue
+            disk = data.decode("utf-8", errors="replace") if data is not None else ""
+            if not file.dirty:
+                self.reload(file.path, quiet=True)
+                said.append(f"{file.path.name} changed on disk and was reloaded.")
+                continue
+            merge = three_way(file.path, file.dialect, file.baseline, file.text, disk)
+            if merge.text is not None:
+                file.adopt_disk(disk, snapshot, merge.text)
+                self._show_file(file)
+                said.append(
+                    f"{file.path.name} changed on disk; your edits were re-applied onto it."
+                )
+                continue
+            if file.path not in self._conflicted:
+                self._conflicted.append(file.path)
+            touched = ", ".join(merge.conflicts)
+            conflicts.append(
+                f"{file.path} changed on disk, and your unsaved edits touch the same "
+                f"keys ({touched})."
+            )
+        if conflicts:
+            self.conflict_label.setText(
+                "\n".join(conflicts) + "\nReload drops your edits of that file; Keep mine "
+                "writes your version over it (you see the difference first)."
+            )
+            self.conflict_bar.show()
+        if said:
+            self._say("\n".join(said))
+        self._watch()
+        return said + conflicts
+
+    def _settings_target(self) -> EditedFile | None:
+        path = self.settings_file.currentData()
+        return self.file_for(path) if path else None
+
+    def _show_settings(self) -> None:
+        self.settings.show_file(self._settings_target())
+
+    def _setting_edited(self, name: str, value: Any) -> None:
+        file = self._settings_target()
+        if file is None:
+            return
+        try:
+            file.set_setting(name, value)
+        except (EditError, DocumentParseError) as exc:
+            self._say(str(exc))
+            return
+        tab = self.raw_tab(file.path)
+        tab.set_text(file.text)
+        tab.set_diagnostics(file.diagnostics())
+        self._refresh_titles()
+
+    def _show_file(self, file: EditedFile) -> None:
         keep = self.server_list.selected()
-        file.reload()
         tab = self.raw_tab(file.path)
         tab.set_text(file.text)
         tab.set_diagnostics(file.diagnostics())
@@ -520,8 +636,67 @@ class ConfigEditorWindow(QMainWindow):
             self.server_list.select(*keep)
         if self.form.file is file:
             self.form.show_server(file, self.form.server)
+        if self._settings_target() is file:
+            self._show_settings()
         self._refresh_titles()
-        self._say(f"Reloaded {file.path} from disk.")
+
+    def keep_mine(self) -> QMessageBox | None:
+        """Show what writing the edits over the changed files would do; Overwrite saves."""
+        files = [self.file_for(p) for p in self._conflicted] or [f for f in self.files if f.dirty]
+        if not files:
+            return None
+        diffs = []
+        for file in files:
+            data, _snapshot = read_bytes(file.path)
+            disk = data.decode("utf-8", errors="replace") if data is not None else ""
+            diffs.append(
+                "".join(
+                    difflib.unified_diff(
+                        disk.splitlines(keepends=True),
+                        file.text.splitlines(keepends=True),
+                        f"{file.path} (on disk)",
+                        f"{file.path} (yours)",
+                    )
+                )
+            )
+        box = QMessageBox(self)
+        box.setWindowTitle("Keep your version?")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setText("Your version replaces what is on disk now. The difference:")
+        box.setDetailedText("\n".join(diffs))
+        overwrite = box.addButton("&Overwrite", QMessageBox.ButtonRole.DestructiveRole)
+        cancel = box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(cancel)
+        box.setEscapeButton(cancel)
+
+        def clicked(button: Any) -> None:
+            if button is overwrite:
+                for file in files:
+                    file.take_disk_snapshot()
+                self._conflicted = []
+                self.conflict_bar.hide()
+                self.save()
+
+        box.buttonClicked.connect(clicked)
+        box.setModal(False)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.confirmation = box
+        box.show()
+        return box
+
+    def reload_conflicted(self) -> None:
+        for path in self._conflicted or [f.path for f in self.files]:
+            self.reload(path)
+        self._conflicted = []
+        self.conflict_bar.hide()
+
+    def reload(self, path: Path | str, *, quiet: bool = False) -> None:
+        """Read one file from disk again (its unsaved edits are dropped)."""
+        file = self.file_for(path)
+        file.reload()
+        self._show_file(file)
+        if not quiet:
+            self._say(f"Reloaded {file.path} from disk.")
 
     # --- test --------------------------------------------------------------------------
 
@@ -576,10 +751,54 @@ class ConfigEditorWindow(QMainWindow):
             lambda _r, d=dialog: self.dialogs.remove(d) if d in self.dialogs else None
         )
 
+    def ask_unsaved(self, then: Callable[[], None]) -> QMessageBox | None:
+        """Unsaved edits: Save / Discard / Cancel, as every editor asks; ``then`` runs
+        after Save (when it wrote everything) or Discard. None when nothing is unsaved."""
+        if not self.dirty:
+            then()
+            return None
+        names = ", ".join(f.path.name for f in self.files if f.dirty)
+        box = QMessageBox(self)
+        box.setWindowTitle("Unsaved changes")
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setText(f"Save your changes to {names}?")
+        box.setInformativeText("If you don't save, your changes are lost.")
+        save = box.addButton(QMessageBox.StandardButton.Save)
+        discard = box.addButton(QMessageBox.StandardButton.Discard)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(save)
+        box.setEscapeButton(cancel)
+
+        def clicked(button: Any) -> None:
+            if button is save:
+                self.save()
+                if not self.dirty:
+                    then()
+            elif button is discard:
+                for file in self.files:
+                    if file.dirty:
+                        file.reload()
+                        self._show_file(file)
+                then()
+
+        box.buttonClicked.connect(clicked)
+        box.setModal(False)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        self.confirmation = box
+        box.show()
+        return box
+
     def closeEvent(self, event: QCloseEvent) -> None:
-        # Hiding keeps unsaved edits for the next open; the app reuses this window.
+        if self.dirty and self._closing is False:
+            event.ignore()
+            self.ask_unsaved(self._close_now)
+            return
+        self._closing = False
         for task in list(self._tasks):
             task.cancel()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
 
+    def _close_now(self) -> None:
+        self._closing = True
+        self.close()

@@ -4,7 +4,7 @@ Rows keep the configured order (``set_order``, from the config); servers not in 
 the order their first status arrives. A server whose status becomes Stopped (removed from
 the config, or for a moment while it restarts) leaves the list; when it comes back it is
 inserted at its configured position again, not appended at the bottom.
-A one-second timer runs only while some row is in Cooldown, to count down its retry; its
+The window's one clock (ui/models/clock.py) counts down the retry of rows in Cooldown; its
 ticks change only the text roles (``COUNTDOWN_ROLES``) and emit ``countdownTicked``, so
 listeners that care about real state changes can tell a tick from a change.
 """
@@ -23,13 +23,13 @@ from PySide6.QtCore import (
     QObject,
     QPersistentModelIndex,
     Qt,
-    QTimer,
     Signal,
 )
 
 from portico.runtime.events import ServerState, Status
 from portico.ui.bridge import EventBridge
 from portico.ui.icons import status_icon
+from portico.ui.models.clock import clock
 from portico.ui.tray_state import status_text
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -65,9 +65,7 @@ class ServerListModel(QAbstractListModel):
         self._scopes: dict[str, str] = {}
         self._rank: dict[str, int] = {}  # configured position by server name
         self._clock = time.time
-        self._countdown = QTimer(self)
-        self._countdown.setInterval(1000)
-        self._countdown.timeout.connect(self._tick)
+        clock().ticked.connect(self._tick)
 
     # --- feeding -------------------------------------------------------------------------
 
@@ -91,7 +89,6 @@ class ServerListModel(QAbstractListModel):
         else:
             self._rows[row] = state
             self._changed(row)
-        self._update_timer()
         self.statesChanged.emit()
 
     def set_tool_count(self, server: str, count: int) -> None:
@@ -196,16 +193,12 @@ class ServerListModel(QAbstractListModel):
     def _cooldown_rows(self) -> list[int]:
         return [i for i, s in enumerate(self._rows) if s.status is Status.COOLDOWN]
 
-    def _update_timer(self) -> None:
-        if self._cooldown_rows():
-            if not self._countdown.isActive():
-                self._countdown.start()
-        elif self._countdown.isActive():
-            self._countdown.stop()
+    @property
+    def counting_down(self) -> bool:
+        return bool(self._cooldown_rows())
 
     def _tick(self) -> None:
         for row in self._cooldown_rows():
             index = self.index(row)
             self.dataChanged.emit(index, index, list(self.COUNTDOWN_ROLES))
             self.countdownTicked.emit(self._rows[row].name)
-        self._update_timer()

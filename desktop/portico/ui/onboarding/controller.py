@@ -171,7 +171,6 @@ class Onboarding(QObject):
 
     async def _connect(self, flow: ModelFlow, request: ModelChoiceRequest) -> None:
         from portico.auth.secret_store import delete_secret, set_secret
-        from portico.chat.detect import test_provider
         from portico.config.model import Dialect, ProviderSpec, Scope, Source
         from portico.ui.onboarding.setup import target_file
 
@@ -191,12 +190,14 @@ class Onboarding(QObject):
                 models=(request.model,),
                 default_model=request.model,
             )
-            report = await self.runtime.submit(test_provider(spec, request.model))
+            reply = await self.runtime.submit(_test(spec, request.model))
         except Exception as exc:
             log.info("testing the model failed: %s", exc)
             if key_ref:
                 await delete_secret(secret)
-            flow.failed(f"{request.name} / {request.model} did not answer: {exc}")
+            flow.failed(
+                f"{request.name} / {request.model} did not answer: {exc or type(exc).__name__}"
+            )
             return
         try:
             models = tuple(dict.fromkeys((request.model, *request.models)))
@@ -217,5 +218,27 @@ class Onboarding(QObject):
         ref = f"{request.name}/{request.model}"
         self.configWritten.emit()
         await self.apply_config()
-        flow.connected(ref, report.text)
+        flow.connected(ref, reply)
         self.modelConnected.emit(ref)
+
+
+async def _test(spec: Any, model: str) -> str:
+    """One tiny completion through the core (on the runtime thread); the reply's text."""
+    from portico.chat.detect import test_provider
+
+    try:
+        return (await test_provider(spec, model)).text
+    except NotImplementedError:
+        pass
+    from portico.chat.providers.catalog import ModelCatalog
+    from portico.config.model import ModelsConfig
+    from portico.prompts import SamplingMessage
+
+    catalog = ModelCatalog(ModelsConfig(providers=(spec,)))
+    try:
+        reply, _model, _usage = await catalog.complete(
+            [SamplingMessage("user", "Reply with the word pong.")], None, f"{spec.name}/{model}", 16
+        )
+    finally:
+        await catalog.aclose()
+    return reply

@@ -175,7 +175,7 @@ class ModelFlow(QDialog):
             self.failed("Enter the model to use.")
             return
         host = urlparse(url).hostname or "openai"
-        name = "openai" if host == "api.openai.com" else provider_name(host.split(".")[0])
+        name = provider_name(_host_name(host))
         self._emit(ModelChoiceRequest(name, "openai", url, self.openai_key.text().strip(), model))
 
     def _anthropic(self) -> None:
@@ -209,3 +209,17 @@ class ModelFlow(QDialog):
         self.status.setText(text)
         set_tone(self.status, tone)  # type: ignore[arg-type]
         self.status.show()
+
+
+def _host_name(host: str) -> str:
+    """"openai" for api.openai.com, "local" for this computer, else the domain's name."""
+    import ipaddress
+
+    if host in ("localhost",) or host.endswith(".local"):
+        return "local"
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        parts = [p for p in host.split(".") if p not in ("api", "www", "mcp")]
+        return parts[-2] if len(parts) >= 2 else parts[0] if parts else "model"
+    return "local"

@@ -1,32 +1,34 @@
-"""What the page widgets share: the way to the runtime, task spawning, HTML helpers."""
+"""What the page widgets share: typed calls to the runtime side, HTML helpers."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import logging
-from collections.abc import Callable, Coroutine
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QTextBrowser
 
 from portico.ui.facade import RuntimeThread
+from portico.ui.ops import NoRuntime, Op, Ops
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from portico.ui.runtime_thread.page_service import PageService
 
+T = TypeVar("T")
 
-class NoRuntime(RuntimeError):
-    """The runtime thread or session is not up (yet)."""
+__all__ = ["NoRuntime", "PageBackend", "browser", "esc", "status_label"]
 
 
 class PageBackend:
-    """Calls ``session.pages.<method>(...)`` on the runtime thread from the GUI loop."""
+    """Typed calls into ``session.pages`` (a :class:`PageService`) on the runtime thread:
+    ``await backend.call(lambda pages: pages.get_prompt(server, name, args))``."""
 
-    def __init__(self, runtime: RuntimeThread, session: Callable[[], Any]) -> None:
+    def __init__(
+        self, runtime: RuntimeThread, session: Callable[[], Any], ops: Ops | None = None
+    ) -> None:
         self.runtime = runtime
         self._session = session
-        self._tasks: set[asyncio.Future[Any]] = set()
+        self.ops = ops or Ops()
 
     @property
     def session(self) -> Any:
@@ -36,33 +38,25 @@ class PageBackend:
     def available(self) -> bool:
         return self.session is not None and self.runtime.is_running
 
-    async def run(self, method: str, *args: Any) -> Any:
+    async def call(self, fn: Callable[[PageService], Awaitable[T]]) -> T:
         session = self.session
         if session is None or not self.runtime.is_running:
             raise NoRuntime("The server runtime is not running.")
+        pages: PageService = session.pages
 
-        async def call() -> Any:
-            return await getattr(session.pages, method)(*args)
+        async def on_runtime() -> T:
+            return await fn(pages)
 
-        return await self.runtime.submit(call())
+        return await self.runtime.submit(on_runtime())
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
-        """Run ``coro`` on the GUI loop, keeping a reference; failures are logged."""
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-
-        def done(t: asyncio.Future[Any]) -> None:
-            self._tasks.discard(t)
-            if not t.cancelled() and t.exception() is not None:
-                log.error("a server page task failed", exc_info=t.exception())
-
-        task.add_done_callback(done)
-        return task
+    def op(
+        self, fn: Callable[[PageService], Awaitable[T]], what: str, *, server: str | None = None
+    ) -> Op[T]:
+        """A background operation around one call (``.success(...).run()``)."""
+        return self.ops.op(lambda: self.call(fn), what, server=server)
 
     def cancel_all(self) -> None:
-        for task in list(self._tasks):
-            with contextlib.suppress(RuntimeError):
-                task.cancel()
+        self.ops.cancel_all()
 
 
 def esc(text: object) -> str:
@@ -95,4 +89,3 @@ def status_label(name: str) -> QLabel:
         | Qt.TextInteractionFlag.TextSelectableByKeyboard
     )
     return label
-

@@ -1,6 +1,6 @@
-"""Puts the real tabs into the main window's server page and keeps them fed; carries out
+"""Puts the real tabs into the Servers place's server page and keeps them fed; carries out
 the server actions that write the config (Enable / Disable, Remove) or ask (Review trust);
-adds the keyboard shortcuts and the re-auth notices.
+posts the sign-in notices.
 
 Everything the tabs show is fetched on the runtime thread (``session.pages``) as plain
 data; a refresh for a server that is no longer selected is dropped. A row change refreshes
@@ -15,36 +15,27 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMenu, QMessageBox, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget
 
 from portico.prompts import Notice
 from portico.runtime.events import ServerState, Status
+from portico.ui.actions import ActionId
 from portico.ui.facade import RuntimeThread
+from portico.ui.models.clock import clock
+from portico.ui.ops import Ops
+from portico.ui.pages.activity import ActivityPage
 from portico.ui.pages.common import PageBackend
 from portico.ui.pages.log import LogPage
 from portico.ui.pages.overview import OverviewPage
 from portico.ui.pages.prompts import PromptsPage
 from portico.ui.pages.resources import ResourcesPage
 from portico.ui.pages.tools import ToolsPage
-from portico.ui.tray_state import Action
 
 if TYPE_CHECKING:
     from portico.ui.main_window import MainWindow
     from portico.ui.tray import Tray
 
 log = logging.getLogger(__name__)
-
-# label in the Server menu -> shortcut (window-wide except Remove: only in the server list)
-SHORTCUTS: dict[str, str] = {
-    "Retry now": "F5",
-    "Restart": "Ctrl+R",
-    "Enable / Disable": "Ctrl+D",
-    Action.AUTHORIZE.value: "Ctrl+Shift+A",
-    "Review trust…": "Ctrl+Shift+T",
-    "Remove": "Delete",
-}
-HANDLED = ("Enable", "Disable", "Remove", "Review trust…", "Review…")
 
 
 class ServerPages(QObject):
@@ -60,10 +51,13 @@ class ServerPages(QObject):
         session: Callable[[], Any],
         reapply: Callable[[], Awaitable[None]],
         tray: Tray | None = None,
+        ops: Ops | None = None,
     ) -> None:
         super().__init__(window)
         self.window = window
-        self.backend = PageBackend(runtime, session)
+        self.place = window.servers
+        self.ops = ops or Ops(window.post_notice)
+        self.backend = PageBackend(runtime, session, self.ops)
         self.reapply = reapply
         self.tray = tray
         self.current: str | None = None
@@ -79,14 +73,16 @@ class ServerPages(QObject):
         self.tools = ToolsPage(self.backend)
         self.prompts = PromptsPage(self.backend)
         self.resources = ResourcesPage(self.backend)
+        self.activity = ActivityPage(self.backend)
         page.set_page("Overview", self.overview)
         page.set_page("Tools", self.tools)
         page.set_page("Prompts", self.prompts)
         page.set_page("Resources", self.resources)
+        page.set_page("Activity", self.activity)
         # Take the log view's tab away first, then give the view to the searchable page.
         host = QWidget()
         page.set_page("Log", host)
-        self.log = LogPage(page.log_view)
+        self.log = LogPage(page.log_view, self.place.logs, lambda: self.current)
         QVBoxLayout(host).addWidget(self.log)
         host.layout().setContentsMargins(0, 0, 0, 0)  # type: ignore[union-attr]
         page.setCurrentIndex(0)
@@ -96,15 +92,17 @@ class ServerPages(QObject):
         self._debounce.setSingleShot(True)
         self._debounce.setInterval(60)
         self._debounce.timeout.connect(self.refresh)
+        self._activity_due = QTimer(self)
+        self._activity_due.setSingleShot(True)
+        self._activity_due.setInterval(250)
+        self._activity_due.timeout.connect(self._follow_activity)
         window.server_list.selectionModel().currentChanged.connect(lambda *_: self._schedule())
         window.model.dataChanged.connect(lambda *_: self._row_changed())
-        window.model.countdownTicked.connect(self._countdown_ticked)
+        clock().ticked.connect(self._clock_ticked)
         window.model.rowLeaving.connect(self._row_leaving)
         window.model.rowsRemoved.connect(lambda *_: self._schedule())
         window.model.rowsInserted.connect(self._rows_arrived)
         window.model.modelReset.connect(lambda *_: self._schedule())
-        window.server_menu.aboutToShow.connect(self._hint_shortcuts)
-        self.actions = self._build_shortcuts()
         if tray is not None and tray.icon is not None:
             tray.icon.messageClicked.connect(self._tray_message_clicked)
         self.last_auth_server: str | None = None
@@ -124,12 +122,13 @@ class ServerPages(QObject):
             return
         self._schedule()
 
-    def _countdown_ticked(self, name: str) -> None:
-        """The selected server's retry countdown moved on: redraw its status line locally."""
-        if name != self.current:
+    def _clock_ticked(self) -> None:
+        """The window's clock moved on: redraw the Overview's times ("Connected 5 s ago",
+        "Retrying in 12 s") from what it shows, without fetching anything."""
+        if self.current is None or not self.overview.isVisible():
             return
         state, scope = self._selected_key()
-        if self.overview.details is not None and self.overview.details.name == name:
+        if self.overview.details is not None and self.overview.details.name == self.current:
             self.overview.show_details(self.overview.details, state)
         else:
             self.overview.show_state(state, scope)
@@ -177,6 +176,7 @@ class ServerPages(QObject):
                 )
         self.overview.details = None
         self.overview.show_state(state, scope)
+        self.activity.set_server(self.current)
         self.tools.set_tools(self.current, [])
         self.prompts.set_loading(self.current)
         self.resources.set_loading(self.current)
@@ -186,13 +186,14 @@ class ServerPages(QObject):
         name = self.current
         if name is None or not self.backend.available:
             return
-        self.backend.spawn(self._refresh(name, self._generation))
+        self.ops.keep(self._refresh(name, self._generation))
         self._tab_changed()
 
     async def _refresh(self, name: str, generation: int) -> None:
         try:
-            details = await self.backend.run("details", name)
-            tools = await self.backend.run("tools", name)
+            details = await self.backend.call(lambda pages: pages.details(name))
+            tools = await self.backend.call(lambda pages: pages.tools(name))
+            health = await self.backend.call(lambda pages: pages.health(name))
         except LookupError:
             return  # removed from the config meanwhile
         except Exception as exc:
@@ -201,10 +202,48 @@ class ServerPages(QObject):
         if generation != self._generation:
             return
         self.overview.show_details(details, self.window.model.state(name))
+        self.overview.show_health(health)
         self.tools.set_tools(name, tools)
+
+    def activity_changed(self, server: str) -> None:
+        """The hub recorded traffic of ``server``: the Activity tab and the Overview's
+        health follow (coalesced; only for the selected server, only what is on show)."""
+        if server == self.current:
+            self._activity_due.start()
+
+    def _follow_activity(self) -> None:
+        name = self.current
+        if name is None or not self.backend.available:
+            return
+        tab = self.window.page.currentWidget()
+        if tab is self.activity:
+            self.ops.keep(self._fetch_activity(name))
+        elif tab is self.overview:
+            self.ops.keep(self._fetch_overview(name, self._generation))
+
+    async def _fetch_activity(self, name: str) -> None:
+        since = self.activity.version if self.activity.server == name else 0
+        try:
+            version, changed = await self.backend.call(lambda p: p.activity(name, since))
+        except LookupError:
+            return
+        self.activity.merge(name, version, changed)
+
+    async def _fetch_overview(self, name: str, generation: int) -> None:
+        try:
+            details = await self.backend.call(lambda pages: pages.details(name))
+            health = await self.backend.call(lambda pages: pages.health(name))
+        except LookupError:
+            return
+        if generation == self._generation:
+            self.overview.show_details(details, self.window.model.state(name))
+            self.overview.show_health(health)
 
     def _tab_changed(self) -> None:
         tab = self.window.page.currentWidget()
+        if tab is self.activity and self.current is not None and self.backend.available:
+            self.activity.set_server(self.current)
+            self.ops.keep(self._fetch_activity(self.current))
         if tab is self.prompts:
             self._load_list("Prompts")
         elif tab is self.resources:
@@ -221,47 +260,47 @@ class ServerPages(QObject):
             view.set_error(f"{kind} appear here once the server is running.")
             return
         self._loaded[kind] = name
-        self.backend.spawn(self._fetch_list(kind, name, self._generation))
+        self.ops.keep(self._fetch_list(kind, name, self._generation))
 
     async def _fetch_list(self, kind: str, name: str, generation: int) -> None:
         view: PromptsPage | ResourcesPage = self.prompts if kind == "Prompts" else self.resources
         view.set_loading(name)
         try:
-            items = await self.backend.run(kind.lower(), name)
+            if isinstance(view, PromptsPage):
+                prompts = await self.backend.call(lambda p: p.prompts(name))
+                if generation == self._generation:
+                    view.set_prompts(name, prompts)
+            else:
+                resources = await self.backend.call(lambda p: p.resources(name))
+                if generation == self._generation:
+                    view.set_resources(name, resources)
         except Exception as exc:
             if generation == self._generation:
                 self._loaded[kind] = None
                 view.set_error(f"Could not list {kind.lower()}: {exc}")
-            return
-        if generation != self._generation:
-            return
-        if isinstance(view, PromptsPage):
-            view.set_prompts(name, items)
-        else:
-            view.set_resources(name, items)
 
     # --- actions ---------------------------------------------------------------------------
 
-    def handles(self, action: str) -> bool:
-        return action in HANDLED
-
-    def act(self, action: str, server: str) -> None:
-        if action in ("Enable", "Disable"):
-            self.backend.spawn(self._set_enabled(server, action == "Enable"))
-        elif action == "Remove":
-            self.confirm_remove(server)
-        else:
-            self.backend.spawn(self._review_trust(server))
-
-    async def _set_enabled(self, server: str, enabled: bool) -> None:
+    def set_enabled(self, server: str, enabled: bool) -> None:
         verb = "Enable" if enabled else "Disable"
-        try:
-            path = await self.backend.run("set_enabled", server, enabled)
-        except Exception as exc:
-            self.window.post_notice(Notice("error", f"{verb} {server} failed: {exc}", server))
-            return
+        (
+            self.backend.op(
+                lambda p: p.set_enabled(server, enabled), f"{verb} {server}", server=server
+            )
+            .success(lambda path: self._written(server, path))
+            .run()
+        )
+
+    async def _written(self, server: str, path: Any, said: str | None = None) -> None:
         self.configWritten.emit(server, str(path))
+        if said:
+            self.window.post_notice(Notice("info", said, server, kind="removed"))
         await self.reapply()
+
+    def review_trust(self, server: str) -> None:
+        self.backend.op(
+            lambda p: p.review_trust(server), f"Review of {server}", server=server
+        ).run()
 
     def confirm_remove(self, server: str) -> QMessageBox:
         box = QMessageBox(self.window)
@@ -283,7 +322,13 @@ class ServerPages(QObject):
 
         def clicked(button: Any) -> None:
             if button is remove:
-                self.backend.spawn(self._remove(server))
+                (
+                    self.backend.op(lambda p: p.remove(server), f"Remove {server}", server=server)
+                    .success(
+                        lambda path: self._written(server, path, f"Removed {server} from {path}.")
+                    )
+                    .run()
+                )
 
         box.buttonClicked.connect(clicked)
         box.destroyed.connect(lambda *_: setattr(self, "confirmation", None))
@@ -291,61 +336,6 @@ class ServerPages(QObject):
         box.show()
         self.removeConfirmationShown.emit(box)
         return box
-
-    async def _remove(self, server: str) -> None:
-        try:
-            path = await self.backend.run("remove", server)
-        except Exception as exc:
-            self.window.post_notice(Notice("error", f"Remove {server} failed: {exc}", server))
-            return
-        self.configWritten.emit(server, str(path))
-        self.window.post_notice(Notice("info", f"Removed {server} from {path}.", server))
-        await self.reapply()
-
-    async def _review_trust(self, server: str) -> None:
-        try:
-            await self.backend.run("review_trust", server)
-        except Exception as exc:
-            self.window.post_notice(Notice("error", f"Review of {server} failed: {exc}", server))
-
-    # --- keyboard ----------------------------------------------------------------------------
-
-    def _build_shortcuts(self) -> dict[str, QAction]:
-        actions: dict[str, QAction] = {}
-        for label, key in SHORTCUTS.items():
-            action = QAction(label, self.window)
-            action.setShortcut(QKeySequence(key))
-            if label == "Remove":
-                # Delete removes a server only from the server list, never while typing
-                action.setShortcutContext(Qt.ShortcutContext.WidgetShortcut)
-                self.window.server_list.addAction(action)
-            else:
-                action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
-                self.window.addAction(action)
-            action.triggered.connect(lambda _=False, a=label: self.trigger(a))
-            actions[label] = action
-        return actions
-
-    def trigger(self, label: str) -> bool:
-        """Run the menu action ``label`` on the selected server if the menu allows it now."""
-        state = self.window.selected_state()
-        if state is None:
-            return False
-        allowed = dict(self.window.server_actions(state))
-        if label == "Enable / Disable":
-            label = "Enable" if state.status is Status.DISABLED else "Disable"
-        if not allowed.get(label):
-            return False
-        self.window.serverActionRequested.emit(label, state.name)
-        return True
-
-    def _hint_shortcuts(self) -> None:
-        menu: QMenu = self.window.server_menu
-        for action in menu.actions():
-            text = action.text()
-            key = SHORTCUTS.get("Enable / Disable" if text in ("Enable", "Disable") else text)
-            if key and "\t" not in text:
-                action.setText(f"{text}\t{key}")
 
     # --- re-auth -----------------------------------------------------------------------------
 
@@ -355,13 +345,13 @@ class ServerPages(QObject):
         self.window.post_auth_notice(server, reason)
         if self.tray is not None:
             self.tray.notify(
-                "Sign-in needed", f"{server} needs you to sign in again.", key=f"{server}:auth"
+                "Sign-in needed", f"{server} needs you to sign in.", key=f"{server}:auth"
             )
 
     def _tray_message_clicked(self) -> None:
         if self.last_auth_server is not None:
             server, self.last_auth_server = self.last_auth_server, None
-            self.window.serverActionRequested.emit(Action.AUTHORIZE.value, server)
+            self.window.serverActionRequested.emit(str(ActionId.SIGN_IN), server)
 
     def close(self) -> None:
-        self.backend.cancel_all()
+        self.ops.cancel_all()

@@ -1,7 +1,11 @@
-"""Search for the Log tab: a filter field with next / previous that highlights every match
-in the live log view (the window keeps feeding the same QPlainTextEdit)."""
+"""The Log tab: a level filter for the server's log notifications, and search with next /
+previous that highlights every match in the live log view (the Servers place keeps feeding
+the same QPlainTextEdit from its LogBook)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import (
@@ -13,6 +17,7 @@ from PySide6.QtGui import (
     QTextDocument,
 )
 from PySide6.QtWidgets import (
+    QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -23,14 +28,37 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+if TYPE_CHECKING:
+    from portico.ui.pages.log_lines import LogBook
+
 MAX_HIGHLIGHTS = 1000
+LEVEL_CHOICES = (
+    ("All levels", ""),
+    ("Info and above", "info"),
+    ("Warnings and above", "warning"),
+    ("Errors and above", "error"),
+)
 
 
 class LogPage(QWidget):
-    def __init__(self, view: QPlainTextEdit, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        view: QPlainTextEdit,
+        book: LogBook | None = None,
+        server: Callable[[], str | None] = lambda: None,
+        parent: QWidget | None = None,
+    ) -> None:
         """Call after the view left its old place (it is reparented into this page)."""
         super().__init__(parent)
         self.view = view
+        self.book = book
+        self._server = server
+        self.level = QComboBox()
+        self.level.setAccessibleName("log level filter")
+        self.level.setToolTip("Which of the server's log messages to show (stderr always shows)")
+        for text, value in LEVEL_CHOICES:
+            self.level.addItem(text, value)
+        self.level.currentIndexChanged.connect(lambda _i: self._level_changed())
         self.setAccessibleName("log")
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search the log (Enter: next, Shift+Enter: previous)")
@@ -47,6 +75,10 @@ class LogPage(QWidget):
         self.count_label = QLabel()
         self.count_label.setAccessibleName("matches")
         row = QHBoxLayout()
+        level_label = QLabel("Lev&el:")
+        level_label.setBuddy(self.level)
+        row.addWidget(level_label)
+        row.addWidget(self.level)
         find_label = QLabel("&Find:")
         find_label.setBuddy(self.search)
         row.addWidget(find_label)
@@ -67,6 +99,18 @@ class LogPage(QWidget):
         find.activated.connect(self.focus_search)
         view.textChanged.connect(self._refresh_highlights)
         self.matches = 0
+
+    def _level_changed(self) -> None:
+        if self.book is None:
+            return
+        self.book.min_level = str(self.level.currentData() or "")
+        self.book.show(self.view, self._server())
+
+    def set_level(self, level: str) -> None:
+        index = self.level.findData(level)
+        if index < 0:
+            raise KeyError(f"no level filter {level!r}")
+        self.level.setCurrentIndex(index)
 
     def focus_search(self) -> None:
         self.search.setFocus()

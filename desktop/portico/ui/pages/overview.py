@@ -9,7 +9,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from portico.runtime.events import ServerState
+from portico.runtime.health import HealthSnapshot
 from portico.ui.pages.common import esc
+from portico.ui.pages.health_view import HealthView
 from portico.ui.palette import set_tone
 from portico.ui.runtime_thread.snapshots import ServerDetails
 from portico.ui.tray_state import status_text
@@ -57,6 +59,9 @@ class OverviewPage(QScrollArea):
         )
         self.error.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         column.addWidget(self.error)
+        self.health = HealthView()
+        self.health.hide()
+        column.addWidget(self.health)
         column.addStretch(1)
         self.setWidget(body)
         self.details: ServerDetails | None = None
@@ -73,6 +78,7 @@ class OverviewPage(QScrollArea):
             self.details = None
             self.table.setText("Select a server on the left.")
             self._show_error(None)
+            self.health.show_health(None)
             return
         if self.details is not None and self.details.name == state.name:
             return  # the full details follow from the controller
@@ -108,6 +114,9 @@ class OverviewPage(QScrollArea):
         self.table.setText(_table(rows))
         error = state.error if state is not None else details.error
         self._show_error(error)
+
+    def show_health(self, health: HealthSnapshot | None) -> None:
+        self.health.show_health(health)
 
 
 def _table(rows: list[tuple[str, str]]) -> str:

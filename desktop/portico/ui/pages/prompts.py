@@ -9,17 +9,33 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
+from portico.runtime.results import ToolResult
+from portico.ui.models.page_items import (
+    Column,
+    ItemsModel,
+    current_row,
+    items_view,
+    set_current_row,
+)
 from portico.ui.pages.common import PageBackend, status_label
 from portico.ui.pages.result_view import ResultView
 from portico.ui.runtime_thread.snapshots import PromptInfo
+
+
+def _signature(prompt: PromptInfo) -> str:
+    args = ", ".join(a.name + ("*" if a.required else "") for a in prompt.arguments)
+    return f"{prompt.title or prompt.name}({args})"
+
+
+PROMPT_COLUMNS: tuple[Column[PromptInfo], ...] = (
+    Column("Prompt", _signature, lambda p: p.description or None, stretch=True),
+)
 
 
 class PromptsPage(QWidget):
@@ -27,12 +43,11 @@ class PromptsPage(QWidget):
         super().__init__(parent)
         self.backend = backend
         self.server: str | None = None
-        self.prompts: list[PromptInfo] = []
         self.fields: dict[str, QLineEdit] = {}
         self.setAccessibleName("prompts")
-        self.list = QListWidget()
-        self.list.setAccessibleName("prompt list")
-        self.list.currentRowChanged.connect(lambda _row: self._show_prompt())
+        self.model: ItemsModel[PromptInfo] = ItemsModel(PROMPT_COLUMNS, self)
+        self.list = items_view(self.model, "prompt list")
+        self.list.selectionModel().currentRowChanged.connect(lambda *_: self._show_prompt())
         self.status = status_label("prompts status")
         self.status.setText("Prompts appear here once the server is running.")
         self.description = status_label("prompt description")
@@ -69,10 +84,13 @@ class PromptsPage(QWidget):
         column.setContentsMargins(4, 4, 4, 4)
         column.addWidget(splitter)
 
+    @property
+    def prompts(self) -> list[PromptInfo]:
+        return self.model.items
+
     def set_loading(self, server: str | None) -> None:
         self.server = server
-        self.prompts = []
-        self.list.clear()
+        self.model.set_items([])
         self.status.setText("Loading prompts…" if server else "No server selected.")
         self._show_prompt()
 
@@ -81,23 +99,16 @@ class PromptsPage(QWidget):
 
     def set_prompts(self, server: str, prompts: list[PromptInfo]) -> None:
         self.server = server
-        self.prompts = list(prompts)
-        self.list.clear()
-        for prompt in prompts:
-            args = ", ".join(a.name + ("*" if a.required else "") for a in prompt.arguments)
-            item = QListWidgetItem(f"{prompt.title or prompt.name}({args})")
-            item.setToolTip(prompt.description)
-            self.list.addItem(item)
+        self.model.set_items(prompts)
         self.status.setText(
             f"{len(prompts)} prompt(s)" if prompts else "This server offers no prompts."
         )
         if prompts:
-            self.list.setCurrentRow(0)
+            set_current_row(self.list, 0)
         self._show_prompt()
 
     def selected(self) -> PromptInfo | None:
-        row = self.list.currentRow()
-        return self.prompts[row] if 0 <= row < len(self.prompts) else None
+        return self.model.item(current_row(self.list))
 
     def _show_prompt(self) -> None:
         prompt = self.selected()
@@ -116,6 +127,7 @@ class PromptsPage(QWidget):
             if arg.description:
                 edit.setToolTip(arg.description)
                 edit.setPlaceholderText(arg.description)
+            edit.returnPressed.connect(self.get_selected)
             self.fields[arg.name] = edit
             self.form.addRow(f"{arg.name}{' *' if arg.required else ''}:", edit)
 
@@ -132,16 +144,20 @@ class PromptsPage(QWidget):
         args = {name: edit.text() for name, edit in self.fields.items() if edit.text()}
         self.get_button.setEnabled(False)
         self.result_view.show_message(f"Getting {prompt.name}…")
-        self.backend.spawn(self._get(self.server, prompt.name, args))
+        server, name = self.server, prompt.name
+        (
+            self.backend.op(lambda pages: pages.get_prompt(server, name, args), f"Get {name}")
+            .success(lambda result: self._got(server, name, result))
+            .failure(lambda exc: self._failed(server, exc))
+            .finally_(lambda: self.get_button.setEnabled(self.selected() is not None))
+            .run()
+        )
 
-    async def _get(self, server: str, name: str, args: dict[str, str]) -> None:
-        try:
-            result = await self.backend.run("get_prompt", server, name, args)
-        except Exception as exc:
-            if self.server == server:
-                self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
-            return
-        finally:
-            self.get_button.setEnabled(True)
-        if self.server == server and self.selected() and self.selected().name == name:  # type: ignore[union-attr]
+    def _failed(self, server: str, exc: Exception) -> None:
+        if self.server == server:
+            self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
+
+    def _got(self, server: str, name: str, result: ToolResult) -> None:
+        selected = self.selected()
+        if self.server == server and selected is not None and selected.name == name:
             self.result_view.show_result(result)

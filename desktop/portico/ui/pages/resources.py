@@ -5,24 +5,37 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from portico.runtime.results import ToolResult
+from portico.ui.models.page_items import (
+    Column,
+    ItemsModel,
+    current_row,
+    items_view,
+    set_current_row,
+)
 from portico.ui.pages.common import PageBackend, status_label
 from portico.ui.pages.result_view import ResultView
 from portico.ui.runtime_thread.snapshots import ResourceInfo
 
-COLUMNS = ("Name", "Address", "Type")
+
+def _tip(res: ResourceInfo) -> str | None:
+    return res.description or None
+
+
+RESOURCE_COLUMNS: tuple[Column[ResourceInfo], ...] = (
+    Column("Name", lambda r: r.name, _tip),
+    Column("Address", lambda r: r.uri, _tip, stretch=True),
+    Column("Type", lambda r: "template" if r.template else (r.mime_type or ""), _tip),
+)
 
 
 class ResourcesPage(QWidget):
@@ -30,20 +43,13 @@ class ResourcesPage(QWidget):
         super().__init__(parent)
         self.backend = backend
         self.server: str | None = None
-        self.resources: list[ResourceInfo] = []
         self.setAccessibleName("resources")
         self.status = status_label("resources status")
         self.status.setText("Resources appear here once the server is running.")
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setAccessibleName("resource list")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        self.table.currentCellChanged.connect(lambda *_: self._selected_changed())
-        self.table.cellActivated.connect(lambda *_: self.read_current())
+        self.model: ItemsModel[ResourceInfo] = ItemsModel(RESOURCE_COLUMNS, self)
+        self.table = items_view(self.model, "resource list")
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._selected_changed())
+        self.table.activated.connect(lambda *_: self.read_current())
         self.address = QLineEdit()
         self.address.setAccessibleName("resource address")
         self.address.setPlaceholderText("resource address, e.g. file:///notes.txt")
@@ -75,10 +81,13 @@ class ResourcesPage(QWidget):
         column.setContentsMargins(4, 4, 4, 4)
         column.addWidget(splitter)
 
+    @property
+    def resources(self) -> list[ResourceInfo]:
+        return self.model.items
+
     def set_loading(self, server: str | None) -> None:
         self.server = server
-        self.resources = []
-        self.table.setRowCount(0)
+        self.model.set_items([])
         self.result_view.clear()
         self.address.clear()
         self.status.setText("Loading resources…" if server else "No server selected.")
@@ -88,15 +97,7 @@ class ResourcesPage(QWidget):
 
     def set_resources(self, server: str, resources: list[ResourceInfo]) -> None:
         self.server = server
-        self.resources = list(resources)
-        self.table.setRowCount(len(resources))
-        for row, res in enumerate(resources):
-            kind = "template" if res.template else (res.mime_type or "")
-            for col, text in enumerate((res.name, res.uri, kind)):
-                item = QTableWidgetItem(text)
-                if res.description:
-                    item.setToolTip(res.description)
-                self.table.setItem(row, col, item)
+        self.model.set_items(resources)
         plain = sum(1 for r in resources if not r.template)
         templates = len(resources) - plain
         self.status.setText(
@@ -105,19 +106,18 @@ class ResourcesPage(QWidget):
             else "This server offers no resources."
         )
         if resources:
-            self.table.setCurrentCell(0, 0)
+            set_current_row(self.table, 0)
 
     def select_uri(self, uri: str) -> None:
         for row, res in enumerate(self.resources):
             if res.uri == uri:
-                self.table.setCurrentCell(row, 0)
+                set_current_row(self.table, row)
                 return
         raise KeyError(f"no resource {uri!r} on this page")
 
     def _selected_changed(self) -> None:
-        row = self.table.currentRow()
-        if 0 <= row < len(self.resources):
-            res = self.resources[row]
+        res = self.model.item(current_row(self.table))
+        if res is not None:
             self.address.setText(res.uri)
             if res.template:
                 self.address.setFocus()
@@ -136,16 +136,19 @@ class ResourcesPage(QWidget):
             return
         self.read_button.setEnabled(False)
         self.result_view.show_message(f"Reading {uri}…")
-        self.backend.spawn(self._read(self.server, uri))
+        server = self.server
+        (
+            self.backend.op(lambda pages: pages.read_resource(server, uri), f"Read {uri}")
+            .success(lambda result: self._show(server, result))
+            .failure(lambda exc: self._failed(server, exc))
+            .finally_(lambda: self.read_button.setEnabled(True))
+            .run()
+        )
 
-    async def _read(self, server: str, uri: str) -> None:
-        try:
-            result = await self.backend.run("read_resource", server, uri)
-        except Exception as exc:
-            if self.server == server:
-                self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
-            return
-        finally:
-            self.read_button.setEnabled(True)
+    def _failed(self, server: str, exc: Exception) -> None:
+        if self.server == server:
+            self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
+
+    def _show(self, server: str, result: ToolResult) -> None:
         if self.server == server:
             self.result_view.show_result(result)

@@ -41,6 +41,22 @@ _ACTION = "portico-action:"
 log = logging.getLogger(__name__)
 
 
+TEXT_TYPES = ("application/json", "application/xml", "application/yaml", "application/toml")
+
+
+def blob_text(blob: bytes | None, mime_type: str | None) -> str | None:
+    """A blob whose type says text (text/*, JSON, XML, …) and that decodes: as text."""
+    if blob is None:
+        return None
+    mime = (mime_type or "").split(";")[0].strip().lower()
+    if not (mime.startswith("text/") or mime in TEXT_TYPES or mime.endswith(("+json", "+xml"))):
+        return None
+    try:
+        return blob.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
 class ResultView(QTextBrowser):
     saved = Signal(str)  # the path the full text was written to
     saveFailed = Signal(str, str)  # path, reason
@@ -145,6 +161,10 @@ class ResultView(QTextBrowser):
                 return head + self._pre(part.text)
             if part.blob is not None and (part.mime_type or "").startswith("image/"):
                 return head + self._image_html(part.blob, part.mime_type or "")
+            text = blob_text(part.blob, part.mime_type)
+            if text is not None:
+                full.append(text)
+                return head + self._pre(text)
             size = len(part.blob or b"")
             return head + f"<p style='color:{muted}'>[binary content, {size} bytes]</p>"
         if kind == "audio":

@@ -4,6 +4,7 @@ form generated from the schema that calls the tool through the approval policy."
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 from collections.abc import Mapping
 from typing import Any
@@ -11,27 +12,31 @@ from typing import Any
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QPalette
 from PySide6.QtWidgets import (
-    QAbstractItemView,
+    QApplication,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
+    QProgressBar,
     QPushButton,
     QScrollArea,
     QSplitter,
-    QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from portico.ui.models.page_items import (
+    Column,
+    ItemsModel,
+    current_row,
+    items_view,
+    set_current_row,
+)
 from portico.ui.pages.common import PageBackend, browser, esc, status_label
 from portico.ui.pages.result_view import ResultView
 from portico.ui.palette import Tone, tone, tone_color
+from portico.ui.runtime_thread.page_service import CallOutcome
 from portico.ui.runtime_thread.snapshots import ToolInfo
-from portico.ui.schema_form import SchemaForm, schema_kind
-
-COLUMNS = ("Name", "Description", "Annotations")
+from portico.ui.schema_form import FieldError, SchemaForm, schema_kind
 
 
 def type_text(prop: Mapping[str, Any]) -> str:
@@ -115,28 +120,67 @@ def _badge(label: str) -> str:
     return f"<span style='color:{color}; border:1px solid {color}'>&nbsp;{esc(label)}&nbsp;</span>"
 
 
+def _summary(tool: ToolInfo) -> str:
+    if tool.filtered_reason:
+        return f"Filtered out: {tool.filtered_reason}"
+    text = tool.description.strip()
+    return text.splitlines()[0] if text else ""
+
+
+def _notes(tool: ToolInfo) -> str:
+    if tool.utility and not tool.filtered_reason:
+        return ", ".join(["Portico utility", *tool.badges])
+    return ", ".join(tool.badges)
+
+
+def _grey(tool: ToolInfo) -> QBrush | None:
+    if not tool.filtered_reason:
+        return None
+    palette = QApplication.palette()
+    return QBrush(palette.color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
+
+
+def _notes_brush(tool: ToolInfo) -> QBrush | None:
+    if tool.filtered_reason:
+        return _grey(tool)
+    return QBrush(tone_color("error")) if "destructive" in tool.badges else None
+
+
+def _tip(tool: ToolInfo) -> str | None:
+    return f"Filtered out: {tool.filtered_reason}" if tool.filtered_reason else None
+
+
+def _accessible(tool: ToolInfo, text: str) -> str:
+    return f"{text} (filtered out)" if tool.filtered_reason else text
+
+
+TOOL_COLUMNS: tuple[Column[ToolInfo], ...] = (
+    Column("Name", lambda t: t.name, _tip, _grey, _accessible),
+    Column(
+        "Description",
+        _summary,
+        lambda t: _tip(t) or t.description,
+        _grey,
+        _accessible,
+        stretch=True,
+    ),
+    Column("Annotations", _notes, _tip, _notes_brush, _accessible),
+)
+
+
 class ToolsPage(QWidget):
     def __init__(self, backend: PageBackend, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.backend = backend
         self.server: str | None = None
-        self.tools: list[ToolInfo] = []
         self.form: SchemaForm | None = None
+        self.running: asyncio.Task[None] | None = None  # the call in flight
+        self._running_tool: tuple[str, str] | None = None  # (server, tool) it calls
         self.setAccessibleName("tools")
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        self.table.setAccessibleName("tool list")
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.currentCellChanged.connect(lambda *_: self._select_current())
+        self.model: ItemsModel[ToolInfo] = ItemsModel(TOOL_COLUMNS, self)
+        self.table = items_view(self.model, "tool list")
+        self.table.selectionModel().currentRowChanged.connect(lambda *_: self._select_current())
         self.empty = QLabel("Tools appear here once the server is running.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
 
@@ -151,10 +195,20 @@ class ToolsPage(QWidget):
         row = QHBoxLayout()
         self.call_button = QPushButton("&Call")
         self.call_button.setAccessibleName("Call tool")
-        self.call_button.setToolTip("Call the tool with these arguments (Ctrl+Enter)")
+        self.call_button.setToolTip("Call the tool with these arguments (Enter, Ctrl+Enter)")
         self.call_button.setShortcut("Ctrl+Return")
         self.call_button.clicked.connect(self.call_selected)
         row.addWidget(self.call_button)
+        self.cancel_button = QPushButton("Cancel call")
+        self.cancel_button.setAccessibleName("Cancel call")
+        self.cancel_button.clicked.connect(self.cancel_call)
+        self.cancel_button.hide()
+        row.addWidget(self.cancel_button)
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("call progress")
+        self.progress.setMaximumWidth(180)
+        self.progress.hide()
+        row.addWidget(self.progress)
         self.call_status = status_label("call status")
         row.addWidget(self.call_status, 1)
         self.try_layout.addLayout(row)
@@ -181,37 +235,17 @@ class ToolsPage(QWidget):
 
     # --- content -------------------------------------------------------------------------
 
+    @property
+    def tools(self) -> list[ToolInfo]:
+        return self.model.items
+
     def set_tools(self, server: str | None, tools: list[ToolInfo]) -> None:
         keep = self.selected_tool()
         same_server = server == self.server
         self.server = server
-        self.tools = list(tools)
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(tools))
-        grey = QBrush(self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text))
-        for row, tool in enumerate(tools):
-            first_line = (
-                tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-            )
-            note = ", ".join(tool.badges)
-            if tool.filtered_reason:
-                first_line = f"Filtered out: {tool.filtered_reason}"
-            elif tool.utility:
-                note = ", ".join(["Portico utility", *tool.badges])
-            cells = (tool.name, first_line, note)
-            for col, text in enumerate(cells):
-                item = QTableWidgetItem(text)
-                item.setData(Qt.ItemDataRole.UserRole, row)
-                if tool.filtered_reason:
-                    item.setForeground(grey)
-                    item.setToolTip(f"Filtered out: {tool.filtered_reason}")
-                    item.setData(Qt.ItemDataRole.AccessibleTextRole, f"{text} (filtered out)")
-                elif col == 1:
-                    item.setToolTip(tool.description)
-                if col == 2 and "destructive" in tool.badges:
-                    item.setForeground(QBrush(tone_color("error")))
-                self.table.setItem(row, col, item)
-        self.table.blockSignals(False)
+        blocker = self.table.selectionModel().blockSignals(True)
+        self.model.set_items(tools)
+        self.table.selectionModel().blockSignals(blocker)
         self.empty.setVisible(not tools)
         self.table.setVisible(bool(tools))
         if not tools:
@@ -224,28 +258,30 @@ class ToolsPage(QWidget):
                 if tool.name == keep.name:
                     target = row
         if target >= 0:
-            if self.table.currentRow() != target:
-                self.table.setCurrentCell(target, 0)
-            elif not same_server or keep is None or keep != tools[target]:
+            set_current_row(self.table, target)
+            if not same_server or keep is None or keep != tools[target]:
                 self._select_current()
         else:
             self._set_tool(None)
 
     def row_of(self, name: str) -> int | None:
-        for row, tool in enumerate(self.tools):
+        for row, tool in enumerate(self.model.items):
             if tool.name == name:
                 return row
         return None
+
+    def cell(self, row: int, column: int) -> str:
+        """The text shown in one cell (for tests and accessibility checks)."""
+        return self.model.text(row, column)
 
     def select_tool(self, name: str) -> None:
         row = self.row_of(name)
         if row is None:
             raise KeyError(f"no tool named {name!r} on this page")
-        self.table.setCurrentCell(row, 0)
+        set_current_row(self.table, row)
 
     def selected_tool(self) -> ToolInfo | None:
-        row = self.table.currentRow()
-        return self.tools[row] if 0 <= row < len(self.tools) else None
+        return self.model.item(current_row(self.table))
 
     def _select_current(self) -> None:
         self._set_tool(self.selected_tool())
@@ -260,10 +296,12 @@ class ToolsPage(QWidget):
             self.form = None
             self.form_area.setWidget(QWidget())
             self.try_box.setEnabled(False)
+            self._show_running()
             return
         self.details.setHtml(tool_html(tool))
         self.form = SchemaForm(tool.input_schema)
         self.form.setAccessibleName(f"arguments for {tool.name}")
+        self.form.submitted.connect(self.call_selected)
         self.form_area.setWidget(self.form)
         self.form_area.setVisible(bool(self.form.fields))
         callable_ = not tool.filtered_reason and bool(tool.qualified)
@@ -272,6 +310,19 @@ class ToolsPage(QWidget):
             self.call_status.setText("Filtered out tools cannot be called.")
         elif not self.form.fields:
             self.call_status.setText("This tool takes no arguments.")
+        self._show_running()
+
+    def _show_running(self) -> None:
+        """Call is greyed only while this very tool is being called; Cancel shows then."""
+        tool = self.selected_tool()
+        busy = (
+            self.running is not None
+            and tool is not None
+            and self._running_tool == (self.server, tool.name)
+        )
+        self.call_button.setEnabled(not busy)
+        self.cancel_button.setVisible(busy)
+        self.progress.setVisible(busy)
 
     # --- calling -------------------------------------------------------------------------
 
@@ -279,30 +330,86 @@ class ToolsPage(QWidget):
         tool = self.selected_tool()
         if tool is None or self.form is None or self.server is None:
             return
+        if not self.call_button.isEnabled() or not self.try_box.isEnabled():
+            return
         problems = self.form.problems()
         if problems:
             self.result_view.show_message("\n".join(problems), error=True)
             return
-        arguments = self.form.content()
-        self.call_button.setEnabled(False)
-        self.call_status.setText(f"Calling {tool.name}… (you may be asked to approve it)")
-        self.result_view.clear()
-        self.backend.spawn(self._call(self.server, tool, arguments))
-
-    async def _call(self, server: str, tool: ToolInfo, arguments: dict[str, Any]) -> None:
         try:
-            result = await self.backend.run("call_tool", server, tool.qualified, arguments)
-        except Exception as exc:
-            if self.server == server:
-                self.call_status.setText("The call failed.")
-                self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
+            arguments = self.form.content()
+        except FieldError as exc:
+            self.result_view.show_message(str(exc), error=True)
             return
-        finally:
-            self.call_button.setEnabled(True)
-        if self.server != server or self.selected_tool() is None:
+        if self.running is not None:
+            self.running.cancel()  # one call at a time from this tab
+        hint = " (you may be asked to approve it)" if tool.asks_approval else ""
+        self.call_status.setText(f"Calling {tool.name}…{hint}")
+        self.result_view.clear()
+        self.progress.setRange(0, 0)  # busy until the server reports progress
+        server = self.server
+        loop = asyncio.get_running_loop()
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            loop.call_soon_threadsafe(self._progress, server, tool.name, done, total, message)
+
+        op = self.backend.op(
+            lambda pages: pages.call_tool(server, tool.qualified, arguments, progress),
+            f"Call {tool.name}",
+            server=server,
+        )
+        task = (
+            op.success(lambda outcome: self._returned(server, tool, outcome))
+            .failure(lambda exc: self._failed(server, tool, exc))
+            .finally_(lambda: self._ended(task))
+            .run()
+        )
+        self.running = task
+        self._running_tool = (server, tool.name)
+        self._show_running()
+
+    def cancel_call(self) -> None:
+        if self.running is not None:
+            self.running.cancel()
+            self.call_status.setText("Cancelled: the server was told to stop the call.")
+
+    def _is_shown(self, server: str, tool: ToolInfo) -> bool:
+        selected = self.selected_tool()
+        return self.server == server and selected is not None and selected.name == tool.name
+
+    def _progress(
+        self, server: str, name: str, done: float, total: float | None, message: str | None
+    ) -> None:
+        if self._running_tool != (server, name):
             return
-        if self.selected_tool().name != tool.name:  # type: ignore[union-attr]
+        if total:
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(int(1000 * min(done / total, 1.0)))
+            self.progress.setFormat(f"{done:g} / {total:g}")
+        else:
+            self.progress.setRange(0, 0)
+        if message:
+            self.call_status.setText(message)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        if self.running is task:
+            self.running = None
+            self._running_tool = None
+        self._show_running()
+
+    def _failed(self, server: str, tool: ToolInfo, exc: Exception) -> None:
+        if self._is_shown(server, tool):
+            self.call_status.setText("The call failed.")
+            self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
+
+    def _returned(self, server: str, tool: ToolInfo, outcome: CallOutcome) -> None:
+        if not self._is_shown(server, tool):
             return
+        if outcome.refusal is not None:
+            self.call_status.setText("Not run.")
+            self.result_view.show_message(outcome.refusal, error=True)
+            return
+        result = outcome.result
         self.call_status.setText(
             f"{tool.name} returned an error." if result.is_error else f"{tool.name} returned."
         )

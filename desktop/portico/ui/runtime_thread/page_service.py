@@ -9,7 +9,10 @@ approval rules, spend limits and remembered approvals are the same as in a chat.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +23,52 @@ from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, Server
 if TYPE_CHECKING:
     from portico.config.model import ServerSpec
     from portico.policy.guard import ToolGuard
+    from portico.runtime.activity import Exchange
+    from portico.runtime.health import HealthSnapshot
     from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.session import RuntimeSession
 
 DIRECT_CHAT_ID = "direct"
+Progress = Callable[[float, float | None, str | None], None]
+
+# Set per call_tool task: becomes True once the guard let the call through to the server.
+_reached: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
+    "portico_call_reached", default=None
+)
+
+
+@dataclass(frozen=True)
+class CallOutcome:
+    """A Try it call: the result, and when the policy did not run it, why (for a person)."""
+
+    result: ToolResult
+    refusal: str | None = None
+
+
+class _ReachedRegistry:
+    """The hub's registry as the guard sees it, noting whether a call got through."""
+
+    def __init__(self, registry: Any) -> None:
+        self._registry = registry
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry, name)
+
+    async def call(self, *args: Any, **kwargs: Any) -> Any:
+        holder = _reached.get()
+        if holder is not None:
+            holder.append(True)
+        return await self._registry.call(*args, **kwargs)
+
+
+def refusal_for_person(text: str) -> str:
+    """The guard words its refusals for a model; say the same thing to the person."""
+    if text.startswith("The person denied"):
+        return "You denied this call, so it was not run."
+    if text.startswith("Invalid arguments"):
+        return text.split(". Nothing was run")[0] + "."
+    first = text.split(". Do not retry")[0].split("; do not retry")[0]
+    return first.rstrip(".") + "."
 
 
 class PageService:
@@ -48,6 +93,30 @@ class PageService:
     async def resources(self, name: str) -> list[ResourceInfo]:
         return await snapshots.server_resources(self.hub, name)
 
+    async def activity(self, name: str, since: int = 0) -> tuple[int, list[Exchange]]:
+        """The exchanges added or changed after version ``since``, and the version now."""
+        log = self.hub.connection(name).activity
+        return log.version, log.entries(since)
+
+    async def export_activity(self, name: str, path: Path) -> int:
+        """Write the server's activity as JSON Lines (secrets masked); returns the count."""
+        from portico.config.atomic import write_atomic
+        from portico.runtime.activity import json_lines
+
+        entries = self.hub.connection(name).activity.snapshot()
+        text = json_lines(entries)
+        await asyncio.to_thread(write_atomic, path, text, mode=0o600)
+        return len(entries)
+
+    async def health(self, name: str) -> HealthSnapshot:
+        from portico.runtime.health import process_memory
+
+        conn = self.hub.connection(name)
+        memory = await asyncio.to_thread(process_memory, conn.pid)
+        return conn.activity.health.snapshot(
+            memory_bytes=memory, connect_seconds=conn.connect_seconds
+        )
+
     # --- calling ---------------------------------------------------------------------
 
     def guard(self) -> ToolGuard:
@@ -57,16 +126,34 @@ class PageService:
 
             hub = self.hub
             self._guard = policy.guard(
-                hub.registry, approvals_off=lambda: hub.settings.approvals_mode == "off"
+                _ReachedRegistry(hub.registry),
+                approvals_off=lambda: hub.settings.approvals_mode == "off",
             )
             self._chat = ChatContext(chat_id=DIRECT_CHAT_ID)
         return self._guard
 
-    async def call_tool(self, server: str, qualified: str, arguments: dict[str, Any]) -> ToolResult:
-        """Call through the ToolGuard (validation, approval, spend) like a chat would."""
+    async def call_tool(
+        self,
+        server: str,
+        qualified: str,
+        arguments: dict[str, Any],
+        progress: Progress | None = None,
+    ) -> CallOutcome:
+        """Call through the ToolGuard (validation, approval, spend) like a chat would.
+        ``progress`` is called on this (runtime) thread; the caller hops threads."""
         guard = self.guard()
         self.last_calls[server] = time.time()
-        return await guard.call(self._chat, qualified, arguments)
+        holder: list[bool] = []
+        _reached.set(holder)
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if progress is not None:
+                progress(done, total, message)
+
+        result = await guard.call(self._chat, qualified, arguments, progress=on_progress)
+        if result.is_error and not holder:
+            return CallOutcome(result, refusal_for_person(result.text()))
+        return CallOutcome(result)
 
     async def get_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> ToolResult:
         from portico.runtime.results import process_prompt

@@ -89,7 +89,6 @@ class RuntimeSession:
 
     async def load(self, project: Path | None) -> LoadResult:
         """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
-        from portico.auth import secret_store
         from portico.config import keep_previous, load
 
         config = await asyncio.to_thread(load, project)
@@ -103,7 +102,7 @@ class RuntimeSession:
             order=tuple(s.name for s in config.servers),
             scopes={s.name: str(s.source.scope) for s in config.servers},
             files=tuple(str(p) for p in config.files),
-            secrets_notice=await asyncio.to_thread(secret_store.insecure_notice),
+            secrets_notice=await asyncio.to_thread(self.services.secrets.insecure_notice),
             models=len(config.models.providers) if getattr(config, "models", None) else 0,
         )
 

@@ -53,6 +53,7 @@ class ToolInfo:
     title: str | None = None
     filtered_reason: str | None = None  # set: filtered out, not callable
     utility: bool = False
+    asks_approval: bool = True  # a call may ask the person first (not read-only, …)
 
     @property
     def badges(self) -> list[str]:
@@ -119,7 +120,10 @@ def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerD
         instructions=conn.instructions,
         connected_at=conn.connected_at,
         connect_seconds=conn.connect_seconds,
-        last_call_at=last_calls.get(name),
+        last_call_at=max(
+            (t for t in (last_calls.get(name), conn.activity.health.last_call_at) if t),
+            default=None,
+        ),
         from_cache=conn.from_cache,
     )
 
@@ -127,6 +131,16 @@ def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerD
 def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
     """The server's tools, the filtered-out ones (with their reason), then the utility
     tools Portico adds so models can reach the server's prompts and resources."""
+    from portico.policy.approvals import approval_reason
+
+    spec = hub.registry.spec(name)
+    off = getattr(hub.settings, "approvals_mode", "") == "off"
+
+    def asks(annotations: dict[str, Any] | None) -> bool:
+        if spec is None:
+            return True
+        return approval_reason(spec, annotations, skip_trust_prompts=off) is not None
+
     out = [
         ToolInfo(
             name=t.tool,
@@ -136,6 +150,7 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             annotations=copy.deepcopy(t.annotations or {}),
             title=t.title,
             utility=t.utility,
+            asks_approval=asks(t.annotations),
         )
         for t in hub.registry.server_tools(name)
     ]

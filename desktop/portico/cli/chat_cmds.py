@@ -1,0 +1,336 @@
+"""``portico chat``: one question (``-q``), an interactive session, or the stored chats
+(``--list``, ``--search``, ``--export``, ``--resume``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from portico.cli.commands import Groups
+from portico.cli.common import add_project_option, err, load_config, project_of
+
+if TYPE_CHECKING:
+    from portico.chat.conversation import Chat
+    from portico.chat.events import Event
+    from portico.chat.host import ChatHost
+    from portico.runtime.hub import Hub
+
+FINISHED_OK = ("end_turn", "max_tokens", "direct", "refusal")
+
+
+def register(groups: Groups) -> None:
+    p = groups.top.add_parser(
+        "chat",
+        help="chat with a model that uses your servers' tools (or run slash commands)",
+        description="Without -q on a terminal: an interactive chat (Ctrl+C stops a turn, "
+        "Ctrl+D leaves). /help lists the slash commands; with no model configured they run "
+        "in direct mode.",
+    )
+    p.add_argument("-q", "--question", metavar="TEXT", help="ask one question (or run one "
+                   "slash command) and print the answer")
+    p.add_argument("--model", metavar="PROVIDER/MODEL", help="the model to use")
+    p.add_argument("--json", action="store_true", help="print the events as JSON lines "
+                   "(with -q), or the list as JSON (with --list)")
+    p.add_argument("--yolo", action="store_true",
+                   help="run tool calls without asking (spend limits still apply)")
+    p.add_argument("--list", action="store_true", help="the stored chats, newest first")
+    p.add_argument("--search", metavar="WORDS", help="find stored chats by their text")
+    p.add_argument("--resume", metavar="ID", help="continue a stored chat (an id prefix works)")
+    p.add_argument("--export", metavar="ID", help="print a stored chat")
+    p.add_argument("--format", choices=("md", "json"), default="md",
+                   help="--export format (default md)")
+    add_project_option(p)
+    p.set_defaults(handler=cmd_chat)
+
+
+def cmd_chat(args: argparse.Namespace) -> int:
+    if args.list or args.search or args.export:
+        return asyncio.run(_stored(args))
+    if args.question is None and not (sys.stdin.isatty() and sys.stdout.isatty()):
+        err("no terminal to chat on: ask one question with -q TEXT (see --help)")
+        return 2
+    return asyncio.run(_chat(args))
+
+
+# --- stored chats ------------------------------------------------------------------------
+
+
+async def _stored(args: argparse.Namespace) -> int:
+    import time
+
+    from portico.chat.messages import summary_json
+    from portico.chat.store import ChatStore, StoreError
+
+    store = ChatStore()
+    try:
+        await store.import_json_once()
+        if args.export:
+            full = await store.resolve_id(args.export)
+            sys.stdout.write(await store.export(full, args.format))
+            return 0
+        if args.search:
+            hits = await store.search(args.search)
+            if args.json:
+                print(json.dumps([h.__dict__ for h in hits], indent=2, ensure_ascii=False))
+                return 0
+            for hit in hits:
+                print(f"{hit.conversation_id[:8]}  {hit.title or 'Untitled'}: {hit.snippet}")
+            if not hits:
+                print(f"No chat contains {args.search!r}.")
+            return 0
+        rows = await store.list()
+        if args.json:
+            print(json.dumps([summary_json(r) for r in rows], indent=2, ensure_ascii=False))
+            return 0
+        if not rows:
+            print("No chats yet. Start one with `portico chat`.")
+        for row in rows:
+            when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
+            model = row.model or "direct"
+            print(f"{row.id[:8]}  {when}  {row.title or 'Untitled'}  "
+                  f"({row.message_count} messages, {model})")
+        return 0
+    except StoreError as exc:
+        err(str(exc))
+        return 1
+    finally:
+        await store.close()
+
+
+# --- a chat ------------------------------------------------------------------------------
+
+
+class Renderer:
+    """Events on a terminal: the answer on stdout, tool calls and notes on stderr."""
+
+    def __init__(
+        self, out: TextIO, note: TextIO, as_json: bool, direct_results: bool, echo: bool = False
+    ) -> None:
+        self.echo = echo  # print the message the core added (a rendered /server:prompt)
+        self.out = out
+        self.note = note
+        self.as_json = as_json
+        self.direct_results = direct_results
+        self.names: dict[str, str] = {}
+        self.mid_line = False
+        self.outcome: Event | None = None
+        self.moved_to: str | None = None  # /new or /branch: the chat to go on in
+
+    def _say(self, text: str) -> None:
+        if self.mid_line:
+            self.out.write("\n")
+            self.out.flush()
+            self.mid_line = False
+        self.note.write(text + "\n")
+        self.note.flush()
+
+    def show(self, event: Event) -> None:
+        from portico.chat import events as ev
+
+        if isinstance(event, ev.TurnFinished | ev.TurnFailed):
+            self.outcome = event
+        if isinstance(event, ev.ConversationChanged):
+            self.moved_to = event.conversation_id
+        if self.as_json:
+            self.out.write(json.dumps(ev.event_to_json(event), ensure_ascii=False) + "\n")
+            self.out.flush()
+            return
+        if isinstance(event, ev.TextDelta):
+            self.out.write(event.text)
+            self.out.flush()
+            self.mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ev.ToolCallStarted):
+            self.names[event.id] = event.qualified_name
+            args = json.dumps(dict(event.arguments), ensure_ascii=False)
+            self._say(f"→ {event.qualified_name} {args}")
+        elif isinstance(event, ev.ToolCallProgress):
+            total = f"/{event.total:g}" if event.total else ""
+            message = f" {event.message}" if event.message else ""
+            self._say(f"  … {event.progress:g}{total}{message}")
+        elif isinstance(event, ev.ToolCallFinished):
+            name = self.names.get(event.id, "tool")
+            if event.result is not None and self.direct_results:
+                self._say(f"← {name}: {event.outcome}")
+                self.out.write(event.result.text() + "\n")
+                self.out.flush()
+            elif event.result is not None:
+                state = "error" if event.result.is_error else "ok"
+                self._say(f"← {name}: {state} ({event.duration:.1f} s)")
+            else:
+                self._say(f"← {name}: {event.outcome}: {event.error}")
+        elif isinstance(event, ev.Notice):
+            self._say(event.text)
+        elif isinstance(event, ev.AttachmentAdded):
+            self._say(f"Attached {event.uri} from {event.server} ({event.size} characters)")
+        elif isinstance(event, ev.UserMessageAdded) and self.echo:
+            self.out.write(event.text + "\n")  # a rendered prompt is the command's output
+            self.out.flush()
+        elif isinstance(event, ev.TurnFailed):
+            self._say(f"portico: {event.error}")
+        elif isinstance(event, ev.TurnFinished):
+            if self.mid_line:
+                self.out.write("\n")
+                self.out.flush()
+                self.mid_line = False
+            if event.stop_reason == "stopped":
+                self._say("(stopped)")
+            elif event.stop_reason == "max_tokens":
+                self._say("(the answer was cut at the model's max_tokens)")
+
+    @property
+    def ok(self) -> bool:
+        from portico.chat.events import TurnFinished
+
+        return isinstance(self.outcome, TurnFinished) and self.outcome.stop_reason in FINISHED_OK
+
+
+async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, ChatHost, Any]:
+    from portico.chat.host import ChatHost
+    from portico.policy.prompters import NonInteractivePrompter
+    from portico.runtime.events import EventBus
+    from portico.runtime.hub import Hub
+    from portico.services import build_services
+
+    config = await asyncio.to_thread(load_config, args)
+    if interactive:
+        from portico.cli.terminal_prompter import TerminalPrompter
+
+        prompter: Any = TerminalPrompter()
+    else:
+        prompter = NonInteractivePrompter()
+    services = build_services(prompter, auth_prompter=NonInteractivePrompter())
+    services.configure(config)
+    hub = Hub(EventBus(), services.hooks)
+    summary = await hub.apply(config)
+    if summary:
+        print(summary, file=sys.stderr)
+    host = ChatHost(hub, services.policy, prompter, config=config, models=services.models,
+                    yolo=args.yolo, project=project_of(args))
+    return hub, host, services
+
+
+async def _open_chat(host: ChatHost, args: argparse.Namespace) -> Chat:
+    if args.resume:
+        chat = await host.open(args.resume)
+        if args.model:
+            await chat.set_model(args.model)
+        return chat
+    return await host.new(args.model)
+
+
+async def _turn(chat: Chat, text: str, renderer: Renderer) -> None:
+    """One turn; Ctrl+C (SIGINT) stops it, not the program."""
+    loop = asyncio.get_running_loop()
+    installed = False
+    with contextlib.suppress(NotImplementedError, RuntimeError):
+        loop.add_signal_handler(signal.SIGINT, chat.stop)
+        installed = True
+    try:
+        async for event in chat.send(text):
+            renderer.show(event)
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def _chat(args: argparse.Namespace) -> int:
+    from portico.chat.conversation import ChatError
+
+    interactive = args.question is None
+    hub, host, services = await _start(args, interactive)
+    try:
+        try:
+            chat = await _open_chat(host, args)
+        except ChatError as exc:
+            err(str(exc))
+            return 2
+        if not interactive:
+            from portico.chat.commands import parse
+
+            direct = chat.model is None or args.question.lstrip().startswith("/")
+            echo = parse(args.question).kind == "prompt"
+            renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo)
+            await _turn(chat, args.question, renderer)
+            if not args.json:
+                print(f"(chat {chat.id[:8]}; continue it with `portico chat --resume "
+                      f"{chat.id[:8]}`)", file=sys.stderr)
+            return 0 if renderer.ok else 1
+        return await _interactive(host, chat, args)
+    finally:
+        await host.close()
+        await services.models.aclose()
+        await hub.close()
+
+
+def _history_file() -> Path:
+    from portico.paths import paths
+
+    return paths().state_dir / "chat_history"
+
+
+async def _interactive(host: ChatHost, chat: Chat, args: argparse.Namespace) -> int:
+    from portico.chat.conversation import ChatError
+
+    history = _setup_readline(host, lambda: chat)
+    print(f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}. /help lists "
+          "the commands; Ctrl+C stops a turn, Ctrl+D leaves.")
+    for message in chat.messages[-6:]:
+        who = "you" if message.role == "user" else "assistant"
+        print(f"[{who}] {message.text[:500]}")
+    try:
+        while True:
+            try:
+                line = await asyncio.to_thread(input, "› ")
+            except EOFError:
+                print()
+                return 0
+            if not line.strip():
+                continue
+            if line.strip() in ("/exit", "/quit"):
+                return 0
+            from portico.chat.commands import parse
+
+            echo = parse(line).kind == "prompt"
+            renderer = Renderer(sys.stdout, sys.stderr, args.json, True, echo)
+            try:
+                await _turn(chat, line, renderer)
+            except ChatError as exc:
+                err(str(exc))
+                continue
+            if renderer.moved_to:
+                chat = await host.open(renderer.moved_to)
+                print(f"Now in chat {chat.id[:8]}.")
+    finally:
+        if history is not None:
+            with contextlib.suppress(OSError):
+                import readline
+
+                history.parent.mkdir(parents=True, exist_ok=True)
+                readline.write_history_file(str(history))
+
+
+def _setup_readline(host: ChatHost, current: Any) -> Path | None:
+    try:
+        import readline
+    except ImportError:  # Windows without pyreadline: plain input() still works
+        return None
+    path = _history_file()
+    with contextlib.suppress(OSError):
+        readline.read_history_file(str(path))
+    readline.set_history_length(1000)
+
+    def complete(text: str, state: int) -> str | None:
+        buffer = readline.get_line_buffer()
+        options = current().completions(buffer if buffer.startswith("/") else text)
+        return options[state] if state < len(options) else None
+
+    readline.set_completer_delims(" \t\n")
+    readline.set_completer(complete)
+    readline.parse_and_bind("tab: complete")
+    return path

@@ -1,0 +1,95 @@
+"""Interactive ``portico chat`` on a real pseudo-terminal: line input, Ctrl+C stops the
+turn (not the program), Ctrl+D leaves."""
+
+from __future__ import annotations
+
+import codecs
+import fcntl
+import os
+import select
+import subprocess
+import sys
+import termios
+import time
+from pathlib import Path
+
+from portico.paths import paths
+from tests.chat.conftest import ModelServer
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _controlling_terminal() -> None:
+    """In the child: a new session whose controlling terminal is the pty (so Ctrl+C on
+    it sends SIGINT, as in a real terminal)."""
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
+class Terminal:
+    def __init__(self, *args: str) -> None:
+        self.master, slave = os.openpty()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "portico.cli.main", *args],
+            stdin=slave, stdout=slave, stderr=slave, cwd=REPO, env={**os.environ},
+            preexec_fn=_controlling_terminal,
+        )
+        os.close(slave)
+        self.seen = ""
+        self.mark = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def expect(self, text: str, within: float = 60.0) -> None:
+        """Wait for ``text`` to appear after what the last expect matched."""
+        deadline = time.monotonic() + within
+        while text not in self.seen[self.mark :]:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"did not see {text!r}; the terminal shows:\n{self.seen}")
+            ready, _, _ = select.select([self.master], [], [], min(left, 0.5))
+            if ready:
+                try:
+                    self.seen += self._decoder.decode(os.read(self.master, 65536))
+                except OSError:
+                    raise AssertionError(f"terminal closed; it showed:\n{self.seen}") from None
+        self.mark = self.seen.index(text, self.mark) + len(text)
+
+    def type(self, text: str) -> None:
+        os.write(self.master, text.encode())
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(30)
+        finally:
+            os.close(self.master)
+
+
+def test_interactive_chat_stops_a_turn_with_ctrl_c_and_goes_on(portico_home: Path) -> None:
+    with ModelServer() as server:
+        server.script(
+            {"text": " ".join(f"w{i}" for i in range(300)), "delay": 0.05},
+            {"text": "Second answer."},
+        )
+        paths().global_yaml.parent.mkdir(parents=True, exist_ok=True)
+        paths().global_yaml.write_text(
+            "models:\n  providers:\n    scripted:\n      kind: openai\n"
+            f"      base_url: {server.openai_url}\n      models: [gpt-test]\n"
+        )
+        term = Terminal("chat")
+        try:
+            term.expect("Ctrl+D leaves")
+            term.expect("› ")
+            term.type("tell me everything\r")
+            term.expect("w20 ")
+            term.type("\x03")  # Ctrl+C
+            term.expect("(stopped)")
+            term.expect("› ")
+            term.type("and now?\r")
+            term.expect("Second answer.")
+            term.expect("› ")
+            term.type("\x04")  # Ctrl+D
+            assert term.close() == 0
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+    assert "Traceback" not in term.seen

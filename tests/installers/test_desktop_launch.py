@@ -1,0 +1,53 @@
+"""The launcher's arguments and its display check (both before Qt is imported)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from portico.cli.desktop import display_unreachable, is_desktop_invocation, parse_args
+
+
+def test_desktop_arguments_from_the_menu_entry_and_the_login_item() -> None:
+    assert is_desktop_invocation([])
+    assert is_desktop_invocation(["portico://add?name=x&url=https://h"])
+    assert is_desktop_invocation(["--open-url", "portico://add"])
+    assert is_desktop_invocation(["--hidden"])
+    assert not is_desktop_invocation(["mcp", "list"])
+    assert parse_args(["portico://add?name=x"]).open_url == "portico://add?name=x"
+    assert parse_args(["--open-url", "portico://add?name=y"]).open_url == "portico://add?name=y"
+    assert parse_args([]).open_url is None  # the menu entry's %u with no link
+    assert parse_args(["--hidden"]).hidden
+
+
+def test_a_display_nobody_listens_on_is_named(tmp_path: Path) -> None:
+    text = display_unreachable({"DISPLAY": ":6123"})
+    assert text is not None and "X display :6123" in text and "/tmp/.X11-unix/X6123" in text
+    wayland = display_unreachable({"WAYLAND_DISPLAY": "wl-test", "XDG_RUNTIME_DIR": str(tmp_path)})
+    assert wayland is not None and str(tmp_path / "wl-test") in wayland
+    assert display_unreachable({"DISPLAY": ":6123", "QT_QPA_PLATFORM": "offscreen"}) is None
+    assert display_unreachable({"DISPLAY": "remote.example:0"}) is None  # Qt's to try
+
+
+def test_a_listening_wayland_socket_passes(tmp_path: Path) -> None:
+    path = tmp_path / "wl-0"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
+        server.bind(str(path))
+        server.listen(1)
+        env = {"WAYLAND_DISPLAY": "wl-0", "XDG_RUNTIME_DIR": str(tmp_path), "DISPLAY": ":6123"}
+        assert display_unreachable(env) is None
+
+
+def test_portico_with_a_dead_display_says_so_without_qt(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "portico.cli.main"],
+        env={"PATH": "/usr/bin:/bin", "DISPLAY": ":6123", "PORTICO_HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1
+    assert "nothing listens on the X display :6123" in proc.stderr
+    assert "qt.qpa" not in proc.stderr

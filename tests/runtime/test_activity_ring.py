@@ -1,0 +1,78 @@
+"""The activity ring and health figures over a real stdio server (the toolbox), and the
+ring's bound and masking."""
+
+from __future__ import annotations
+
+from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+from portico.runtime.activity import ActivityLog, json_lines, masked
+from portico.runtime.connection import Connection
+from portico.runtime.events import EventBus, Status
+from portico.runtime.health import percentile, process_memory
+
+from .conftest import toolbox_spec
+
+
+async def test_a_stdio_server_s_calls_are_recorded_with_health(bus: EventBus) -> None:
+    conn = Connection(toolbox_spec(), bus=bus)
+    await conn.start()
+    try:
+        state = await conn.wait_settled(60)
+        assert state.status is Status.RUNNING, state.error
+        for text in ("a", "b", "c"):
+            await conn.call_tool("echo", {"text": text})
+        calls = [e for e in conn.activity.snapshot() if e.method == "tools/call"]
+        assert len(calls) == 3 and all(e.duration is not None for e in calls)
+        assert all(e.status == "ok" and e.reply_size > 0 for e in calls)
+        health = conn.activity.health.snapshot(
+            memory_bytes=process_memory(conn.pid), connect_seconds=conn.connect_seconds
+        )
+        assert health.calls == 3 and health.errors == 0 and health.restarts == 0
+        assert health.p50 is not None and health.p95 is not None and health.p50 <= health.p95
+        assert len(health.recent) == 3
+        assert health.memory_bytes is not None and health.memory_bytes > 1_000_000
+        await conn.restart()
+        await conn.wait_settled(60)
+        assert conn.activity.health.snapshot().restarts == 1  # the ring survives restarts
+    finally:
+        await conn.stop()
+
+
+def test_the_ring_is_bounded_and_replies_join_their_requests() -> None:
+    log = ActivityLog("x", limit=3)
+    for i in range(5):
+        log.record("out", JSONRPCRequest(jsonrpc="2.0", id=i, method="tools/call", params={}))
+    assert [e.id for e in log.snapshot()] == ["2", "3", "4"]
+    log.record("in", JSONRPCResponse(jsonrpc="2.0", id=4, result={"content": []}))
+    log.record("in", JSONRPCResponse(jsonrpc="2.0", id=0, result={}))  # its request is gone
+    entries = log.snapshot()
+    assert entries[0].id == "3" and entries[-1].kind == "response"
+    assert [e.status for e in entries] == ["pending", "ok", "ok"]
+    since = log.version
+    log.record("in", JSONRPCNotification(jsonrpc="2.0", method="notifications/message"))
+    assert [e.method for e in log.entries(since)] == ["notifications/message"]
+
+
+def test_secrets_are_masked_in_what_is_shown_and_exported() -> None:
+    log = ActivityLog("x")
+    request = JSONRPCRequest(
+        jsonrpc="2.0",
+        id=1,
+        method="tools/call",
+        params={"name": "login", "arguments": {"api_key": "sk-live-123", "user": "ann"}},
+    )
+    log.record("out", request)
+    log.attach_headers(
+        request.model_dump_json().encode(), [("Authorization", "Bearer abc"), ("Accept", "x")]
+    )
+    shown = masked(log.snapshot()[0])
+    assert shown["message"]["params"]["arguments"] == {"api_key": "********", "user": "ann"}
+    assert shown["headers"] == {"Authorization": "********", "Accept": "x"}
+    exported = json_lines(log.snapshot())
+    assert "sk-live-123" not in exported and "Bearer abc" not in exported
+
+
+def test_percentiles_are_nearest_rank() -> None:
+    values = sorted(float(v) for v in range(1, 101))
+    assert percentile(values, 0.5) == 50.0 and percentile(values, 0.95) == 95.0
+    assert percentile([], 0.5) is None and percentile([7.0], 0.95) == 7.0

@@ -1,0 +1,64 @@
+"""The editor's Settings tab edits the top-level settings of each file, from the schema's
+setting table: defer_tools and discovery_concurrency in mcp.toml, approvals and secrets in
+config.yaml; a cleared field removes the key (the default applies); the result loads."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QComboBox, QSpinBox
+from pytestqt.qtbot import QtBot
+
+from portico.config import load
+from portico.config.model import Dialect
+from portico.paths import paths
+from portico.ui.editor.settings_form import settings_for
+from tests.ui.editor_helpers import diff, install_global, open_editor
+
+
+def _choose_file(window: object, name: str) -> None:
+    combo = window.settings_file  # type: ignore[attr-defined]
+    for i in range(combo.count()):
+        if combo.itemText(i).startswith(name):
+            combo.setCurrentIndex(i)
+            return
+    raise AssertionError(f"no file {name} in {[combo.itemText(i) for i in range(combo.count())]}")
+
+
+def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
+    toml = install_global("edit_servers.toml")
+    before = toml.read_text()
+    window = open_editor(qtbot)
+    assert {s.name for s in settings_for(Dialect.TOML)} >= {"defer_tools", "discovery_concurrency"}
+    assert {s.name for s in settings_for(Dialect.YAML)} >= {
+        "approvals.mode",
+        "secrets.file_fallback",
+    }
+
+    _choose_file(window, "mcp.toml (global")
+    spin = window.settings.widgets["discovery_concurrency"]
+    assert isinstance(spin, QSpinBox)
+    spin.setValue(3)
+    spin.editingFinished.emit()
+    file = window.file_for(toml)
+    assert diff(before, file.text) == [
+        "+discovery_concurrency = 3"
+    ] or "+discovery_concurrency = 3" in diff(before, file.text)
+
+    _choose_file(window, "config.yaml (global")
+    mode = window.settings.widgets["approvals.mode"]
+    assert isinstance(mode, QComboBox)
+    mode.setCurrentIndex(mode.findData("off"))
+    mode.activated.emit(mode.currentIndex())
+    yaml = window.file_for(paths().global_yaml)
+    assert "mode: off" in yaml.text
+    window.save()
+    config = load(None)
+    assert config.settings.discovery_concurrency == 3
+    assert config.settings.approvals_mode == "off"
+
+    # clearing a field removes the key again
+    _choose_file(window, "mcp.toml (global")
+    spin = window.settings.widgets["discovery_concurrency"]
+    spin.setValue(spin.minimum())
+    spin.editingFinished.emit()
+    assert "discovery_concurrency" not in window.file_for(toml).text
+    window.close()

@@ -1,0 +1,85 @@
+"""The config editor follows its files on disk: a Remove from the main window reloads it
+quietly; edits that touch other keys are re-applied onto the new file; edits of the same
+key ask (Reload / Keep mine, with the difference shown); closing with unsaved edits asks
+Save / Discard / Cancel."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QMessageBox
+
+from portico.config.document import ConfigDocument
+from tests.ui.pages_helpers import command, running_app, write_global
+from tests.ui.qt_helpers import gone, until
+
+CONFIG = f"""# two servers
+[mcp.tiny]
+command = {command("tiny.py")}
+timeout = 30000
+
+[mcp.other]
+command = {command("tiny.py", "--name", "other")}
+timeout = 30000
+"""
+
+
+def _button(box: QMessageBox, text: str) -> object:
+    return next(b for b in box.buttons() if b.text().replace("&", "") == text)
+
+
+async def test_the_editor_follows_changes_on_disk() -> None:
+    path = write_global(CONFIG)
+    async with running_app("tiny", "other") as desktop:
+        desktop.open_config_editor()
+        editor = desktop.editor
+        assert editor is not None
+        file = editor.file_for(path)
+        assert set(file.server_names()) == {"tiny", "other"}
+
+        # 1. Remove in the main window: the editor (no edits) reloads quietly
+        box = desktop.pages.confirm_remove("other")
+        next(b for b in box.buttons() if b.text() == "&Remove").click()
+        await until(lambda: file.server_names() == ["tiny"], 30, "the editor to reload")
+        assert not editor.conflict_bar.isVisible() and not editor.dirty
+
+        # 2. an edit of tiny, then another program adds a server: the edit is re-applied
+        editor.apply_raw(file, file.text.replace("timeout = 30000", "timeout = 45000"))
+        assert editor.dirty
+        outside = ConfigDocument.load(path)
+        outside.add_server("third", {"command": "echo"})
+        outside.save()
+        await until(lambda: "third" in file.server_names(), 10, "the edit re-applied")
+        assert "timeout = 45000" in file.text and editor.dirty
+        assert "re-applied" in editor.notice.text()
+        editor.save()
+        on_disk = path.read_text(encoding="utf-8")
+        assert "timeout = 45000" in on_disk and "[mcp.third]" in on_disk
+        assert "# two servers" in on_disk
+
+        # 3. both change the same key: the bar asks; Keep mine shows the diff, then writes
+        editor.apply_raw(file, file.text.replace("timeout = 45000", "timeout = 50000"))
+        path.write_text(on_disk.replace("timeout = 45000", "timeout = 60000"), encoding="utf-8")
+        await until(lambda: editor.conflict_bar.isVisibleTo(editor), 10, "the conflict bar")
+        assert "tiny.timeout" in editor.conflict_label.text()
+        keep = editor.keep_mine()
+        assert keep is not None
+        diff = keep.detailedText()
+        assert "-timeout = 60000" in diff and "+timeout = 50000" in diff
+        _button(keep, "Overwrite").click()  # type: ignore[attr-defined]
+        await until(lambda: "timeout = 50000" in path.read_text(encoding="utf-8"), 10, "mine")
+        assert not editor.dirty and not editor.conflict_bar.isVisibleTo(editor)
+
+        # 4. closing with unsaved edits asks; Cancel keeps them, Discard drops them
+        editor.show()
+        editor.apply_raw(file, file.text.replace("timeout = 50000", "timeout = 51000"))
+        editor.close()
+        ask = await until(lambda: editor.confirmation, 5, "the unsaved-changes question")
+        assert editor.isVisible()
+        _button(ask, "Cancel").click()  # type: ignore[attr-defined]
+        assert editor.isVisible() and editor.dirty
+        editor.close()
+        ask = await until(
+            lambda: editor.confirmation if editor.confirmation is not ask else None, 5
+        )
+        _button(ask, "Discard").click()  # type: ignore[attr-defined]
+        await until(lambda: gone(editor), 5, "the editor to close")
+        assert not editor.dirty and "timeout = 50000" in path.read_text(encoding="utf-8")
