@@ -103,14 +103,17 @@ class ScriptedPrompter:
 
 
 async def write_config(home: Path, url: str, scenario: str, context: dict[str, Any]) -> Path:
-    """The config.yaml a person would write for this scenario."""
-    from portico.auth import secret_store
+    """The config.yaml a person would write for this scenario; secrets go to the keyring
+    as ``portico secret set`` stores them."""
+    from portico.auth.secret_store import SecretStore
+
+    store = SecretStore()
 
     oauth: dict[str, Any] = {"timeout": 30, "allow_private_endpoints": True}
     if context.get("client_id"):
         oauth["client_id"] = context["client_id"]
     if context.get("client_secret"):
-        await secret_store.set_secret("conformance-client-secret", context["client_secret"])
+        await store.store_secret("conformance-client-secret", context["client_secret"])
         oauth["client_secret"] = "${keyring:conformance-client-secret}"
     flow = MACHINE_FLOW.get(scenario)
     if flow:
@@ -121,7 +124,7 @@ async def write_config(home: Path, url: str, scenario: str, context: dict[str, A
         key.chmod(0o600)
         oauth["client_assertion_key"] = str(key)
     if flow == "cross_app":
-        await secret_store.set_secret("conformance-id-token", context["idp_id_token"])
+        await store.store_secret("conformance-id-token", context["idp_id_token"])
         oauth["id_token"] = "${keyring:conformance-id-token}"
         oauth["idp_token_endpoint"] = context["idp_token_endpoint"]
         oauth["idp_client_id"] = context["idp_client_id"]
