@@ -2,6 +2,7 @@
 
 TARGET:
   stage     only stage the project (build/stage) with briefcase.toml merged into its pyproject
+  validate  stage, then let Briefcase's own parser read the app for every target
   linux     a Debian package in dist/ (dpkg-deb from a staged tree in Briefcase's layout)
   linux-briefcase   the same through ``briefcase package linux system`` (needs Briefcase's
             app template, which Briefcase downloads)
@@ -443,16 +444,53 @@ def _control(root: Path, ver: str, arch: str, py_version: str, size_kib: int) ->
 # --- Briefcase -----------------------------------------------------------------------------
 
 
-def briefcase(*command: str) -> None:
-    """Run Briefcase in the staged project from a build venv that has it."""
-    stage()
+VALIDATE = """
+import sys
+from pathlib import Path
+from briefcase.config import AppConfig, GlobalConfig, parse_config
+from briefcase.console import Console
+for platform, fmt in (("linux", "system"), ("linux", "flatpak"), ("macOS", "app"),
+                      ("windows", "app")):
+    global_config, apps = parse_config(Path("pyproject.toml"), platform=platform,
+                                       output_format=fmt, console=Console())
+    GlobalConfig(**global_config)
+    app = AppConfig(**apps["portico"])
+    print(f"briefcase {platform} {fmt}: {app.bundle_identifier} {app.version}, "
+          f"{len(app.requires or [])} requirements")
+"""
+
+
+def briefcase_python() -> Path:
     venv = BUILD / "briefcase-venv"
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         subprocess.run(
-            [str(python), "-m", "pip", "install", "--quiet", "briefcase>=0.3.20"], check=True
+            [str(python), "-m", "pip", "install", "--quiet", "briefcase>=0.4"], check=True
         )
+    return python
+
+
+def validate() -> None:
+    """Briefcase's own parser reads the staged definition for every target (no network
+    beyond PyPI: the app templates are only needed to build)."""
+    stage()
+    proc = subprocess.run(
+        [str(briefcase_python()), "-c", VALIDATE],
+        cwd=STAGE,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    print(proc.stdout.strip())
+    if proc.returncode != 0 or "WARNING" in proc.stdout:
+        fail("Briefcase does not accept the staged pyproject.toml:\n" + proc.stdout + proc.stderr)
+
+
+def briefcase(*command: str) -> None:
+    """Run Briefcase in the staged project from a build venv that has it."""
+    stage()
+    python = briefcase_python()
     subprocess.run([str(python), "-m", "briefcase", *command, "--no-input"], cwd=STAGE, check=True)
     out = STAGE / "dist"
     if out.is_dir():
@@ -474,6 +512,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.target == "stage":
         stage()
+    elif args.target == "validate":
+        validate()
     elif args.target == "linux":
         print(deb())
     elif args.target == "linux-briefcase":

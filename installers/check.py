@@ -1,7 +1,8 @@
 """Prove the Debian package on this machine: build, install, validate, launch, link, quit.
 
 Run through ``installers/check`` (installers/README.md). Steps, each printed:
- 1. build the .deb (``installers/build linux``) unless --deb names one;
+ 1. Briefcase's parser reads the staged app definition for every target; build the .deb
+    (``installers/build linux``) unless --deb names one;
  2. install it: ``apt-get install ./portico.deb`` as root (its Depends come from Debian),
     else ``dpkg -x`` into a scratch root;
  3. desktop-file-validate and appstreamcli validate on the installed files, and the
@@ -274,6 +275,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     step("system tools")
     ensure_tools()
+    step("Briefcase reads the app definition (every target)")
+    subprocess.run([str(ROOT / "installers" / "build"), "validate"], check=True)
     step("build")
     if args.deb is None:
         out = subprocess.run(

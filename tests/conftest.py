@@ -27,6 +27,15 @@ REPO = Path(__file__).resolve().parent.parent
 PEERS = REPO / "tests" / "peers" / "node_modules"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The conformance suite is marked by where it lives: ``conformance`` and ``slow``."""
+    for item in items:
+        where = Path(str(item.path)).relative_to(REPO).as_posix()
+        if where.startswith("tests/conformance/") or where == "tests/auth/test_conformance.py":
+            item.add_marker(pytest.mark.conformance)
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True)
 def portico_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "portico-home"

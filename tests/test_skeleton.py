@@ -13,6 +13,8 @@ from portico import __version__
 from portico.cli.main import main
 from portico.paths import paths, project_toml, project_yaml
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def test_portico_home_puts_every_dir_under_it(portico_home: Path) -> None:
     p = paths()
@@ -63,7 +65,7 @@ def test_no_display_says_so_instead_of_crashing() -> None:
 def test_an_unexpected_error_is_one_line_and_a_log_file(portico_home: Path) -> None:
     env = {
         **os.environ,
-        "PYTHON_KEYRING_BACKEND": "tests.exploding_keyring.ExplodingKeyring",
+        "PYTHON_KEYRING_BACKEND": "tests.helpers.keyrings.ExplodingKeyring",
         "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
     }
     exe = Path(sys.executable).parent / "portico"

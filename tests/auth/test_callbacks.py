@@ -20,9 +20,15 @@ from portico.auth.errors import AuthError
 from portico.auth.manager import AuthManager
 from portico.auth.pasteback import StateMismatch, check_paste, parse_redirect
 from portico.prompts import AuthorizeRequest
-from tests.auth.conftest import Oidc, ScriptedBrowser, ScriptedPrompter, server_spec
-from tests.auth.test_cli import cli_login, write_config
-from tests.auth.test_login import call_echo
+from tests.helpers.oauth import (
+    Oidc,
+    ScriptedBrowser,
+    ScriptedPrompter,
+    call_echo,
+    cli_login,
+    server_spec,
+    write_config,
+)
 
 
 def test_state_is_checked_before_the_error() -> None:

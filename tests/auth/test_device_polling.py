@@ -4,7 +4,6 @@ slow_down, expiry."""
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -12,62 +11,11 @@ import httpx2
 import pytest
 import uvicorn
 from mcp.shared.auth import OAuthClientInformationFull
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from portico.auth.device import DeviceFlowError, device_login
-from tests.auth.conftest import ScriptedPrompter, free_port
+from tests.helpers.oauth import FakeDeviceServer, ScriptedPrompter, free_port
 
-
-class FakeDeviceServer:
-    def __init__(
-        self,
-        answers: list[str],
-        expires_in: float = 30,
-        device_body: str | None = None,
-        token_body: str | None = None,
-    ) -> None:
-        self.answers = answers  # errors to give before the token ("" = token)
-        self.expires_in = expires_in
-        self.device_body = device_body  # a raw (malformed) device authorization answer
-        self.token_body = token_body  # a raw (malformed) token answer
-        self.polls: list[float] = []
-        self.forms: list[dict[str, Any]] = []
-
-    def app(self) -> Starlette:
-        async def device(request: Request) -> Response:
-            self.forms.append(dict(await request.form()))
-            if self.device_body is not None:
-                return Response(self.device_body, media_type="application/json")
-            return JSONResponse(
-                {
-                    "device_code": "dc",
-                    "user_code": "ABCD-EFGH",
-                    "verification_uri": "http://127.0.0.1/device",
-                    "expires_in": self.expires_in,
-                    "interval": 0.05,
-                }
-            )
-
-        async def token(request: Request) -> Response:
-            self.polls.append(time.monotonic())
-            form = dict(await request.form())
-            assert form["grant_type"] == "urn:ietf:params:oauth:grant-type:device_code"
-            answer = self.answers.pop(0) if self.answers else "authorization_pending"
-            if answer:
-                return JSONResponse({"error": answer}, status_code=400)
-            if self.token_body is not None:
-                return Response(self.token_body, media_type="application/json")
-            return JSONResponse({"access_token": "at", "token_type": "bearer"})
-
-        return Starlette(
-            routes=[
-                Route("/device", device, methods=["POST"]),
-                Route("/token", token, methods=["POST"]),
-            ]
-        )
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 @pytest.fixture

@@ -13,16 +13,18 @@ from protected import ProtectedState
 from portico.auth.errors import AuthError
 from portico.auth.manager import AuthManager
 from portico.prompts import AuthorizeRequest
-from tests.auth.conftest import (
+from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import (
     Oidc,
     ScriptedPrompter,
+    call_echo,
     free_port,
     server_spec,
     start_oidc,
     stop,
 )
-from tests.auth.test_login import call_echo
-from tests.helpers.logs import AllowLogs
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 @pytest.mark.parametrize("shape", ["url", "query", "bare"])

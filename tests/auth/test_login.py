@@ -4,25 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from protected import ProtectedState
 
 from portico.auth.errors import AuthError
 from portico.auth.manager import AuthManager
-from tests.auth.conftest import Oidc, ScriptedPrompter, server_spec
+from tests.helpers.oauth import Oidc, ScriptedPrompter, call_echo, has_needs_auth, server_spec
 
-
-async def call_echo(manager: AuthManager, spec, *, interactive: bool = False) -> str:
-    auth = await manager.auth_for(spec, interactive=interactive)
-    assert auth is not None
-    async with httpx2.AsyncClient(auth=auth, timeout=20) as http:
-        transport = streamable_http_client(spec.url, http_client=http)
-        async with Client(transport, mode="legacy") as client:
-            result = await client.call_tool("echo", {"text": "hi"})
-    return result.content[0].text  # type: ignore[union-attr]
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def test_first_login_then_connect(oidc: Oidc, protected: ProtectedState) -> None:
@@ -52,7 +41,7 @@ async def test_background_without_token_needs_auth(oidc: Oidc, protected: Protec
     spec = server_spec("fresh", oidc.resource)
     with pytest.raises(BaseException) as caught:
         await call_echo(manager, spec)
-    assert _has_needs_auth(caught.value)
+    assert has_needs_auth(caught.value)
     assert prompter.requests == []
 
 
@@ -62,17 +51,6 @@ async def test_login_cancelled_reports_failure(oidc: Oidc, protected: ProtectedS
     with pytest.raises(AuthError, match="cancelled"):
         await manager.login(spec, browser=False)
     assert not await manager.has_token(spec)
-
-
-def _has_needs_auth(exc: BaseException) -> bool:
-    if type(exc).__name__ == "NeedsAuth" or "NeedsAuth" in type(exc).__name__:
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return any(_has_needs_auth(e) for e in exc.exceptions)
-    for inner in (exc.__cause__, exc.__context__):
-        if inner is not None and inner is not exc and _has_needs_auth(inner):
-            return True
-    return False
 
 
 async def test_connection_parks_then_picks_up_new_login(

@@ -28,7 +28,9 @@ from portico.config.load import parse_text
 from portico.config.model import Dialect
 from portico.runtime.connection import Connection
 from portico.runtime.events import AuthRequired, EventBus, Status
-from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
+from tests.helpers.oauth import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 SECRET = "machine-secret-0123456789abcdef"
 

@@ -14,10 +14,18 @@ from mcp.client.auth import oauth2 as sdk_oauth2
 
 from portico.auth.manager import AuthManager
 from portico.auth.secret_store import SecretStore
-from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
-from tests.auth.test_login import call_echo
 from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import (
+    Oidc,
+    ScriptedPrompter,
+    call_echo,
+    make_oidc,
+    serve_protected,
+    server_spec,
+)
 from tests.servers.protected import ProtectedState
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 ACCESS_TTL = 2
 

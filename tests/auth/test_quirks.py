@@ -15,6 +15,8 @@ from portico.auth import provider as _provider  # noqa: F401  (installs the SDK 
 from portico.auth import quirks
 from tests.helpers.logs import AllowLogs
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def test_figma_gets_its_allowlisted_client_name() -> None:
     assert quirks.client_name_for("https://mcp.figma.com/mcp", None) == "Claude Code"

@@ -15,16 +15,24 @@ from pathlib import Path
 
 import keyring
 import keyring.backends.fail
+import pytest
 from protected import ProtectedState
 
 from portico.auth.manager import AuthManager
 from portico.auth.secret_store import SecretStore
 from portico.runtime.connection import Connection
 from portico.runtime.events import AuthRequired, EventBus, Status, StatusChanged
-from tests.auth.conftest import Oidc, ScriptedPrompter, server_spec
-from tests.auth.test_cli import cli_login, write_config
-from tests.auth.test_session_grant import _revoke_refresh_token
 from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import (
+    Oidc,
+    ScriptedPrompter,
+    cli_login,
+    revoke_refresh_token,
+    server_spec,
+    write_config,
+)
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 PROBE = 0.3
 
@@ -69,7 +77,7 @@ async def test_parked_server_picks_up_a_login_from_another_process(
 
         tokens = await manager.storage_for(spec).raw_tokens()
         assert tokens is not None
-        await _revoke_refresh_token(oidc, manager, spec)
+        await revoke_refresh_token(oidc, manager, spec)
         protected.revoked.add(tokens.access_token)
         try:
             await connection.call_tool("echo", {"text": "hi"})

@@ -1,20 +1,45 @@
-"""Refresh after expiry, a revoked grant parking the server, and re-login."""
+"""Refresh after expiry, a revoked grant parking the server, and re-login.
+
+Expiry is decided on the AuthManager's clock, so the tests move that clock past the
+access token's lifetime instead of waiting for it."""
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import AsyncIterator, Iterator
 
-import httpx2
 import pytest
 from protected import ProtectedState
 
 from portico.auth.manager import AuthManager
-from tests.auth.conftest import Oidc, ScriptedPrompter, make_oidc, serve_protected, server_spec
-from tests.auth.test_login import _has_needs_auth, call_echo
 from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import (
+    Oidc,
+    ScriptedPrompter,
+    call_echo,
+    has_needs_auth,
+    make_oidc,
+    revoke_refresh_token,
+    serve_protected,
+    server_spec,
+)
 
-ACCESS_TTL = 2
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
+ACCESS_TTL = 300  # seconds: nothing expires unless a test moves the clock
+
+
+class Clock:
+    """Wall-clock seconds that a test can move forward."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +55,17 @@ async def protected(oidc: Oidc) -> AsyncIterator[ProtectedState]:
 
 async def test_refresh_after_expiry_in_a_new_process(oidc: Oidc, protected: ProtectedState) -> None:
     spec = server_spec("short", oidc.resource)
-    await AuthManager(ScriptedPrompter(), endpoint_policy=None).login(spec, browser=False)
-    manager = AuthManager(
-        ScriptedPrompter(mode="cancel"), endpoint_policy=None
-    )  # a later process, nobody there
+    clock = Clock()
+    first = AuthManager(ScriptedPrompter(), endpoint_policy=None, clock=clock)
+    await first.login(spec, browser=False)
+    # a later process, nobody there
+    manager = AuthManager(ScriptedPrompter(mode="cancel"), endpoint_policy=None, clock=clock)
     before = await manager.storage_for(spec).raw_tokens()
     assert before is not None
-    await asyncio.sleep(ACCESS_TTL + 1)
+    assert await call_echo(manager, spec) == "echo: hi"  # still valid: no refresh yet
+    same = await manager.storage_for(spec).raw_tokens()
+    assert same is not None and same.access_token == before.access_token
+    clock.advance(ACCESS_TTL + 1)
 
     assert await call_echo(manager, spec) == "echo: hi"
     after = await manager.storage_for(spec).raw_tokens()
@@ -50,23 +79,16 @@ async def test_revoked_grant_parks_until_new_login(
     allow_logs(r"refused to refresh the sign-in \(HTTP 400, invalid_grant\)")
     spec = server_spec("revoked", oidc.resource)
     prompter = ScriptedPrompter()
-    manager = AuthManager(prompter, endpoint_policy=None)
+    clock = Clock()
+    manager = AuthManager(prompter, endpoint_policy=None, clock=clock)
     await manager.login(spec, browser=False)
     storage = manager.storage_for(spec)
-    tokens = await storage.raw_tokens()
-    client = await storage.get_client_info()
-    assert tokens is not None and tokens.refresh_token and client is not None
-    async with httpx2.AsyncClient() as http:
-        revoked = await http.post(
-            f"{oidc.issuer}/token/revocation",
-            data={"token": tokens.refresh_token, "client_id": client.client_id},
-        )
-        assert revoked.status_code == 200
-    await asyncio.sleep(ACCESS_TTL + 1)
+    await revoke_refresh_token(oidc, manager, spec)
+    clock.advance(ACCESS_TTL + 1)
 
     with pytest.raises(BaseException) as caught:
         await call_echo(manager, spec)
-    assert _has_needs_auth(caught.value)
+    assert has_needs_auth(caught.value)
     assert await storage.is_rejected()
     assert len(prompter.requests) == 1  # background work never asked anybody
 

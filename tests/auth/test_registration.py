@@ -15,8 +15,10 @@ from starlette.routing import Route
 
 from portico.auth.errors import NeedsOwnClient
 from portico.auth.manager import AuthManager
-from tests.auth.conftest import Oidc, ScriptedPrompter, free_port, server_spec
+from tests.helpers.oauth import Oidc, ScriptedPrompter, free_port, server_spec
 from tests.servers.protected import ProtectedState
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 def refusing_as(base: str) -> Starlette:

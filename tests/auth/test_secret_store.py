@@ -14,7 +14,7 @@ from mcp.shared.auth import OAuthToken
 
 from portico.auth.secret_store import SecretStore, SecretStoreError, secure_backend
 from portico.auth.token_storage import PorticoTokenStorage
-from tests.auth.conftest import MemoryKeyring
+from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.logs import AllowLogs
 
 
@@ -170,7 +170,8 @@ async def test_rejected_grant_until_tokens_change() -> None:
 
 
 async def test_locked_keyring_names_secret_and_backend() -> None:
-    from tests.memory_keyring import LockedKeyring
+    from portico.auth.secret_store import SecretStoreError
+    from tests.helpers.keyrings import LockedKeyring
 
     store = SecretStore()
     previous = keyring.get_keyring()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 
-import httpx2
 import pytest
 from protected import ProtectedState
 
@@ -18,21 +17,10 @@ from portico.auth.manager import AuthManager
 from portico.runtime.connection import Connection
 from portico.runtime.errors import NeedsAuth
 from portico.runtime.events import AuthRequired, EventBus, Status, StatusChanged
-from tests.auth.conftest import Oidc, ScriptedPrompter, server_spec
 from tests.helpers.logs import AllowLogs
+from tests.helpers.oauth import Oidc, ScriptedPrompter, revoke_refresh_token, server_spec
 
-
-async def _revoke_refresh_token(oidc: Oidc, manager: AuthManager, spec: object) -> None:
-    storage = manager.storage_for(spec)  # type: ignore[arg-type]
-    tokens = await storage.raw_tokens()
-    client = await storage.get_client_info()
-    assert tokens is not None and tokens.refresh_token and client is not None
-    async with httpx2.AsyncClient() as http:
-        revoked = await http.post(
-            f"{oidc.issuer}/token/revocation",
-            data={"token": tokens.refresh_token, "client_id": client.client_id},
-        )
-    assert revoked.status_code == 200
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def _connected(
@@ -60,7 +48,7 @@ async def test_grant_revoked_mid_session_parks_in_needs_auth(
     try:
         tokens = await manager.storage_for(connection.spec).raw_tokens()
         assert tokens is not None
-        await _revoke_refresh_token(oidc, manager, connection.spec)
+        await revoke_refresh_token(oidc, manager, connection.spec)
         protected.revoked.add(tokens.access_token)
 
         with pytest.raises(Exception) as caught:

@@ -47,10 +47,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.helpers.heartbeat import Heartbeat
+from tests.helpers.servers import TINY
+
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = REPO / "tests" / "servers" / "tiny.py"
 SERVERS = 20
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "5"))
 CALLS_PER_ROUND = int(os.environ.get("BENCH_CALLS", "200"))
@@ -81,33 +83,6 @@ def _variants() -> dict[str, Knobs]:
         "after but wrap_future": Knobs(True, False, after),
         "after but 5 ms switch": Knobs(True, True, DEFAULT_SWITCH),
     }
-
-
-class Heartbeat:
-    """Records the longest gap between 10 ms ticks of a QTimer on the GUI loop."""
-
-    def __init__(self) -> None:
-        from PySide6.QtCore import QTimer
-
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self._tick)
-        self.last = time.perf_counter()
-        self.gaps: list[float] = []
-
-    def start(self) -> None:
-        self.gaps.clear()
-        self.last = time.perf_counter()
-        self.timer.start()
-
-    def stop(self) -> float:
-        self.timer.stop()
-        return max(self.gaps, default=0.0) * 1000
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.gaps.append(now - self.last)
-        self.last = now
 
 
 @dataclass

@@ -28,7 +28,9 @@ from portico.config.model import (
 from portico.policy.setup import Policy
 from portico.prompts import Prompter
 from portico.runtime.hub import Hub
-from tests.policy.conftest import EVERYTHING, NODE, ScriptedPerson, spec_for
+from tests.helpers.person import ScriptedPerson
+from tests.helpers.servers import EVERYTHING, NODE
+from tests.helpers.specs import spec_for
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
 from model_server import ModelServer

@@ -162,7 +162,7 @@ async def test_the_port_answers_with_the_provider_and_falls_back_for_unknown_hin
 
 
 async def test_detect_finds_an_openai_compatible_server_and_skips_the_rest(models) -> None:
-    from tests.runtime.conftest import free_port
+    from tests.helpers.servers import free_port
 
     closed = free_port()
     found = await detect_local(((closed, "Nothing", "none"), (models.port, "Scripted", "s")),

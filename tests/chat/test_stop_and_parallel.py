@@ -20,8 +20,8 @@ from tests.chat.conftest import (
     needs_npm,
     provider,
 )
-from tests.policy.conftest import eventually
-from tests.runtime.conftest import toolbox_spec
+from tests.helpers.person import eventually
+from tests.helpers.specs import toolbox_spec
 from tests.servers.model_server import text, tool_calls
 
 

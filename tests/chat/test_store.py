@@ -108,3 +108,24 @@ async def test_old_json_conversations_are_imported_once(tmp_path: Path, allow_lo
     await store.delete("old1")
     assert await store.import_json_once(folder) == 0  # a deleted one does not come back
     await store.close()
+
+
+async def test_a_version_1_database_is_migrated_and_keeps_its_messages(tmp_path: Path) -> None:
+    from portico.chat import schema
+
+    path = tmp_path / "c.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in schema._statements(schema.MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO conversations (id, title, created, updated) VALUES "
+                 "('old', 'Old one', 1, 1)")
+    conn.execute("INSERT INTO messages (id, conversation_id, role, text, created) VALUES "
+                 "('m1', 'old', 'user', 'searchable history', 1)")
+    conn.close()
+    store = ChatStore(path)
+    assert [h.message_id for h in await store.search("searcha")] == ["m1"]
+    assert (await store.load("old")).messages[0].text == "searchable history"
+    await store.close()
+    with sqlite3.connect(path) as check:
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 2

@@ -24,7 +24,8 @@ from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
 from tests.cli.attack import Recorder, global_yaml, portico, recorder, write
-from tests.policy.conftest import ScriptedPerson, config_of, spec_for
+from tests.helpers.person import ScriptedPerson
+from tests.helpers.specs import config_of, spec_for
 
 __all__ = ["recorder"]
 

@@ -17,7 +17,7 @@ from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
 from tests.cli.attack import Recorder, global_toml, portico, recorder, write
-from tests.policy.conftest import ScriptedPerson
+from tests.helpers.person import ScriptedPerson
 
 __all__ = ["recorder"]
 

@@ -25,7 +25,8 @@ from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
 from tests.cli.attack import Recorder, global_toml, global_yaml, portico, recorder, write
-from tests.policy.conftest import ScriptedPerson, spec_for
+from tests.helpers.person import ScriptedPerson
+from tests.helpers.specs import spec_for
 
 __all__ = ["recorder"]
 

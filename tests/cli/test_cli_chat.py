@@ -14,7 +14,7 @@ import pytest
 
 from portico.paths import paths
 from tests.chat.conftest import ModelServer
-from tests.policy.conftest import EVERYTHING, NODE
+from tests.helpers.servers import EVERYTHING, NODE
 from tests.servers.model_server import text, tool_call
 
 REPO = Path(__file__).resolve().parents[2]

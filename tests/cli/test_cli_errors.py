@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from portico.paths import paths
-from tests.runtime.conftest import start_toolbox, stop_server
+from tests.helpers.servers import start_toolbox, stop_server
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"

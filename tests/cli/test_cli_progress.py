@@ -5,11 +5,15 @@ from __future__ import annotations
 import io
 import sys
 
+import pytest
+
 from portico.cli.runtime_cmds import DiscoveryProgress
 from portico.config.model import Config
 from portico.runtime.hub import Hub
-from tests.runtime.conftest import failing_spec, make_spec
-from tests.runtime.test_hub_fleet import TINY
+from tests.helpers.servers import TINY
+from tests.helpers.specs import failing_spec, make_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def test_progress_line_counts_settled_servers_from_events() -> None:

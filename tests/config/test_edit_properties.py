@@ -252,6 +252,7 @@ def _value_for(key: str, draw: Any, yaml: bool) -> Any:
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
+@pytest.mark.slow
 @given(data=st.data())
 def test_random_edits_keep_comments_and_reach_the_model(name: str, data: st.DataObject) -> None:
     yaml = name.endswith(".yaml")

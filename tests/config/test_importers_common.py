@@ -36,6 +36,25 @@ def test_invalid_json_names_file_line_and_column(tmp_path: Path, kind: str) -> N
     )
 
 
+SECTION = {"vscode": "servers"}  # the others keep their servers under mcpServers
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_missing_or_wrong_servers_section_says_so_the_same_way(tmp_path: Path, kind: str) -> None:
+    key = SECTION.get(kind, "mcpServers")
+    path = tmp_path / "config.json"
+    path.write_text('{"other": 1}')
+    result = import_servers(kind, path, machine=MACHINE)
+    assert result.servers == [] and result.problems == []
+    assert f"has no {key} section: no servers to import" in " ".join(result.notes)
+    path.write_text(json.dumps({key: ["not", "an", "object"]}))
+    result = import_servers(kind, path, machine=MACHINE)
+    assert result.servers == []
+    assert result.problems == [
+        f"{key}: expected an object of servers, found list; nothing imported"
+    ]
+
+
 def test_missing_file_and_non_object(tmp_path: Path) -> None:
     with pytest.raises(ImportSourceError, match="file not found; pass the right one with --from"):
         import_servers("cursor", tmp_path / "nope.json", machine=MACHINE)

@@ -24,6 +24,7 @@ NODE = PEERS / ".bin" / "node"
 pytestmark = [
     pytest.mark.npm,
     pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed"),
+    pytest.mark.slow,
 ]
 
 

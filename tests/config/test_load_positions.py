@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -43,6 +44,7 @@ def written_forms(key: str) -> list[str]:
     return [key, tomlkit.string(key).as_string()]
 
 
+@pytest.mark.slow
 @settings(max_examples=50, deadline=None)
 @given(servers, st.booleans())
 def test_every_key_gets_the_line_where_it_is_written(data: dict[str, Any], inline: bool) -> None:

@@ -255,6 +255,7 @@ def test_empty_files_are_fine(tmp_path: Path) -> None:
     assert config.diagnostics == () and config.servers == ()
 
 
+@pytest.mark.slow
 def test_absurd_nesting_is_a_diagnostic_not_a_crash(tmp_path: Path) -> None:
     path = write(tmp_path / "config.yaml", "a: " + "[" * 3000 + "]" * 3000 + "\n")
     config = load_files([(path, Scope.GLOBAL)])

@@ -34,7 +34,7 @@ import httpx2
 import keyring
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repo, for tests.*
-from tests.memory_keyring import MemoryKeyring
+from tests.helpers.keyrings import MemoryKeyring
 
 SERVER = "conformance"
 # The suite's CIMD scenario expects exactly this URL as the client id.

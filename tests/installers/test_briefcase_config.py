@@ -47,12 +47,13 @@ def test_the_debian_runtime_packages_are_one_list_everywhere() -> None:
 
 def test_the_app_definition_is_complete() -> None:
     assert BRIEFCASE["bundle"] == "org.portico" and APP["formal_name"] == "Portico"
-    assert APP["description"] == PYPROJECT["project"]["description"]
+    assert 0 < len(APP["description"]) <= 80  # Briefcase truncates longer ones
     icon = ROOT / APP["icon"]
     for suffix in ("-16.png", "-32.png", "-64.png", "-128.png", "-256.png", "-512.png"):
         assert Path(f"{icon}{suffix}").is_file()
     assert icon.with_suffix(".icns").is_file() and icon.with_suffix(".ico").is_file()
-    assert (ROOT / BRIEFCASE["license"]["file"]).is_file()
+    assert BRIEFCASE["license"] == PYPROJECT["project"]["license"]
+    assert all((ROOT / name).is_file() for name in BRIEFCASE["license-files"])
     flatpak = APP["linux"]["flatpak"]
     assert (
         flatpak["flatpak_runtime"] == "org.kde.Platform" and flatpak["flatpak_sdk"] == "org.kde.Sdk"

@@ -2,27 +2,23 @@
 
 from __future__ import annotations
 
-import asyncio
-import sys
-import time
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from portico.config.model import (
-    Config,
-    Dialect,
-    Protocol,
-    RuntimeSettings,
-    Scope,
-    ServerSpec,
-    Source,
-    Transport,
-)
-from portico.prompts import Notice, Refused
+from tests.helpers.person import HANG, ScriptedPerson, eventually, refused
+from tests.helpers.specs import asker_spec, config_of, spec_for
+
+__all__ = [
+    "ASKER",
+    "HANG",
+    "ScriptedPerson",
+    "asker_spec",
+    "config_of",
+    "eventually",
+    "refused",
+    "spec_for",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 ASKER = REPO / "tests" / "servers" / "asker.py"
@@ -34,109 +30,12 @@ EVERYTHING = (
     / "index.js"
 )
 
-HANG = object()  # a scripted answer: never answer (the question times out or is aborted)
 
 
-class ScriptedPerson:
-    """A test double of the *person*: records every question, answers from a script.
-
-    ``script[method]`` is a list of answers used in order; an answer may be a value, an
-    exception instance (raised), a callable (called with the request) or ``HANG``.
-    A question without a scripted answer fails the test loudly.
-    """
-
-    def __init__(self, **script: list[Any]) -> None:
-        self.script: dict[str, deque[Any]] = {k: deque(v) for k, v in script.items()}
-        self.asked: list[tuple[str, Any]] = []
-        self.notices: list[Notice] = []
-
-    def add(self, method: str, *answers: Any) -> None:
-        self.script.setdefault(method, deque()).extend(answers)
-
-    def requests(self, method: str) -> list[Any]:
-        return [r for m, r in self.asked if m == method]
-
-    async def _answer(self, method: str, request: Any) -> Any:
-        self.asked.append((method, request))
-        queue = self.script.get(method)
-        if not queue:
-            raise AssertionError(f"unexpected question {method}: {request!r}")
-        answer = queue.popleft()
-        if answer is HANG:
-            await asyncio.Event().wait()
-        if isinstance(answer, BaseException):
-            raise answer
-        if callable(answer):
-            return answer(request)
-        return answer
-
-    async def review_trust(self, request: Any) -> Any:
-        return await self._answer("review_trust", request)
-
-    async def approve_tool(self, request: Any) -> Any:
-        return await self._answer("approve_tool", request)
-
-    async def approve_spend(self, request: Any) -> Any:
-        return await self._answer("approve_spend", request)
-
-    async def authorize(self, request: Any) -> Any:
-        return await self._answer("authorize", request)
-
-    async def device_code(self, request: Any) -> Any:
-        return await self._answer("device_code", request)
-
-    async def elicit(self, request: Any) -> Any:
-        return await self._answer("elicit", request)
-
-    async def review_sampling(self, request: Any) -> Any:
-        return await self._answer("review_sampling", request)
-
-    async def notify(self, notice: Notice) -> None:
-        self.notices.append(notice)
 
 
-def refused(text: str = "nobody here") -> Refused:
-    return Refused(text)
 
 
-def spec_for(
-    name: str,
-    *,
-    scope: Scope = Scope.GLOBAL,
-    project: Path | None = None,
-    transport: Transport = Transport.STDIO,
-    line: int = 1,
-    **fields: Any,
-) -> ServerSpec:
-    if project is not None:
-        path = project / ".portico" / "mcp.toml"
-    else:
-        path = Path("/global/config/mcp.toml")
-    for key in ("env", "headers"):
-        if isinstance(fields.get(key), dict):
-            fields[key] = tuple(fields[key].items())
-    if "args" in fields:
-        fields["args"] = tuple(fields["args"])
-    source = Source(path=path, line=line, scope=scope, dialect=Dialect.TOML)
-    return ServerSpec(name=name, source=source, transport=transport, **fields)
-
-
-def asker_spec(name: str = "asker", *extra: str, **fields: Any) -> ServerSpec:
-    fields.setdefault("connect_timeout", 30.0)
-    fields.setdefault("protocol", Protocol.LEGACY)
-    return spec_for(name, command=sys.executable, args=(str(ASKER), "stdio", *extra), **fields)
-
-
-def config_of(*specs: ServerSpec, **settings: Any) -> Config:
-    return Config(servers=tuple(specs), settings=RuntimeSettings(**settings))
-
-
-async def eventually(check: Callable[[], bool], within: float = 20.0, what: str = "") -> None:
-    deadline = time.monotonic() + within
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        await asyncio.sleep(0.02)
 
 
 @pytest.fixture

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from portico.config.model import TrustLevel
 from portico.policy.approval_store import ApprovalStore
 from portico.policy.guard import ChatContext
@@ -14,6 +16,8 @@ from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 
 from .conftest import ScriptedPerson, asker_spec, config_of
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 ONCE = ApprovalAnswer(ApprovalChoice.ONCE)
 SESSION = ApprovalAnswer(ApprovalChoice.SESSION)

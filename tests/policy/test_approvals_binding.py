@@ -4,6 +4,8 @@ HTTP server's authority is its URL origin."""
 
 from __future__ import annotations
 
+import pytest
+
 from portico.config.model import Transport
 from portico.policy.approval_store import ApprovalStore
 from portico.policy.approvals import ApprovalKey
@@ -15,6 +17,8 @@ from portico.runtime.hub import Hub
 
 from .conftest import ScriptedPerson, asker_spec, config_of, spec_for
 from .test_trust_http import asker_http  # noqa: F401 (the module-scoped HTTP asker fixture)
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 SESSION = ApprovalAnswer(ApprovalChoice.SESSION)
 ALWAYS = ApprovalAnswer(ApprovalChoice.ALWAYS)

@@ -16,6 +16,8 @@ from portico.runtime.hub import Hub
 
 from .conftest import EVERYTHING, HANG, NODE, ScriptedPerson, asker_spec, config_of, spec_for
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def form(hub: Hub, server: str = "a") -> dict[str, object]:
     result = await hub.registry.call(f"{server}__form", {})

@@ -37,27 +37,16 @@ from portico.policy.setup import Policy
 from portico.prompts import TrustChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
+from tests.helpers.dns import Dns
 
 from .conftest import ScriptedPerson, config_of, spec_for
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 MCP_HOST = "mcp.portico.test"
 AUTH_HOST = "auth.portico.test"
 CLIENT_ID = "portico-machine"
 CLIENT_SECRET = "machine-secret-42"
-
-
-class Dns:
-    """A resolver the test controls; records every lookup."""
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.lookups: list[str] = []
-
-    async def __call__(self, host: str, port: int) -> list[str]:
-        self.lookups.append(host)
-        if host not in self.table:
-            raise OSError(f"[Errno -2] Name or service not known: {host}")
-        return list(self.table[host])
 
 
 @dataclass

@@ -28,10 +28,12 @@ from portico.prompts import (
     TrustChoice,
 )
 from tests.helpers.logs import AllowLogs
+from tests.helpers.models import ScriptedModel
 
 from .conftest import ScriptedPerson, asker_spec
-from .test_sampling import ScriptedModel
 from .test_trust_http import Dns, http_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 # --- NonInteractivePrompter: what each refusal tells the person to do ---------------------
 

@@ -2,40 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Sequence
 
+import pytest
 from mcp import types
 
 from portico.config.model import SamplingSpec, TrustLevel
-from portico.model_port import Usage
 from portico.policy.sampling import SamplingPolicy
 from portico.policy.setup import Policy
 from portico.prompts import SamplingAnswer, SamplingMessage
 from portico.runtime.hub import Hub
+from tests.helpers.models import ScriptedModel
 
 from .conftest import ScriptedPerson, asker_spec, config_of
 
-
-class ScriptedModel:
-    """A test double of the model: records calls, answers with a fixed text."""
-
-    def __init__(self, delay: float = 0.0) -> None:
-        self.calls: list[tuple[tuple[SamplingMessage, ...], str | None, str | None, int]] = []
-        self.delay = delay
-
-    async def complete(
-        self,
-        messages: Sequence[SamplingMessage],
-        system: str | None,
-        model: str | None,
-        max_tokens: int,
-    ) -> tuple[str, str, Usage]:
-        self.calls.append((tuple(messages), system, model, max_tokens))
-        if self.delay:
-            await asyncio.sleep(self.delay)
-        return f"answer to {messages[-1].text}", model or "scripted-1", Usage(7, 5)
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def sample(hub: Hub, server: str, **args: object) -> dict[str, str]:

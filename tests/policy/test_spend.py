@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import sys
 
+import pytest
+
 from portico.config.model import ToolCost, TrustLevel
 from portico.policy.guard import ChatContext
 from portico.policy.prompters import NonInteractivePrompter
@@ -13,6 +15,8 @@ from portico.prompts import ApprovalAnswer, ApprovalChoice
 from portico.runtime.hub import Hub
 
 from .conftest import TOOLBOX, ScriptedPerson, asker_spec, config_of, spec_for
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 COSTS = (
     ("render", ToolCost(20, 20)),

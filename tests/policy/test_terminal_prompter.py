@@ -10,6 +10,10 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 DRIVER = Path(__file__).with_name("terminal_driver.py")
 
 

@@ -20,22 +20,11 @@ from portico.policy.trust_store import TrustStore
 from portico.prompts import TrustChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
+from tests.helpers.dns import Dns
 
 from .conftest import ASKER, ScriptedPerson, config_of, spec_for
 
-
-class Dns:
-    """A resolver the test controls: host -> addresses, or an error; counts lookups."""
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.lookups: list[str] = []
-
-    async def __call__(self, host: str, port: int) -> list[str]:
-        self.lookups.append(host)
-        if host not in self.table:
-            raise OSError(f"[Errno -2] Name or service not known: {host}")
-        return list(self.table[host])
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 def free_port() -> int:

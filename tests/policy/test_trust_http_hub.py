@@ -6,16 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from portico.config.masking import mask_url
 from portico.policy.prompters import NonInteractivePrompter
 from portico.policy.setup import Policy
 from portico.prompts import TrustChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
+from tests.helpers.cli import run_cli
+from tests.helpers.dns import Dns
 
 from .conftest import ScriptedPerson, config_of
-from .test_trust_cli import portico
-from .test_trust_http import Dns, http_spec
+from .test_trust_http import http_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 PASSWORD = "hunter2-pw"
 
@@ -88,7 +93,7 @@ def test_portico_mcp_review_masks_the_password(portico_home: Path, project: Path
     (project / ".portico" / "mcp.toml").write_text(
         f'[mcp.web]\nurl = "http://alice:{PASSWORD}@127.0.0.1:9/mcp"\n'
     )
-    done = portico(portico_home, "mcp", "review", "--project", str(project))
+    done = run_cli(portico_home, "mcp", "review", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert "url: http://alice:***@127.0.0.1:9/mcp" in done.stdout
     assert "the URL carries credentials (user:password@) in plain text" in done.stdout
@@ -100,16 +105,16 @@ def test_login_waits_for_the_trust_review(portico_home: Path, project: Path) -> 
     (project / ".portico" / "mcp.toml").write_text(
         '[mcp.web]\nurl = "http://127.0.0.1:9/mcp"\n\n[mcp.web.oauth]\nclient_id = "portico"\n'
     )
-    waiting = portico(
+    waiting = run_cli(
         portico_home, "mcp", "login", "web", "--no-browser", "--project", str(project)
     )
     assert waiting.returncode == 1
     assert "is waiting for trust review: run 'portico mcp trust web'" in waiting.stderr
     assert "127.0.0.1 is a loopback address" in waiting.stderr
-    trusted = portico(portico_home, "mcp", "trust", "web", "--accept", "--project", str(project))
+    trusted = run_cli(portico_home, "mcp", "trust", "web", "--accept", "--project", str(project))
     assert trusted.returncode == 0, trusted.stderr
     # reviewed: now it is contacted (nothing listens on port 9, so the login fails there)
-    tried = portico(portico_home, "mcp", "login", "web", "--no-browser", "--project", str(project))
+    tried = run_cli(portico_home, "mcp", "login", "web", "--no-browser", "--project", str(project))
     assert tried.returncode == 1
     assert "waiting for trust review" not in tried.stderr
     assert "web" in tried.stderr and "127.0.0.1:9" in tried.stderr

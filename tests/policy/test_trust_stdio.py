@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.config import load
 from portico.config.model import Scope
 from portico.policy.prompters import NonInteractivePrompter
@@ -14,6 +16,8 @@ from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 
 from .conftest import ASKER, ScriptedPerson, asker_spec, config_of
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 def project_asker(project: Path, name: str = "docs", **fields):  # type: ignore[no-untyped-def]

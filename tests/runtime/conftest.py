@@ -3,19 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from portico.config.model import Dialect, Scope, ServerSpec, Source, Transport
 from portico.runtime.events import Event, EventBus, Status, StatusChanged
+from tests.helpers.servers import (
+    RunningServer,
+    free_port,
+    start_toolbox,
+    stop_server,
+    wait_port,
+)
+from tests.helpers.specs import failing_spec, make_spec, toolbox_spec
+
+__all__ = [
+    "RunningServer",
+    "failing_spec",
+    "free_port",
+    "make_spec",
+    "start_toolbox",
+    "stop_server",
+    "toolbox_spec",
+    "wait_port",
+]
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"
@@ -28,86 +42,6 @@ EVERYTHING = (
     / ("server-everything/dist/index.js")
 )
 NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
-
-
-def make_spec(
-    name: str = "toolbox", transport: str | Transport = "stdio", **fields: Any
-) -> ServerSpec:
-    """A ServerSpec as the config loader would build it (times in seconds)."""
-    source = Source(path=Path("/tests/mcp.toml"), line=1, scope=Scope.GLOBAL, dialect=Dialect.TOML)
-    for key in ("args", "env", "headers"):
-        if key in fields and isinstance(fields[key], dict):
-            fields[key] = tuple(fields[key].items())
-        elif key in fields and isinstance(fields[key], list):
-            fields[key] = tuple(fields[key])
-    return ServerSpec(name=name, source=source, transport=Transport(transport), **fields)
-
-
-def toolbox_spec(name: str = "toolbox", *extra: str, **fields: Any) -> ServerSpec:
-    """The toolbox over stdio (extra = command-line flags)."""
-    fields.setdefault("connect_timeout", 30.0)
-    return make_spec(
-        name,
-        "stdio",
-        command=sys.executable,
-        args=(str(TOOLBOX), "stdio", *extra),
-        **fields,
-    )
-
-
-def failing_spec(name: str = "failing", code: int = 4, **fields: Any) -> ServerSpec:
-    """A stdio server that writes two stderr lines and exits at once (cheap: no SDK import)."""
-    script = (
-        f"import sys; sys.stderr.write('about to fail\\nfailing at start\\n'); sys.exit({code})"
-    )
-    return make_spec(name, "stdio", command=sys.executable, args=("-c", script), **fields)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"test server exited early with code {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError(f"test server did not listen on {port} within {timeout} s")
-
-
-@dataclass
-class RunningServer:
-    url: str
-    port: int
-    proc: subprocess.Popen[bytes]
-
-
-def start_toolbox(kind: str, *extra: str) -> RunningServer:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), kind, "--port", str(port), *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc)
-    except BaseException:
-        proc.kill()
-        raise
-    path = "/mcp" if kind == "http" else "/sse"
-    return RunningServer(f"http://127.0.0.1:{port}{path}", port, proc)
-
-
-def stop_server(server: RunningServer) -> None:
-    server.proc.kill()
-    server.proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ from .conftest import EVERYTHING, NODE, make_spec
 pytestmark = [
     pytest.mark.npm,
     pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed (scripts/test.sh)"),
+    pytest.mark.slow,
 ]
 
 

@@ -16,6 +16,8 @@ from portico.runtime.events import EventBus, Status
 
 from .conftest import Recorder, RunningServer, eventually, make_spec, start_toolbox, stop_server
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 @pytest.mark.parametrize("protocol", [Protocol.AUTO, Protocol.LEGACY])
 async def test_streamable_http(

@@ -16,6 +16,8 @@ from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 
 from .conftest import Recorder, eventually, failing_spec, make_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def test_lazy_without_cache_starts_eagerly_then_registers_from_cache(
     bus: EventBus, events: Recorder

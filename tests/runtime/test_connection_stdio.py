@@ -17,6 +17,8 @@ from portico.runtime.events import EventBus, LogLine, Status, ToolsChanged
 
 from .conftest import Recorder, eventually, failing_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def test_stdio_connects_lists_and_calls(bus: EventBus, events: Recorder) -> None:
     conn = Connection(toolbox_spec(protocol=Protocol.LEGACY), bus=bus)

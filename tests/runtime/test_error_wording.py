@@ -23,6 +23,8 @@ from .conftest import (
     wait_port,
 )
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 class RootRecords(logging.Handler):
     """What the app's own logging setup (handlers on the root logger) would receive.

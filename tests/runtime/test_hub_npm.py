@@ -18,6 +18,7 @@ FILESYSTEM = EVERYTHING.parents[2] / "server-filesystem" / "dist" / "index.js"
 pytestmark = [
     pytest.mark.npm,
     pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed"),
+    pytest.mark.slow,
 ]
 
 

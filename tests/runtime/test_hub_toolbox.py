@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from portico.config.model import Config, Protocol, RuntimeSettings, ToolCost, ToolFilter
 from portico.runtime.events import DiscoveryFinished, EventBus, LogLine, Status, ToolsChanged
 from portico.runtime.hub import Hub
 from portico.runtime.results import ImagePart
+from tests.helpers.logs import AllowLogs
 
 from .conftest import Recorder, RunningServer, eventually, make_spec, toolbox_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 HIDDEN = "".join(chr(0xE0000 + ord(c)) for c in "HIDDEN")
 ENGLAND = "\U0001f3f4" + "".join(chr(0xE0000 + ord(c)) for c in "gbeng") + "\U000e007f"
@@ -19,8 +24,11 @@ def config(*specs, **settings) -> Config:  # type: ignore[no-untyped-def]
     return Config(servers=tuple(specs), settings=RuntimeSettings(**settings))
 
 
-async def test_stdio_toolbox_end_to_end(bus: EventBus, events: Recorder) -> None:
+async def test_stdio_toolbox_end_to_end(
+    bus: EventBus, events: Recorder, allow_logs: AllowLogs
+) -> None:
     # list_changed notifications arrive only on legacy-protocol sessions (docs/platform-notes.md)
+    allow_logs(r"tool_costs key 'tb__add' is written with the server prefix")
     spec = toolbox_spec(
         "tb",
         protocol=Protocol.LEGACY,

@@ -6,6 +6,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.config import load
 from portico.paths import paths
 from portico.runtime.events import Status
@@ -13,6 +15,8 @@ from portico.runtime.hub import Hub
 from portico.runtime.watcher import ConfigWatcher
 
 from .conftest import eventually
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 TINY = Path(__file__).resolve().parents[1] / "servers" / "tiny.py"
 

@@ -12,10 +12,21 @@ from portico.runtime.events import EventBus, Status, ToolsChanged
 
 from .conftest import EVERYTHING, NODE, Recorder, eventually, make_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 async def _count(conn: Connection) -> int:
     result = await conn.call_tool("list_count", {})
     return int(result.content[0].text)
+
+
+async def _until_count(conn: Connection, expected: int, within: float = 20.0) -> None:
+    """Until the server has started ``expected`` tools/list requests (it says so itself)."""
+    deadline = asyncio.get_running_loop().time() + within
+    while (count := await _count(conn)) != expected:
+        assert count < expected, f"{count} tools/list requests, expected {expected}"
+        assert asyncio.get_running_loop().time() < deadline, f"still {count} of {expected}"
+        await asyncio.sleep(0.02)
 
 
 @pytest.mark.parametrize("protocol", [Protocol.LEGACY, Protocol.AUTO])
@@ -42,19 +53,22 @@ async def test_a_burst_of_list_changed_is_one_refresh(
 async def test_changes_during_a_refresh_make_exactly_one_more(
     bus: EventBus, events: Recorder
 ) -> None:
-    # tools/list takes 0.6 s: the second and third bursts arrive while the first refresh
-    # is in flight; together they make one pending refresh, not one each.
-    spec = toolbox_spec("busy", "--slow-list", "0.6", protocol=Protocol.LEGACY)
+    # The server holds tools/list: the second and third bursts arrive while the first
+    # refresh is in flight; together they make one pending refresh, not one each.
+    spec = toolbox_spec("busy", protocol=Protocol.LEGACY)
     conn = Connection(spec, bus=bus)
     await conn.start()
     try:
         assert (await conn.wait_settled(30)).status is Status.RUNNING
         before = await _count(conn)
         changes = sum(isinstance(e, ToolsChanged) for e in events.events)
+        await conn.call_tool("hold_lists", {})
         await conn.call_tool("burst", {"n": 3})
-        await asyncio.sleep(0.25)  # the first refresh is now waiting on the slow server
+        await _until_count(conn, before + 1)  # the first refresh is held by the server
         await conn.call_tool("burst", {"n": 3})
         await conn.call_tool("burst", {"n": 3})
+        assert await _count(conn) == before + 1  # still the one refresh, in flight
+        await conn.call_tool("release_lists", {})
         await eventually(
             lambda: sum(isinstance(e, ToolsChanged) for e in events.events) >= changes + 2,
             what="two refreshes",

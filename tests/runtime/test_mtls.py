@@ -22,6 +22,8 @@ from portico.runtime.events import EventBus, Status
 
 from .conftest import TOOLBOX, free_port, make_spec, wait_port
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 KEY_PASSWORD = "s3cret-pass"
 
 

@@ -18,8 +18,10 @@ import pytest
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
 from portico.runtime.lifecycle import BadTransition, Lifecycle, Phase
+from tests.helpers.servers import free_port, wait_port
+from tests.helpers.specs import make_spec, toolbox_spec
 
-from .conftest import TOOLBOX, Recorder, free_port, make_spec, toolbox_spec, wait_port
+from .conftest import TOOLBOX, Recorder
 
 
 def _serve(kind: str, port: int) -> subprocess.Popen[bytes]:
@@ -109,8 +111,8 @@ async def test_a_killed_stdio_server_fails_cools_down_and_comes_back(
 
 CANCEL_SCRIPT = r"""
 import asyncio, os, sys, time
-sys.path.insert(0, {tests!r})
-from runtime.conftest import toolbox_spec
+sys.path.insert(0, {repo!r})
+from tests.helpers.specs import toolbox_spec
 from portico.runtime.connection import Connection
 from portico.runtime.events import Status
 
@@ -128,10 +130,10 @@ print("EXITED", flush=True)
 
 
 def test_an_owner_task_cancelled_from_outside_ends_cleanly_without_respawn() -> None:
-    tests = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", CANCEL_SCRIPT.format(tests=tests)],
+        [sys.executable, "-c", CANCEL_SCRIPT.format(repo=repo)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -24,6 +24,8 @@ from portico.runtime.watcher import ConfigWatcher
 
 from .conftest import Recorder, RunningServer, eventually, failing_spec, make_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 BASE = 0.25  # cooldown base for these tests: 0.25, 0.5, 1.0, 2.0 ...
 
 

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import mcp_types as types
+import pytest
 
 from portico.runtime import schema_cache
 
 from .conftest import toolbox_spec
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 def sample() -> schema_cache.CachedSchema:

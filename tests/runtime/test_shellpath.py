@@ -11,6 +11,8 @@ import pytest
 from portico.runtime import shellpath
 from portico.runtime.errors import CommandNotFound
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 @pytest.fixture(autouse=True)
 def fresh_cache() -> None:

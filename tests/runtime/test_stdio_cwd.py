@@ -14,6 +14,8 @@ from portico.runtime.events import EventBus, Status
 
 from .conftest import toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 def _placed(spec: ServerSpec, file: Path, scope: Scope) -> ServerSpec:
     return dataclasses.replace(spec, source=Source(file, 3, scope, Dialect.TOML))

@@ -14,8 +14,9 @@ import pytest
 from portico.config.model import Protocol
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, ResourceUpdated, Status
+from tests.helpers.specs import make_spec
 
-from .conftest import Recorder, make_spec
+from .conftest import Recorder
 
 CHATTY = Path(__file__).resolve().parents[1] / "servers" / "chatty.py"
 URI = "memo://counter"

@@ -21,6 +21,8 @@ from portico.runtime.transports.proxies import ProxySettings, bypass, normalize_
 
 from .conftest import Recorder, failing_spec, make_spec, toolbox_spec
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 # --- identity header (unit) -------------------------------------------------------------
 
 

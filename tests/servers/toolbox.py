@@ -39,7 +39,9 @@ Tools (text tools use structured_output=False, so text is sent once):
   cwd()                          the process's working folder (os.getcwd())
   burst(n=5)                     sends n tools/list_changed notifications in a row (both
                                  the legacy notification and the 2026 listen event)
-  list_count()                   how many tools/list requests the server has answered
+  list_count()                   how many tools/list requests the server has started
+  hold_lists() / release_lists() tools/list requests wait (are held in flight) until
+                                 release_lists() is called
   more_prompts()                 adds a prompt "extra_prompt_<k>" (k = 1, 2...) and sends
                                  prompts/list_changed; returns the new prompt's name
   more_resources()               adds a resource "toolbox://extra/<k>" and sends
@@ -190,9 +192,12 @@ def build(name: str, slow_list: float = 0.0) -> MCPServer:
 
     counted = {"lists": 0}
     list_tools = server.list_tools
+    lists_open = asyncio.Event()
+    lists_open.set()
 
     async def counting_list_tools() -> Any:
         counted["lists"] += 1
+        await lists_open.wait()
         if slow_list:
             await asyncio.sleep(slow_list)
         return await list_tools()
@@ -218,8 +223,20 @@ def build(name: str, slow_list: float = 0.0) -> MCPServer:
 
     @server.tool(structured_output=False)
     def list_count() -> str:
-        """How many tools/list requests were answered."""
+        """How many tools/list requests were started."""
         return str(counted["lists"])
+
+    @server.tool(structured_output=False)
+    def hold_lists() -> str:
+        """tools/list requests from now on wait for release_lists()."""
+        lists_open.clear()
+        return "held"
+
+    @server.tool(structured_output=False)
+    def release_lists() -> str:
+        """Let held tools/list requests (and later ones) through."""
+        lists_open.set()
+        return "released"
 
     @server.tool(structured_output=False)
     async def more_prompts(ctx: Context) -> str:

@@ -115,7 +115,7 @@ def memory_keyring() -> Iterator[object]:
     import keyring
 
     from portico.auth import secret_store
-    from tests.memory_keyring import MemoryKeyring
+    from tests.helpers.keyrings import MemoryKeyring
 
     previous = keyring.get_keyring()
     backend = MemoryKeyring()

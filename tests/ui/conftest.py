@@ -14,6 +14,9 @@ import pytest
 
 from portico.ui.facade import RuntimeThread
 from portico.ui.loop import PorticoEventLoop, ensure_application
+from tests.helpers.keyrings import memory_keyring
+
+__all__ = ["memory_keyring"]  # a fixture: the in-memory keyring for tests that store secrets
 
 
 def _hooked_loop() -> PorticoEventLoop:

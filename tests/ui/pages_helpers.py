@@ -63,4 +63,5 @@ async def running_app(*running: str, project: Path | None = None) -> AsyncIterat
 def select(desktop: DesktopApp, name: str) -> None:
     row = desktop.model.row_of(name)
     assert row is not None, f"{name} is not in the server list"
+    desktop.window.show_servers()  # a person picks a server in the Servers place
     desktop.window.server_list.setCurrentIndex(desktop.model.index(row))

@@ -63,6 +63,7 @@ async def shoot(out: Path) -> list[Path]:
         activity = pages.activity
         for scheme, name in ((Qt.ColorScheme.Light, "light"), (Qt.ColorScheme.Dark, "dark")):
             follower.follow(scheme)
+            window.show_servers("showcase")  # the window opens on the Chats place
             window.page.setCurrentWidget(pages.overview)
             pages.refresh()
             await until(lambda: health.health is not None and health.health.calls >= 6, 30)

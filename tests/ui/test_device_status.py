@@ -17,18 +17,19 @@ from portico.auth.device import DeviceFlowError, device_login
 from portico.ui.dialogs.device_dialog import DeviceDialog
 from portico.ui.facade import RuntimeThread
 from portico.ui.prompter import QtPrompter
-from tests.auth.conftest import (
+from tests.helpers.oauth import (
+    FakeDeviceServer,
     Oidc,
     ScriptedBrowser,
     free_port,
-    memory_keyring,  # noqa: F401 (fixtures for the real device flow)
-    no_real_browser,  # noqa: F401
+    no_real_browser,  # noqa: F401 (fixtures for the real device flow)
     oidc,  # noqa: F401
     protected,  # noqa: F401
     server_spec,
 )
-from tests.auth.test_device_polling import FakeDeviceServer
 from tests.ui.qt_helpers import gone, until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def _start(fake: FakeDeviceServer) -> tuple[str, uvicorn.Server, asyncio.Task[None]]:
@@ -134,11 +135,11 @@ async def test_dialog_shows_denied_then_closes(runtime: RuntimeThread, device_se
 # --- the real device flow: oidc-provider, the AuthManager, the app's prompter --------------------
 
 
-async def test_real_device_login_through_the_dialog(  # fixtures imported from tests.auth
+async def test_real_device_login_through_the_dialog(  # fixtures from tests.helpers
     runtime: RuntimeThread,
     oidc: Oidc,  # noqa: F811
     protected: Any,  # noqa: F811
-    memory_keyring: Any,  # noqa: F811
+    memory_keyring: Any,
     no_real_browser: None,  # noqa: F811
 ) -> None:
     from portico.auth.manager import AuthManager

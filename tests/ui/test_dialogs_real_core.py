@@ -27,9 +27,11 @@ from portico.ui.dialogs.elicitation_dialog import ElicitationDialog
 from portico.ui.dialogs.sampling_dialog import SamplingDialog
 from portico.ui.facade import RuntimeThread
 from portico.ui.prompter import QtPrompter
-from tests.policy.conftest import asker_spec, config_of
-from tests.policy.test_sampling import ScriptedModel
+from tests.helpers.models import ScriptedModel
+from tests.helpers.specs import asker_spec, config_of
 from tests.ui.qt_helpers import gone, until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 @dataclass

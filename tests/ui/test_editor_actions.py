@@ -16,20 +16,13 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.ui.editor.form import MappingEditor
 from portico.ui.editor.window import NO_RUNTIME
 from portico.ui.facade import RuntimeThread
-from tests.memory_keyring import MemoryKeyring
+from tests.helpers.keyrings import MemoryKeyring
 from tests.ui.editor_helpers import FIXTURES, diff, install_global, open_editor
 from tests.ui.qt_helpers import until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 TOOLBOX = Path(__file__).resolve().parents[1] / "servers" / "toolbox.py"
-
-
-@pytest.fixture
-def memory_keyring() -> Iterator[MemoryKeyring]:
-    previous = keyring.get_keyring()
-    backend = MemoryKeyring()
-    keyring.set_keyring(backend)
-    yield backend
-    keyring.set_keyring(previous)
 
 
 async def test_store_env_value_in_keychain(qtbot: QtBot, memory_keyring: MemoryKeyring) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtGui import QColor
 from pytestqt.qtbot import QtBot
 
@@ -14,6 +15,8 @@ from portico.config.model import Dialect
 from portico.ui.editor.raw_tab import RawTab
 from tests.ui.editor_helpers import install_global, open_editor
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 SCREENSHOT = Path(__file__).with_name("editor_screenshot.py")
 

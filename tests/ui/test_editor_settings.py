@@ -49,7 +49,7 @@ def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
     mode.setCurrentIndex(mode.findData("off"))
     mode.activated.emit(mode.currentIndex())
     yaml = window.file_for(paths().global_yaml)
-    assert "mode: off" in yaml.text
+    assert 'mode: "off"' in yaml.text  # quoted: a bare off is a YAML 1.1 boolean
     window.save()
     config = load(None)
     assert config.settings.discovery_concurrency == 3

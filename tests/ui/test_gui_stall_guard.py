@@ -8,15 +8,20 @@ from __future__ import annotations
 import sys
 import time
 
+import pytest
+
 from portico.runtime.events import Status
 from portico.ui.bridge import EventBridge
 from portico.ui.facade import RuntimeThread
 from portico.ui.models.servers import ServerListModel
 from portico.ui.prompter import QtPrompter
 from portico.ui.runtime_thread.session import RuntimeSession
-from tests.benchmarks.test_bench_gui_stall import TINY, Heartbeat
+from tests.helpers.heartbeat import Heartbeat
+from tests.helpers.servers import TINY
 from tests.ui.pages_helpers import write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 SERVERS = 5
 CALLS = 200

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -15,6 +16,8 @@ from portico.ui.actions import ActionId
 from portico.ui.dialogs.trust_dialog import TrustDialog
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 CONFIG = f"""# two small servers
 [mcp.tiny]

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.ui.pages_helpers import SHOWCASE, command, running_app, select, write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 CONFIG = (
     SHOWCASE

@@ -15,6 +15,8 @@ from portico.ui.actions import ActionId
 from tests.ui.pages_helpers import running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 
 class _Unauthorized(BaseHTTPRequestHandler):
     """Every request: 401 with a Bearer challenge (an OAuth-protected MCP endpoint)."""
@@ -81,6 +83,7 @@ async def test_needs_auth_shows_a_notice_whose_authorize_starts_the_sign_in(
             "the re-auth notice",
         )
         assert row.action_button is not None and row.action_button.text() == "Sign in…"
+        window.show_servers()  # the notices sit above the server list
         assert row.isVisible()
         # the tray was told too (rate-limited per server: a second one is held back)
         assert not desktop.tray._limiter.allow("linear:auth")
@@ -122,7 +125,8 @@ def oauth_peer(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
 
     import keyring
 
-    from tests.auth.conftest import MemoryKeyring, make_oidc, serve_protected
+    from tests.helpers.keyrings import MemoryKeyring
+    from tests.helpers.oauth import make_oidc, serve_protected
 
     monkeypatch.setenv("BROWSER", "true")  # "opening the browser" runs /bin/true
     previous = keyring.get_keyring()
@@ -159,7 +163,7 @@ async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(
     oauth_peer: str,
 ) -> None:
     from portico.ui.dialogs.oauth_dialog import OAuthDialog
-    from tests.auth.conftest import ScriptedBrowser
+    from tests.helpers.oauth import ScriptedBrowser
 
     write_global(f'[mcp.linear]\nurl = "{oauth_peer}"\nauth = "oauth"\n')
     async with running_app() as desktop:

@@ -7,10 +7,14 @@ import asyncio
 from collections import Counter
 from typing import Any
 
+import pytest
+
 from portico.runtime.events import Status
 from portico.ui.actions import ActionId
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 CONFIG = f"""[mcp.tiny]
 command = {command("tiny.py", "--tools", "2")}

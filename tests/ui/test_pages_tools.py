@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPalette
 from PySide6.QtTest import QTest
@@ -16,6 +17,8 @@ from portico.prompts import ApprovalChoice
 from portico.ui.dialogs.approval_dialog import ApprovalDialog
 from tests.ui.pages_helpers import SHOWCASE, running_app, select, write_global
 from tests.ui.qt_helpers import gone, until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> None:

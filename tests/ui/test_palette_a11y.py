@@ -38,6 +38,8 @@ from tests.ui.pages_helpers import SHOWCASE, running_app, select, write_global
 from tests.ui.qt_helpers import until
 from tests.ui.screenshots import dialogs
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 MIN_CONTRAST = 4.5  # WCAG AA for normal text
 
 

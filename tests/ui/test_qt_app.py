@@ -9,6 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 DRIVER = Path(__file__).with_name("app_driver.py")
 
 

@@ -40,6 +40,8 @@ async def test_bridge_crosses_every_event_kind_to_the_gui_thread(runtime: Runtim
     state = ServerState("github", Status.RUNNING, tool_count=3)
     line = LogLine("github", "hello")
 
+    line = LogLine("github", "hello")  # one object: it carries the time it was made
+
     async def publish_all() -> str:
         bus.publish(StatusChanged(state))
         bus.publish(ToolsChanged("github", 4))

@@ -6,11 +6,16 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.paths import paths
 from portico.runtime.events import Status
 from portico.ui.app import DesktopApp
 from portico.ui.loop import ensure_application
+from tests.helpers.logs import AllowLogs
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 TINY = Path(__file__).resolve().parent.parent / "servers" / "tiny.py"
 
@@ -21,7 +26,10 @@ def _server(name: str, tools: int) -> str:
     return f'[mcp.{name}]\ncommand = ["{py}", "{tiny}", "--tools", "{tools}"]\n\n'
 
 
-async def test_outside_edits_apply_and_a_broken_file_keeps_its_servers() -> None:
+async def test_outside_edits_apply_and_a_broken_file_keeps_its_servers(
+    allow_logs: AllowLogs,
+) -> None:
+    allow_logs(r"mcp\.toml:\d+:\d+: not valid TOML")
     config = paths().global_toml
     config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text("# my servers\n" + _server("alpha", 2), encoding="utf-8")

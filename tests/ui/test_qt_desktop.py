@@ -6,12 +6,16 @@ import asyncio
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.runtime.events import Status
 from portico.ui.app import DesktopApp
 from portico.ui.dialogs.trust_dialog import TrustDialog
 from portico.ui.loop import ensure_application
 from portico.ui.tray_state import Aggregate
 from tests.ui.qt_helpers import gone, until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 TINY = Path(__file__).resolve().parent.parent / "servers" / "tiny.py"
 

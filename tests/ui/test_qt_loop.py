@@ -14,6 +14,8 @@ from portico.ui.facade import RuntimeNotRunning, RuntimeThread
 from portico.ui.loop import PorticoEventLoop
 from tests.ui.qt_helpers import until
 
+pytestmark = pytest.mark.slow  # talks to real servers or processes
+
 SURVIVAL = textwrap.dedent(
     """
     import asyncio, sys

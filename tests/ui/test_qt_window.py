@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtTest import QTest
@@ -15,6 +16,8 @@ from portico.runtime.events import ServerState, Status
 from portico.ui.main_window import MainWindow, settings
 from portico.ui.tray import Tray
 from portico.ui.tray_state import Aggregate
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 SCREENSHOTS = Path(__file__).with_name("screenshots.py")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import QTimer
+import pytest
 from PySide6.QtGui import QGuiApplication
 
 from portico.prompts import ApprovalChoice
@@ -14,37 +14,17 @@ from portico.ui.app import DesktopApp
 from portico.ui.dialogs.approval_dialog import ApprovalDialog
 from portico.ui.pages.result_view import LINE_BREAK, MAX_TEXT
 from portico.ui.pages.tools import ToolsPage
+from tests.helpers.heartbeat import Heartbeat
 from tests.ui.pages_helpers import command, running_app, select, write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 CONFIG = f"""[mcp.toolbox]
 command = {command("toolbox.py", "stdio")}
 """
 MIB = 1024 * 1024
 GAP_BOUND_MS = 500  # loose: 2 shared cores; the figure is printed
-
-
-class Heartbeat:
-    def __init__(self) -> None:
-        self.timer = QTimer()
-        self.timer.setInterval(10)
-        self.timer.timeout.connect(self._tick)
-        self.last = time.perf_counter()
-        self.longest = 0.0
-
-    def start(self) -> None:
-        self.last = time.perf_counter()
-        self.longest = 0.0
-        self.timer.start()
-
-    def stop(self) -> float:
-        self.timer.stop()
-        return self.longest * 1000
-
-    def _tick(self) -> None:
-        now = time.perf_counter()
-        self.longest = max(self.longest, now - self.last)
-        self.last = now
 
 
 async def _call_big(desktop: DesktopApp, page: ToolsPage, mib: float) -> None:

@@ -12,6 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from portico.runtime.results import TextPart, ToolResult
 from portico.ui.pages.result_view import MAX_TEXT, ResultView
+from tests.helpers.logs import AllowLogs
 
 BIG = ("line of text\n" * (MAX_TEXT // 6)) + "the end"  # more than one part shows
 
@@ -40,7 +41,10 @@ async def test_save_writes_the_full_text(qtbot: QtBot, tmp_path: Path) -> None:
     assert view.notice.isHidden()
 
 
-async def test_save_into_a_missing_folder_shows_why(qtbot: QtBot, tmp_path: Path) -> None:
+async def test_save_into_a_missing_folder_shows_why(
+    qtbot: QtBot, tmp_path: Path, allow_logs: AllowLogs
+) -> None:
+    allow_logs(r"^saving the result to .* failed: No such file or directory")
     view, saved, failed = viewing(qtbot)
     target = tmp_path / "no-such-folder" / "result.txt"
     task = view.save_to(str(target))
@@ -60,7 +64,10 @@ async def test_save_into_a_missing_folder_shows_why(qtbot: QtBot, tmp_path: Path
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs POSIX, not root")
-async def test_save_into_a_read_only_folder_shows_why(qtbot: QtBot, tmp_path: Path) -> None:
+async def test_save_into_a_read_only_folder_shows_why(
+    qtbot: QtBot, tmp_path: Path, allow_logs: AllowLogs
+) -> None:
+    allow_logs(r"^saving the result to .* failed: Permission denied")
     view, saved, _failed = viewing(qtbot)
     folder = tmp_path / "locked"
     folder.mkdir()
@@ -76,8 +83,11 @@ async def test_save_into_a_read_only_folder_shows_why(qtbot: QtBot, tmp_path: Pa
     assert str(folder / "result.txt") in text and "Permission denied" in text
 
 
-async def test_save_onto_a_folder_shows_why(qtbot: QtBot, tmp_path: Path) -> None:
+async def test_save_onto_a_folder_shows_why(
+    qtbot: QtBot, tmp_path: Path, allow_logs: AllowLogs
+) -> None:
     """Works as root too: the chosen path is an existing folder."""
+    allow_logs(r"^saving the result to .* failed: Is a directory")
     view, saved, failed = viewing(qtbot)
     task = view.save_to(str(tmp_path))
     assert task is not None

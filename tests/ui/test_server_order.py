@@ -3,10 +3,14 @@ which removes its row; the reconnect must put it back where the config has it)."
 
 from __future__ import annotations
 
+import pytest
+
 from portico.runtime.events import Status
 from portico.ui.actions import ActionId
 from tests.ui.pages_helpers import command, running_app, select, status_of, write_global
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 CONFIG = "".join(
     f"[mcp.{name}]\ncommand = {command('tiny.py', '--tools', '1')}\n\n" for name in "abc"

@@ -9,14 +9,18 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from portico.runtime.events import EventBus, Status
 from portico.runtime.hub import Hub
 from portico.ui.bridge import EventBridge, attach_on_runtime
 from portico.ui.facade import RuntimeThread
 from portico.ui.models.servers import ServerListModel
 from portico.ui.tray import Tray
-from tests.policy.conftest import config_of, spec_for
+from tests.helpers.specs import config_of, spec_for
 from tests.ui.qt_helpers import until
+
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 TINY = Path(__file__).resolve().parents[1] / "servers" / "tiny.py"
 INTERVAL = 1.5  # seconds between two notifications about the same server

@@ -194,8 +194,7 @@ class LoopbackListener:
                 self.result.set_exception(exc)
             return "200 OK", _page(
                 "Sign-in ended",
-                f"{exc} Portico did not sign in to '{self.server_name}'. You can close "
-                "this tab.",
+                f"{exc} Portico did not sign in to '{self.server_name}'. You can close this tab.",
             )
         except PasteError as exc:
             return "400 Bad Request", _page(

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import logging
 import os
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace as _replace
 from typing import TYPE_CHECKING, Literal
@@ -178,11 +179,14 @@ class AuthManager:
         lookup_keyring: SecretLookup | None = None,
         client_metadata_url: str | None = None,
         endpoint_policy: EndpointPolicy | Literal["default"] | None = "default",
+        clock: Callable[[], float] = time.time,
     ) -> None:
         """``endpoint_policy(spec, url)`` vets each OAuth endpoint before it is contacted
         (default: ``portico.policy.redirects.check_oauth_endpoint``; None: no check, for
-        tests whose authorization server is a private address on another port)."""
+        tests whose authorization server is a private address on another port).
+        ``clock`` (wall-clock seconds) decides when a stored token has expired."""
         self.prompter = prompter
+        self.clock = clock
         # The process's secret store (``build_services`` passes its one); a manager made
         # on its own (tests, one-off tools) gets a store of its own.
         self.store = store if store is not None else SecretStore()
@@ -226,7 +230,9 @@ class AuthManager:
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
     def storage_for(self, spec: ServerSpec) -> PorticoTokenStorage:
-        return PorticoTokenStorage(spec.name, spec.url or "", self.store, key=token_key(spec))
+        return PorticoTokenStorage(
+            spec.name, spec.url or "", self.store, key=token_key(spec), clock=self.clock
+        )
 
     async def auth_for(self, spec: ServerSpec, interactive: bool = False) -> httpx2.Auth | None:
         """The ``httpx2.Auth`` for an OAuth server's HTTP client, None without ``oauth``.

@@ -81,13 +81,9 @@ def parse_redirect(text: str, expected_state: str | None = None) -> Redirect:
         if state is None:
             raise StateMismatch("no state= in the pasted text")
         if not secrets.compare_digest(state.encode(), expected_state.encode()):
-            raise StateMismatch(
-                "state does not match this login (was it from an older attempt?)"
-            )
+            raise StateMismatch("state does not match this login (was it from an older attempt?)")
     if "error" in params:
-        raise ProviderRefused(
-            params["error"][0], params.get("error_description", [""])[0]
-        )
+        raise ProviderRefused(params["error"][0], params.get("error_description", [""])[0])
     code = params["code"][0]
     iss = params.get("iss", [None])[0]
     return Redirect(code=code, state=state, iss=iss)

@@ -39,11 +39,20 @@ def fingerprint(tokens: OAuthToken | None) -> str | None:
 class PorticoTokenStorage:
     """Implements ``mcp.client.auth.TokenStorage`` for one server."""
 
-    def __init__(self, server: str, url: str, store: SecretStore, *, key: str | None = None):
+    def __init__(
+        self,
+        server: str,
+        url: str,
+        store: SecretStore,
+        *,
+        key: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.server = server
         self.url = url
         self.store = store
         self.key = key or record_key(server)
+        self.clock = clock  # wall-clock seconds; a token's time left is measured on it
         # Set by the provider: the issuer of the authorization server in use right now.
         self.current_issuer: Callable[[], str | None] = lambda: None
         self._verified_issuer: str | None = None
@@ -79,7 +88,7 @@ class PorticoTokenStorage:
         obtained = record.get("obtained_at")
         if tokens.expires_in is not None and isinstance(obtained, (int, float)):
             # The SDK reads expires_in as "from now": hand it the time that is left.
-            tokens.expires_in = int(obtained + tokens.expires_in - time.time())
+            tokens.expires_in = int(obtained + tokens.expires_in - self.clock())
         if tokens.refresh_token:
             granted_by = record.get("issuer")
             if self._verified_issuer is None or granted_by != self._verified_issuer:
@@ -90,7 +99,7 @@ class PorticoTokenStorage:
         record = await self._load()
         issuer = self.current_issuer() or self._verified_issuer
         record["tokens"] = tokens.model_dump(mode="json", exclude_none=True)
-        record["obtained_at"] = time.time()
+        record["obtained_at"] = self.clock()
         record["issuer"] = issuer
         if issuer:
             self._verified_issuer = issuer
@@ -193,7 +202,7 @@ class StagedTokenStorage(PorticoTokenStorage):
     """
 
     def __init__(self, base: PorticoTokenStorage) -> None:
-        super().__init__(base.server, base.url, base.store, key=base.key)
+        super().__init__(base.server, base.url, base.store, key=base.key, clock=base.clock)
         self.current_issuer = base.current_issuer
         self._pending: dict[str, Any] | None = None
 
@@ -206,7 +215,7 @@ class StagedTokenStorage(PorticoTokenStorage):
         issuer = self.current_issuer() or self._verified_issuer
         self._pending = {
             "tokens": tokens.model_dump(mode="json", exclude_none=True),
-            "obtained_at": time.time(),
+            "obtained_at": self.clock(),
             "issuer": issuer,
         }
         if issuer:

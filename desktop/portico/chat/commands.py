@@ -48,8 +48,12 @@ def parse(text: str) -> Parsed:
         return Parsed("text", rest=text[1:] if stripped.startswith("//") else text)
     match = _PROMPT.match(stripped)
     if match:
-        return Parsed("prompt", name=match.group(2), server=match.group(1),
-                      rest=(match.group(3) or "").strip())
+        return Parsed(
+            "prompt",
+            name=match.group(2),
+            server=match.group(1),
+            rest=(match.group(3) or "").strip(),
+        )
     match = _BUILTIN.match(stripped)
     if match and match.group(1) in BUILTINS:
         return Parsed("builtin", name=match.group(1), rest=(match.group(2) or "").strip())
@@ -59,8 +63,11 @@ def parse(text: str) -> Parsed:
 def mentions(text: str, servers: Sequence[str]) -> list[tuple[str, str]]:
     """``(server, uri)`` for every ``@server:uri`` naming a configured server."""
     known = set(servers)
-    return [(m.group(1), m.group(2).rstrip(".,;:!?)")) for m in MENTION.finditer(text)
-            if m.group(1) in known]
+    return [
+        (m.group(1), m.group(2).rstrip(".,;:!?)"))
+        for m in MENTION.finditer(text)
+        if m.group(1) in known
+    ]
 
 
 def strip_mentions(text: str, servers: Sequence[str]) -> str:

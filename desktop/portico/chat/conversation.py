@@ -96,6 +96,7 @@ class Chat:
         self._task: asyncio.Task[None] | None = None
         self._running = False
         self._persisted = bool(stored.messages)
+        self._row_pending = False
         self._images = ImageCache()
 
     # --- state --------------------------------------------------------------------
@@ -297,8 +298,17 @@ class Chat:
             self._running = False
 
     def _save_row(self) -> None:
-        if not self._persisted:
+        """Write the conversation's row soon (once per loop pass, however often asked)."""
+        if not self._persisted or self._row_pending:
             return
+        self._row_pending = True
+        try:
+            asyncio.get_running_loop().call_soon(self._write_row)
+        except RuntimeError:  # no loop (a face calling from outside one): write now
+            self._write_row()
+
+    def _write_row(self) -> None:
+        self._row_pending = False
         s = self._stored
         s.updated = time.time()
         s.leaf_id = self._leaf_id
@@ -313,7 +323,7 @@ class Chat:
         self._leaf_id = message.id
         if not self._persisted:
             self._persisted = True
-            self._save_row()
+            self._write_row()  # now: the message rows reference it
         self._host.store.save_message(self.id, message)
         self._save_row()
 
@@ -355,7 +365,10 @@ class Chat:
                 attachments.append(attachment)
                 emit(
                     AttachmentAdded(
-                        server, uri, attachment.name, attachment.mime_type,
+                        server,
+                        uri,
+                        attachment.name,
+                        attachment.mime_type,
                         len(attachment.text or ""),
                     )
                 )
@@ -552,8 +565,13 @@ class Chat:
                 server, tool = host.tool_owner(record.name)
                 emit(
                     ToolCallStarted(
-                        record.id, server, tool, record.name, record.arguments,
-                        record.raw_arguments, assistant.id,
+                        record.id,
+                        server,
+                        tool,
+                        record.name,
+                        record.arguments,
+                        record.raw_arguments,
+                        assistant.id,
                     )
                 )
             await self._run_calls(emit, assistant, planned, records)
@@ -706,6 +724,6 @@ def attachment_from_resource(server: str, uri: str, result: ToolResult) -> Attac
         elif isinstance(part, ImagePart):
             texts.append(part.render())
     name = uri.rsplit("/", 1)[-1] or uri
-    return Attachment("resource", name, server=server, uri=uri, mime_type=mime,
-                      text="\n".join(texts))
-
+    return Attachment(
+        "resource", name, server=server, uri=uri, mime_type=mime, text="\n".join(texts)
+    )

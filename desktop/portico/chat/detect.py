@@ -101,7 +101,8 @@ async def list_models(spec: ProviderSpec, *, timeout: float = 10.0) -> list[str]
         return await asyncio.wait_for(client.list_models(), timeout)
     except TimeoutError:
         raise ProviderError(
-            f"'{spec.name}' did not list its models within {timeout:g} s", kind="network",
+            f"'{spec.name}' did not list its models within {timeout:g} s",
+            kind="network",
             retryable=True,
         ) from None
     finally:
@@ -140,7 +141,8 @@ async def test_provider(
                     return TestReport(part.model, total, first or total, part.text.strip())
     except TimeoutError:
         raise ProviderError(
-            f"'{spec.name}/{name}' did not answer within {timeout:g} s", kind="network",
+            f"'{spec.name}/{name}' did not answer within {timeout:g} s",
+            kind="network",
             retryable=True,
         ) from None
     finally:

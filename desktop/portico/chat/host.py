@@ -190,7 +190,7 @@ class ChatHost:
         branched = Chat(self, stored, chat.context.branch(new_id))
         if copies:
             branched._persisted = True
-            branched._save_row()
+            branched._write_row()
             self._store.save_many(new_id, copies)
         self._chats[new_id] = branched
         return branched
@@ -204,6 +204,9 @@ class ChatHost:
         for chat in list(self._chats.values()):
             chat.stop()
         await asyncio.sleep(0)
+        for chat in list(self._chats.values()):
+            if chat._row_pending:
+                chat._write_row()
         await self._store.close()
         if self._owns_models:
             await self._models.aclose()
@@ -256,8 +259,9 @@ class ChatHost:
             for message in raw.messages:
                 part = results.process_block(message.content, image_dir)
                 if isinstance(part, results.ImagePart) and part.path is not None:
-                    found.append(Attachment("file", part.path.name, path=part.path,
-                                            mime_type=part.mime_type))
+                    found.append(
+                        Attachment("file", part.path.name, path=part.path, mime_type=part.mime_type)
+                    )
                     continue
                 text = part.render()
                 texts.append(text if message.role == "user" else f"[{message.role}] {text}")
@@ -314,4 +318,3 @@ class ChatHost:
                 out += [f"@{name}:{r.uri}" for r in getattr(conn, "resources", [])]
             return sorted(c for c in out if c.startswith(last))
         return []
-

@@ -74,7 +74,30 @@ CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# v2: a prefix index (2-4 characters), so "find as you type" searches stay fast.
+_V2 = """
+DROP TRIGGER messages_ai;
+DROP TRIGGER messages_ad;
+DROP TRIGGER messages_au;
+DROP TABLE messages_fts;
+CREATE VIRTUAL TABLE messages_fts USING fts5(
+    text, content='messages', content_rowid='rowid',
+    tokenize='unicode61 remove_diacritics 2', prefix='2 3 4'
+);
+INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+END;
+CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 VERSION = len(MIGRATIONS)
 
 

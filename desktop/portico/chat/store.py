@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import queue
+import re
 import sqlite3
 import threading
 import time
@@ -41,6 +42,7 @@ from portico.paths import paths
 log = logging.getLogger(__name__)
 
 ExportFormat = Literal["md", "json"]
+SEARCH_WINDOW = 300
 T = TypeVar("T")
 
 
@@ -177,6 +179,27 @@ def _fts_query(query: str) -> str:
     return " ".join(quoted)
 
 
+def _snippet(text: str, words: list[str], width: int = 12) -> str:
+    """About ``width`` words around the first match, matches in [brackets]."""
+    tokens = text.split()
+    lowered = [re.sub(r"\W+", "", t.lower()) for t in tokens]
+
+    exact, prefix = set(words[:-1]), words[-1] if words else ""
+
+    def hit(token: str) -> bool:  # the query's last word is a prefix, as in the search
+        return token in exact or (bool(prefix) and token.startswith(prefix))
+
+    first = next((i for i, t in enumerate(lowered) if hit(t)), 0)
+    start = max(0, first - width // 3)
+    shown = [
+        f"[{tokens[i]}]" if hit(lowered[i]) else tokens[i]
+        for i in range(start, min(len(tokens), start + width))
+    ]
+    head = "…" if start > 0 else ""
+    tail = "…" if start + width < len(tokens) else ""
+    return head + " ".join(shown) + tail
+
+
 class ChatStore:
     def __init__(self, path: Path | None = None) -> None:
         """``path`` default: ``<state dir>/chats.sqlite3`` (opened on first use)."""
@@ -186,6 +209,8 @@ class ChatStore:
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._open_error: StoreError | None = None
+        self._closed = False
+        self._pending: list[Callable[[sqlite3.Connection], Any]] = []
 
     @property
     def path(self) -> Path:
@@ -206,32 +231,52 @@ class ChatStore:
         try:
             conn = self._connect()
         except Exception as exc:  # never leave a caller waiting on a dead thread
-            error = exc if isinstance(exc, StoreError) else StoreError(
-                f"{self._path}: cannot open the chat database ({type(exc).__name__}: {exc})"
+            error = (
+                exc
+                if isinstance(exc, StoreError)
+                else StoreError(
+                    f"{self._path}: cannot open the chat database ({type(exc).__name__}: {exc})"
+                )
             )
             self._open_error = error
             ready.set_result(None)
             self._drain_failed(error)
             return
         ready.set_result(None)
-        while True:
-            item = self._queue.get()
-            if item is None:
-                break
-            job, future = item
-            try:
-                result = job(conn)
-                conn.commit()
-            except BaseException as exc:
-                conn.rollback()
-                if not future.set_running_or_notify_cancel():
+        stop = False
+        while not stop:
+            batch = [self._queue.get()]
+            while True:  # what queued meanwhile goes in the same transaction
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            done: list[tuple[Future[Any], Any]] = []
+            conn.execute("BEGIN")
+            for item in batch:
+                if item is None:
+                    stop = True
+                    break
+                job, future = item
+                conn.execute("SAVEPOINT job")  # one bad job never undoes the others
+                try:
+                    result = job(conn)
+                except BaseException as exc:
+                    with contextlib.suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK TO job")
+                        conn.execute("RELEASE job")
+                    if future.set_running_or_notify_cancel():
+                        future.set_exception(exc)
+                    if not isinstance(exc, StoreError | sqlite3.OperationalError):
+                        log.warning("a chat store write failed: %s", exc)
                     continue
-                future.set_exception(exc)
-                if not isinstance(exc, StoreError | KeyError):
-                    log.warning("a chat store write failed: %s", exc)
-                continue
-            if future.set_running_or_notify_cancel():
-                future.set_result(result)
+                conn.execute("RELEASE job")
+                done.append((future, result))
+            with contextlib.suppress(sqlite3.Error):  # a failed job may have ended it
+                conn.execute("COMMIT")
+            for future, result in done:
+                if future.set_running_or_notify_cancel():
+                    future.set_result(result)
         conn.close()
 
     def _drain_failed(self, exc: StoreError) -> None:
@@ -251,8 +296,7 @@ class ChatStore:
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=5000")
-            schema.migrate(conn, self._path)
-            conn.isolation_level = "DEFERRED"
+            schema.migrate(conn, self._path)  # autocommit: the writer brackets its batches
             with contextlib.suppress(OSError):
                 self._path.chmod(0o600)
             return conn
@@ -265,8 +309,11 @@ class ChatStore:
             raise StoreError(f"{self._path}: cannot open the chat database ({exc}).") from None
 
     def _submit(self, job: Callable[[sqlite3.Connection], T]) -> Future[T]:
-        self._start()
         future: Future[T] = Future()
+        if self._closed:
+            future.set_exception(StoreError(f"{self._path}: the chat store was closed"))
+            return future
+        self._start()
         if self._open_error is not None:
             future.set_exception(self._open_error)
             return future
@@ -274,11 +321,41 @@ class ChatStore:
         return future
 
     async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        if self._pending:
+            self._hand_over()  # reads see every write made before them
         return await asyncio.wrap_future(self._submit(job))
 
     def write(self, job: Callable[[sqlite3.Connection], Any]) -> None:
-        """Queue a write; it happens in order, off the loop. Failures are logged."""
-        self._submit(job)
+        """Queue a write; it happens in order, off the loop. Failures are logged.
+
+        Writes made during one pass of the event loop go to the writer thread together
+        (one wake-up, one transaction), not one by one."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._submit(job)
+            return
+        self._pending.append(job)
+        if len(self._pending) == 1:
+            loop.call_soon(self._hand_over)
+
+    def _hand_over(self) -> None:
+        jobs, self._pending = self._pending, []
+        if not jobs:
+            return
+
+        def batch(conn: sqlite3.Connection) -> None:
+            for job in jobs:
+                conn.execute("SAVEPOINT part")
+                try:
+                    job(conn)
+                except Exception as exc:
+                    conn.execute("ROLLBACK TO part")
+                    log.warning("a chat store write failed: %s", exc)
+                finally:
+                    conn.execute("RELEASE part")
+
+        self._submit(batch)
 
     async def flush(self) -> None:
         await self._call(lambda conn: None)
@@ -443,25 +520,44 @@ class ChatStore:
         return await self._call(job)
 
     async def search(self, query: str, limit: int = 50) -> list[SearchHit]:
-        """FTS5 over message text and titles; words are ANDed, the last one is a prefix."""
+        """FTS5 over message text and titles; words are ANDed, the last one is a prefix.
+        The best matches among the newest ``SEARCH_WINDOW`` matching messages come first."""
         match = _fts_query(query)
         if not match:
             return []
+        words = [w.lower() for w in query.replace('"', " ").split()]
 
         def job(conn: sqlite3.Connection) -> list[SearchHit]:
-            rows = conn.execute(
-                "SELECT m.conversation_id, c.title, m.id, "
-                "snippet(messages_fts, 0, '[', ']', '…', 12), c.updated "
-                "FROM messages_fts JOIN messages m ON m.rowid = messages_fts.rowid "
-                "JOIN conversations c ON c.id = m.conversation_id "
-                "WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
-                (match, limit),
-            ).fetchall()
-            hits = [SearchHit(r[0], r[1] or "", r[2], r[3], r[4]) for r in rows]
+            # bm25 over every match costs ~4 µs a message (40 ms when a word is in 10,000):
+            # rank the newest SEARCH_WINDOW matches only, then snippet just the shown ones.
+            ranked = [
+                r[0]
+                for r in conn.execute(
+                    "SELECT rowid FROM (SELECT rowid, rank FROM messages_fts WHERE "
+                    "messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?) ORDER BY rank LIMIT ?",
+                    (match, SEARCH_WINDOW, limit),
+                )
+            ]
+            hits: list[SearchHit] = []
+            if ranked:
+                marks = ",".join("?" * len(ranked))
+                rows = {
+                    r[0]: r[1:]
+                    for r in conn.execute(
+                        "SELECT m.rowid, m.conversation_id, c.title, m.id, m.text, c.updated "
+                        "FROM messages m JOIN conversations c ON c.id = m.conversation_id "
+                        f"WHERE m.rowid IN ({marks})",
+                        ranked,
+                    )
+                }
+                for rowid in ranked:
+                    if rowid in rows:
+                        r = rows[rowid]
+                        hits.append(SearchHit(r[0], r[1] or "", r[2], _snippet(r[3], words), r[4]))
             seen = {h.conversation_id for h in hits}
-            words = [w.lower() for w in query.split()]
             for r in conn.execute(
-                "SELECT id, title, updated FROM conversations ORDER BY updated DESC"
+                "SELECT id, title, updated FROM conversations WHERE title != '' "
+                "ORDER BY updated DESC LIMIT 500"
             ):
                 title = (r[1] or "").lower()
                 if r[0] not in seen and words and all(w in title for w in words):
@@ -541,6 +637,9 @@ class ChatStore:
 
     async def close(self) -> None:
         """Write what is pending and close the database."""
+        if self._pending:
+            self._hand_over()
+        self._closed = True
         with self._lock:
             thread = self._thread
             self._thread = None
@@ -550,6 +649,9 @@ class ChatStore:
         await asyncio.to_thread(thread.join, 10)
 
     def close_sync(self) -> None:
+        if self._pending:
+            self._hand_over()
+        self._closed = True
         with self._lock:
             thread = self._thread
             self._thread = None

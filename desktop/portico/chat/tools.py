@@ -50,7 +50,6 @@ _scope: contextvars.ContextVar[_CallScope | None] = contextvars.ContextVar(
 )
 
 
-
 class EventingPrompter:
     """The face's Prompter, with ApprovalAsked / ApprovalAnswered events around the tool
     and spend questions of the call that asks (found through a context variable)."""

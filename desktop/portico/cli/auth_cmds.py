@@ -15,7 +15,15 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
-from portico.cli.common import add_project_option, cli_prompter, err, find_server, load_config
+from portico.cli.common import (
+    CommandError,
+    add_project_option,
+    async_command,
+    cli_prompter,
+    err,
+    load_config,
+    server_named,
+)
 
 if TYPE_CHECKING:
     from portico.prompts import AuthorizeRequest, DeviceCodeRequest, Prompter
@@ -85,22 +93,17 @@ def _prompter() -> Prompter:
     return _PlainPrompter(prompter)
 
 
-def cmd_login(args: argparse.Namespace) -> int:
-    return asyncio.run(_login(args))
-
-
 async def _login(args: argparse.Namespace) -> int:
     from portico.auth.errors import AuthError
     from portico.policy.prompters import NonInteractivePrompter
     from portico.services import build_services
 
     config = load_config(args)
-    spec = find_server(config, args.name)
-    if spec is None:
-        return 2
+    spec = server_named(config, args.name)
     if not spec.url:
-        err(f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in")
-        return 2
+        raise CommandError(
+            f"'{spec.name}' ({spec.source}) is a stdio server; only HTTP servers sign in", code=2
+        )
     # Trust is reviewed elsewhere (`portico mcp trust`); sign-in questions come here.
     services = build_services(
         NonInteractivePrompter(), ask_trust=False, auth_prompter=_prompter(), config=config
@@ -109,13 +112,11 @@ async def _login(args: argparse.Namespace) -> int:
     # trust check pinned (its OAuth requests to the MCP origin dial those).
     verdict = await services.policy.trust(spec)
     if not verdict.allowed:
-        err("; ".join(verdict.reasons))
-        return 1
+        raise CommandError("; ".join(verdict.reasons))
     try:
         await services.auth.login(spec, flow=args.flow, browser=not args.no_browser)
     except AuthError as exc:
-        err(str(exc))
-        return 1
+        raise CommandError(str(exc)) from exc
     where = services.secrets.storage_kind()
     if where == "memory":
         err(
@@ -133,22 +134,20 @@ async def _login(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_logout(args: argparse.Namespace) -> int:
-    return asyncio.run(_logout(args))
-
-
 async def _logout(args: argparse.Namespace) -> int:
     from portico.services import build_services
 
     config = load_config(args)
-    spec = find_server(config, args.name)
-    if spec is None:
-        return 2
+    spec = server_named(config, args.name)
     services = build_services(_prompter(), ask_trust=False, config=config)
     had = await services.auth.has_token(spec)
     await services.auth.logout(spec)
     print(f"Signed out of '{spec.name}'." if had else f"'{spec.name}' had no stored sign-in.")
     return 0
+
+
+cmd_login = async_command(_login)
+cmd_logout = async_command(_logout)
 
 
 def cmd_secret(args: argparse.Namespace) -> int:

@@ -32,19 +32,30 @@ def register(groups: Groups) -> None:
         "Ctrl+D leaves). /help lists the slash commands; with no model configured they run "
         "in direct mode.",
     )
-    p.add_argument("-q", "--question", metavar="TEXT", help="ask one question (or run one "
-                   "slash command) and print the answer")
+    p.add_argument(
+        "-q",
+        "--question",
+        metavar="TEXT",
+        help="ask one question (or run one slash command) and print the answer",
+    )
     p.add_argument("--model", metavar="PROVIDER/MODEL", help="the model to use")
-    p.add_argument("--json", action="store_true", help="print the events as JSON lines "
-                   "(with -q), or the list as JSON (with --list)")
-    p.add_argument("--yolo", action="store_true",
-                   help="run tool calls without asking (spend limits still apply)")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the events as JSON lines (with -q), or the list as JSON (with --list)",
+    )
+    p.add_argument(
+        "--yolo",
+        action="store_true",
+        help="run tool calls without asking (spend limits still apply)",
+    )
     p.add_argument("--list", action="store_true", help="the stored chats, newest first")
     p.add_argument("--search", metavar="WORDS", help="find stored chats by their text")
     p.add_argument("--resume", metavar="ID", help="continue a stored chat (an id prefix works)")
     p.add_argument("--export", metavar="ID", help="print a stored chat")
-    p.add_argument("--format", choices=("md", "json"), default="md",
-                   help="--export format (default md)")
+    p.add_argument(
+        "--format", choices=("md", "json"), default="md", help="--export format (default md)"
+    )
     add_project_option(p)
     p.set_defaults(handler=cmd_chat)
 
@@ -93,8 +104,10 @@ async def _stored(args: argparse.Namespace) -> int:
         for row in rows:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
             model = row.model or "direct"
-            print(f"{row.id[:8]}  {when}  {row.title or 'Untitled'}  "
-                  f"({row.message_count} messages, {model})")
+            print(
+                f"{row.id[:8]}  {when}  {row.title or 'Untitled'}  "
+                f"({row.message_count} messages, {model})"
+            )
         return 0
     except StoreError as exc:
         err(str(exc))
@@ -210,8 +223,15 @@ async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, Chat
     summary = await hub.apply(config)
     if summary:
         print(summary, file=sys.stderr)
-    host = ChatHost(hub, services.policy, prompter, config=config, models=services.models,
-                    yolo=args.yolo, project=project_of(args))
+    host = ChatHost(
+        hub,
+        services.policy,
+        prompter,
+        config=config,
+        models=services.models,
+        yolo=args.yolo,
+        project=project_of(args),
+    )
     return hub, host, services
 
 
@@ -258,8 +278,10 @@ async def _chat(args: argparse.Namespace) -> int:
             renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo)
             await _turn(chat, args.question, renderer)
             if not args.json:
-                print(f"(chat {chat.id[:8]}; continue it with `portico chat --resume "
-                      f"{chat.id[:8]}`)", file=sys.stderr)
+                print(
+                    f"(chat {chat.id[:8]}; continue it with `portico chat --resume {chat.id[:8]}`)",
+                    file=sys.stderr,
+                )
             return 0 if renderer.ok else 1
         return await _interactive(host, chat, args)
     finally:
@@ -278,8 +300,10 @@ async def _interactive(host: ChatHost, chat: Chat, args: argparse.Namespace) -> 
     from portico.chat.conversation import ChatError
 
     history = _setup_readline(host, lambda: chat)
-    print(f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}. /help lists "
-          "the commands; Ctrl+C stops a turn, Ctrl+D leaves.")
+    print(
+        f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}. /help lists "
+        "the commands; Ctrl+C stops a turn, Ctrl+D leaves."
+    )
     for message in chat.messages[-6:]:
         who = "you" if message.role == "user" else "assistant"
         print(f"[{who}] {message.text[:500]}")

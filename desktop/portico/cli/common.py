@@ -4,9 +4,11 @@ Prompter and the runtime hooks for terminal use."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from portico.config.model import Config, ServerSpec
 from portico.paths import PROJECT_DIR_NAME
@@ -18,6 +20,30 @@ if TYPE_CHECKING:
 
 def err(text: str) -> None:
     print(f"portico: {text}", file=sys.stderr)
+
+
+class CommandError(Exception):
+    """Stops a command: its message is one line on stderr, ``code`` the exit status."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def async_command(
+    run: Callable[[argparse.Namespace], Coroutine[Any, Any, int]],
+) -> Callable[[argparse.Namespace], int]:
+    """A command handler running ``run(args)`` on one loop; a CommandError becomes its
+    line and exit status."""
+
+    def handler(args: argparse.Namespace) -> int:
+        try:
+            return asyncio.run(run(args))
+        except CommandError as exc:
+            err(str(exc))
+            return exc.code
+
+    return handler
 
 
 def add_project_option(parser: argparse.ArgumentParser) -> None:
@@ -62,13 +88,31 @@ def load_config(
     return config
 
 
-def find_server(config: Config, name: str) -> ServerSpec | None:
-    """The server, or None after saying which names exist."""
+def server_named(
+    config: Config,
+    name: str,
+    *,
+    among: Callable[[ServerSpec], bool] | None = None,
+    listed_as: str = "servers",
+    next_step: str = "",
+) -> ServerSpec:
+    """The server, else a CommandError (exit 2) naming the ones that exist (those
+    ``among`` picks, listed as ``listed_as``) and, if given, what to do next."""
     spec = config.server(name)
     if spec is None:
-        names = ", ".join(s.name for s in config.servers) or "none"
-        err(f"no server named {name!r} in the config (servers: {names})")
+        names = ", ".join(s.name for s in config.servers if among is None or among(s))
+        text = f"no server named {name!r} in the config ({listed_as}: {names or 'none'})"
+        raise CommandError(text + (f"; {next_step}" if next_step else ""), code=2)
     return spec
+
+
+def find_server(config: Config, name: str) -> ServerSpec | None:
+    """The server, or None after saying which names exist."""
+    try:
+        return server_named(config, name)
+    except CommandError as exc:
+        err(str(exc))
+        return None
 
 
 def cli_prompter() -> Prompter:

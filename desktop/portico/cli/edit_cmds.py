@@ -35,10 +35,12 @@ def register(groups: Groups) -> None:
     set_ = groups.config.add_parser(
         "set",
         help="set a key of a server (SERVER.KEY VALUE), keeping the file's comments",
-        description="Set a key of a server in the file that defines it. VALUE is read as a "
-        "scalar or inline collection of that file's dialect (TOML: 5000, true, "
-        '["a", "b"], { A = "b" }; YAML: 5, true, [a, b], {A: b}); anything else is a '
-        "string. Nested keys work: oauth.client_id, tools.include, sampling.max_rpm.",
+        description="Set a key of a server in the file that defines it. VALUE is read by "
+        "the key's type: a string key (env and header values, url, cwd...) gets VALUE exactly "
+        "as typed, quoted where needed; a number, duration or true/false must look like one; "
+        "lists and tables are written inline in the file's dialect (TOML: "
+        '["a", "b"], { A = "b" }; YAML: [a, b], {A: b}). Nested keys work: oauth.client_id, '
+        "tools.include, sampling.max_rpm.",
     )
     set_.add_argument("key", metavar="SERVER.KEY", help="e.g. github.timeout, github.env.TOKEN")
     set_.add_argument("value", metavar="VALUE")

@@ -29,11 +29,18 @@ def register(groups: Groups) -> None:
 
     p = actions.add_parser("add", help="add a provider to your global config")
     p.add_argument("name", help="provider name (letters, digits, - and _)")
-    p.add_argument("--kind", choices=("openai", "anthropic"), required=True,
-                   help="openai: any OpenAI-compatible server; anthropic: the Messages API")
+    p.add_argument(
+        "--kind",
+        choices=("openai", "anthropic"),
+        required=True,
+        help="openai: any OpenAI-compatible server; anthropic: the Messages API",
+    )
     p.add_argument("--base-url", help="the API's base URL (e.g. http://127.0.0.1:11434/v1)")
-    p.add_argument("--api-key-ref", metavar="NAME",
-                   help="an existing keyring secret holding the key (see `portico secret set`)")
+    p.add_argument(
+        "--api-key-ref",
+        metavar="NAME",
+        help="an existing keyring secret holding the key (see `portico secret set`)",
+    )
     p.add_argument("--default", metavar="MODEL", help="the provider's default model")
     p.add_argument("--models", metavar="M1,M2", help="models to offer, comma-separated")
     p.add_argument("--vision", action="store_true", help="the models take images")
@@ -45,8 +52,9 @@ def register(groups: Groups) -> None:
     add_project_option(p)
     p.set_defaults(handler=cmd_test)
 
-    p = actions.add_parser("detect", help="find local model servers (Ollama, LM Studio, "
-                           "llama.cpp) on this machine")
+    p = actions.add_parser(
+        "detect", help="find local model servers (Ollama, LM Studio, llama.cpp) on this machine"
+    )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--add", action="store_true", help="add what answers without asking")
     p.set_defaults(handler=cmd_detect)
@@ -82,8 +90,10 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps(data, indent=2))
         return 0
     if not config.models.providers:
-        print("No model provider is configured. Add one with `portico model add NAME --kind "
-              "openai --base-url URL`, or find a local server with `portico model detect`.")
+        print(
+            "No model provider is configured. Add one with `portico model add NAME --kind "
+            "openai --base-url URL`, or find a local server with `portico model detect`."
+        )
         return 0
     for spec in config.models.providers:
         url = spec.base_url or "(the public API)"
@@ -112,9 +122,7 @@ def _target() -> Path:
 
     p = paths.paths()
     try:
-        if p.global_toml.exists() and ConfigDocument.load(p.global_toml).get_setting(
-            ("models",)
-        ):
+        if p.global_toml.exists() and ConfigDocument.load(p.global_toml).get_setting(("models",)):
             return p.global_toml
     except (DocumentParseError, OSError):
         pass
@@ -172,8 +180,8 @@ async def _api_key(name: str, ref: str | None, store: SecretStore) -> str | None
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
     value = await asyncio.to_thread(
-        getpass.getpass, f"API key for {name} (not shown; Enter for none, as a local server "
-        "needs): "
+        getpass.getpass,
+        f"API key for {name} (not shown; Enter for none, as a local server needs): ",
     )
     if not value.strip():
         return None
@@ -192,8 +200,10 @@ def _write(name: str, fields: dict[str, Any], *, make_default: bool) -> int:
     try:
         doc = ConfigDocument.open(path)
         if doc.get_setting(("models", "providers", name)) is not None:
-            err(f"{path}: a provider named {name!r} exists; remove it there first or pick "
-                "another name")
+            err(
+                f"{path}: a provider named {name!r} exists; remove it there first or pick "
+                "another name"
+            )
             return 1
         doc.set_setting(("models", "providers", name), fields)
         model = fields.get("default_model") or (fields.get("models") or [None])[0]
@@ -242,8 +252,10 @@ def cmd_test(args: argparse.Namespace) -> int:
     except ProviderError as exc:
         err(str(exc))
         return 1
-    print(f"{spec.name}/{report.model} answered in {report.latency:.2f} s (first text after "
-          f"{report.first_token:.2f} s): {report.text!r}")
+    print(
+        f"{spec.name}/{report.model} answered in {report.latency:.2f} s (first text after "
+        f"{report.first_token:.2f} s): {report.text!r}"
+    )
     return 0
 
 
@@ -252,12 +264,26 @@ def cmd_detect(args: argparse.Namespace) -> int:
 
     found = asyncio.run(detect_local())
     if args.json:
-        print(json.dumps([{"label": f.label, "name": f.name, "base_url": f.base_url,
-                           "models": list(f.models)} for f in found], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "label": f.label,
+                        "name": f.name,
+                        "base_url": f.base_url,
+                        "models": list(f.models),
+                    }
+                    for f in found
+                ],
+                indent=2,
+            )
+        )
         return 0
     if not found:
-        print("No local model server answered on 127.0.0.1 (tried Ollama 11434, LM Studio "
-              "1234, llama.cpp 8080). Start one, or add a provider with `portico model add`.")
+        print(
+            "No local model server answered on 127.0.0.1 (tried Ollama 11434, LM Studio "
+            "1234, llama.cpp 8080). Start one, or add a provider with `portico model add`."
+        )
         return 1
     asks = sys.stdin.isatty() and sys.stdout.isatty() and not args.add
     for server in found:

@@ -9,11 +9,18 @@ with the reasons.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from typing import TYPE_CHECKING
 
 from portico.cli.commands import Groups
-from portico.cli.common import add_project_option, cli_services, err, load_config
+from portico.cli.common import (
+    CommandError,
+    add_project_option,
+    async_command,
+    cli_services,
+    err,
+    load_config,
+    server_named,
+)
 
 if TYPE_CHECKING:
     from portico.config.model import ServerSpec
@@ -40,24 +47,18 @@ def register(groups: Groups) -> None:
     p.set_defaults(handler=cmd_review)
 
 
-def cmd_trust(args: argparse.Namespace) -> int:
-    return asyncio.run(_trust(args))
-
-
 async def _trust(args: argparse.Namespace) -> int:
     from portico.config.model import Scope
     from portico.prompts import TrustChoice
 
     config = load_config(args)
-    spec = config.server(args.name)
-    if spec is None:
-        project_names = [s.name for s in config.servers if s.source.scope is Scope.PROJECT]
-        listed = ", ".join(project_names) or "none"
-        err(
-            f"no server named {args.name!r} in the config (project servers: {listed}); "
-            f"run 'portico mcp review' to see the ones waiting"
-        )
-        return 2
+    spec = server_named(
+        config,
+        args.name,
+        among=lambda s: s.source.scope is Scope.PROJECT,
+        listed_as="project servers",
+        next_step="run 'portico mcp review' to see the ones waiting",
+    )
     if spec.source.scope is not Scope.PROJECT:
         print(f"'{spec.name}' comes from the global config ({spec.source}): it is trusted.")
         return 0
@@ -71,11 +72,10 @@ async def _trust(args: argparse.Namespace) -> int:
     if args.accept:
         choice = TrustChoice.TRUST
         if not review.request.can_persist:
-            err(
+            raise CommandError(
                 f"cannot save trust for '{spec.name}' while its DNS lookup fails: "
                 + "; ".join(review.request.reasons)
             )
-            return 1
     elif args.reject:
         choice = TrustChoice.REJECT
     elif args.once:
@@ -85,8 +85,7 @@ async def _trust(args: argparse.Namespace) -> int:
 
         outcome = await ask_outcome(prompter.review_trust(review.request))
         if not outcome.answered or outcome.answer in (None, TrustChoice.DECLINE):
-            err(outcome.message or f"'{spec.name}' is still waiting for its review")
-            return 1
+            raise CommandError(outcome.message or f"'{spec.name}' is still waiting for its review")
         assert outcome.answer is not None
         choice = outcome.answer
     verdict = await gate.apply(review, choice)
@@ -123,10 +122,6 @@ async def _connect_once(spec: ServerSpec, hooks: ConnectionHooks) -> int:
         return 0
     err(f"'{state.name}' did not connect: {state.status}: {state.error or ''}")
     return 1
-
-
-def cmd_review(args: argparse.Namespace) -> int:
-    return asyncio.run(_review(args))
 
 
 async def _review(args: argparse.Namespace) -> int:
@@ -166,3 +161,7 @@ async def _review(args: argparse.Namespace) -> int:
     if not waiting:
         print("No project server is waiting for a trust review.")
     return 0
+
+
+cmd_trust = async_command(_trust)
+cmd_review = async_command(_review)

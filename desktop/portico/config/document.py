@@ -482,7 +482,7 @@ def _shape_problem(spec: schema.KeySpec, value: Any, dialect: Dialect) -> str | 
             return None
         if kind == "command":
             return (
-                'must be an array in mcp.toml (program, then arguments), like '
+                "must be an array in mcp.toml (program, then arguments), like "
                 '["npx", "-y", "some-server"]'
             )
         example = '["a", "b"]' if dialect is Dialect.TOML else "[a, b]"

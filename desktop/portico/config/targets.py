@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from portico import paths
-from portico.config.document import ConfigDocument, DocumentParseError
+from portico.config.document import ConfigDocument, EditError
 from portico.config.model import Scope
 
 
@@ -26,10 +26,21 @@ def scope_files(scope: Scope, project: Path | None) -> tuple[Path, Path]:
 
 
 def _server_names(path: Path) -> list[str] | None:
-    """Names defined in ``path``; None if there is no such file or it does not parse."""
+    """Names defined in ``path``; None if there is no such file or it does not parse.
+
+    A line scan answers where it is certain (no parse); otherwise the file is parsed."""
+    from portico.config.document import dialect_of
+    from portico.config.name_scan import scan_names
+
+    try:
+        scanned = scan_names(path.read_text(encoding="utf-8"), dialect_of(path))
+    except (OSError, UnicodeDecodeError):
+        scanned = None
+    if scanned is not None:
+        return scanned
     try:
         return ConfigDocument.load(path).server_names()
-    except (FileNotFoundError, DocumentParseError, IsADirectoryError):
+    except (FileNotFoundError, EditError, IsADirectoryError):
         return None
 
 

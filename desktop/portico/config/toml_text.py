@@ -194,7 +194,9 @@ def remove_in_text(text: str, servers_key: str, name: str) -> str:
             end -= 1
         begin = lead(header)
         if begin > 0 and _is_blank(lines[begin - 1]):
-            begin -= 1
+            begin -= 1  # the blank line that separated it goes with it
+        elif end < len(lines) and _is_blank(lines[end]):
+            end += 1  # nothing separated it from above: the blank line below goes
         drop.update(range(begin, end))
     for first, last in key_lines:
         drop.update(range(lead(first), last + 1))

@@ -760,9 +760,9 @@ class YamlTree:
                     name = alias.group(1) if alias else ""
                     lines = self._lines()
                     line = lines[line_no]
-                    lines[line_no] = line[:at] + _flow_text(plain(parent[key])) + line[
-                        at + len(name) + 1 :
-                    ]
+                    lines[line_no] = (
+                        line[:at] + _flow_text(plain(parent[key])) + line[at + len(name) + 1 :]
+                    )
                     self._write_lines(lines)
                     self.notes.append(
                         f"{label} was the alias *{name}; {where[1]} now has its own copy, "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -20,21 +22,31 @@ def validation_errors(
     A schema that is itself broken is the server's bug, not the model's: it is logged
     and the arguments are not rejected for it (the call still goes through approval).
     """
-    import jsonschema
-
     if not isinstance(arguments, Mapping):
         return [f"arguments must be a JSON object, got {type(arguments).__name__}"]
     if not schema:
         return []
-    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-    try:
-        cls.check_schema(dict(schema))
-    except jsonschema.SchemaError as exc:
-        log.warning("tool input schema is invalid, arguments not validated: %s", exc.message)
+    validator = _validator(json.dumps(schema, sort_keys=True, default=str), check_formats)
+    if validator is None:
         return []
-    validator = cls(schema, format_checker=cls.FORMAT_CHECKER if check_formats else None)
     problems: list[str] = []
     for error in sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.path)):
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(f"{where}: {error.message}" if where else error.message)
     return problems
+
+
+@functools.lru_cache(maxsize=1024)
+def _validator(schema_json: str, check_formats: bool) -> Any:
+    """One checked validator per schema: checking a schema against its meta-schema costs
+    ~10 ms, far more than validating the arguments (every tool call asks)."""
+    import jsonschema
+
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.SchemaError as exc:
+        log.warning("tool input schema is invalid, arguments not validated: %s", exc.message)
+        return None
+    return cls(schema, format_checker=cls.FORMAT_CHECKER if check_formats else None)

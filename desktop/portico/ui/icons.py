@@ -71,7 +71,7 @@ def status_icon(status: Status) -> QIcon:
 
 
 def tray_variant() -> str:
-    """"dark" (a light glyph) when the desktop's palette is dark, else "light"."""
+    """ "dark" (a light glyph) when the desktop's palette is dark, else "light"."""
     from PySide6.QtGui import QGuiApplication, QPalette
 
     app = QGuiApplication.instance()

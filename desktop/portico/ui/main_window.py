@@ -89,11 +89,9 @@ class MainWindow(QMainWindow):
         self.rail_group = QButtonGroup(rail)
         self.rail_group.setExclusive(True)
         self.rail_buttons: dict[str, QToolButton] = {}
-        for index, (name, glyph, key) in enumerate(
-            (("Chats", "💬", "Ctrl+1"), ("Servers", "🖧", "Ctrl+2"))
-        ):
+        for index, (name, key) in enumerate((("Chats", "Ctrl+1"), ("Servers", "Ctrl+2"))):
             button = QToolButton()
-            button.setText(f"{glyph}\n{name}")
+            button.setText(name)
             button.setCheckable(True)
             button.setAutoRaise(True)
             button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)

@@ -16,8 +16,13 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from portico.config.importers.claude_desktop import convert_servers
-from portico.config.importers.common import EntryConverter, ImportResult, substitute
+from portico.config.importers.common import (
+    EntryConverter,
+    ImportResult,
+    convert_servers,
+    servers_section,
+    substitute,
+)
 from portico.config.importers.locations import Machine
 
 KIND = "claude-code"
@@ -171,8 +176,6 @@ def convert(
 
 def convert_project_file(data: dict[str, Any], result: ImportResult, path: Path) -> None:
     """A project's ``.mcp.json`` (read when importing for a project without --from)."""
-    servers = data.get("mcpServers")
-    if servers is None:
-        result.notes.append(f"{path} has no mcpServers section")
-        return
-    convert_servers(servers, result, _converter(result), f"project file {path}")
+    servers = servers_section(data, "mcpServers", result, where=str(path))
+    if servers is not None:
+        convert_servers(servers, result, _converter(result), f"project file {path}")

@@ -9,6 +9,7 @@ the field; nothing is dropped silently.
 from __future__ import annotations
 
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
@@ -31,9 +32,7 @@ _SECRET_KEY_RE = re.compile(
     r"[^.]*$"
 )
 # The references portico.config.secrets resolves (spelled out, never the bare ${VAR}).
-_PORTICO_REFERENCE_RE = re.compile(
-    r"\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|keyring:[A-Za-z0-9_.-]+)\}"
-)
+_PORTICO_REFERENCE_RE = re.compile(r"\$\{(?:env:[A-Za-z_][A-Za-z0-9_]*|keyring:[A-Za-z0-9_.-]+)\}")
 
 
 def is_valid_name(name: str) -> bool:
@@ -423,3 +422,76 @@ def _json_kind(value: Any) -> str:
     if isinstance(value, list):
         return "a list"
     return "an object"
+
+
+def servers_section(
+    data: Mapping[str, Any], key: str, result: ImportResult, where: str = "the file"
+) -> dict[str, Any] | None:
+    """The object of servers under ``key``, or None after telling the person why nothing
+    is imported (no such section: a note; something else there: a problem)."""
+    servers = data.get(key)
+    if servers is None:
+        result.notes.append(f"{where} has no {key} section: no servers to import")
+        return None
+    if not isinstance(servers, dict):
+        result.problems.append(_not_servers(key, servers))
+        return None
+    return servers
+
+
+def _not_servers(key: str, found: Any) -> str:
+    return f"{key}: expected an object of servers, found {type(found).__name__}; nothing imported"
+
+
+def convert_servers(
+    servers: Any,
+    result: ImportResult,
+    converter: EntryConverter,
+    origin: str | None = None,
+    key: str = "mcpServers",
+) -> None:
+    """Convert each entry of an object of servers into the result."""
+    if not isinstance(servers, dict):
+        result.problems.append(_not_servers(key, servers))
+        return
+    for name, entry in servers.items():
+        fields = converter.convert(str(name), entry)
+        if fields is not None:
+            result.add(str(name), fields, origin)
+
+
+def workspace_of(path: Path | None, folder_name: str, project: Path | None) -> Path | None:
+    """The workspace a per-project file belongs to (``<ws>/<folder_name>/mcp.json``)."""
+    if path is not None and path.parent.name == folder_name:
+        return path.parent.parent.resolve()
+    return project.resolve() if project else None
+
+
+def editor_variables(
+    result: ImportResult, workspace: Path | None, home: Path
+) -> Callable[[str, str, str], str | None]:
+    """The ``${...}`` variables VS Code and Cursor share (not ``${input:...}``)."""
+
+    def replace(inner: str, server: str, where: str) -> str | None:
+        if inner.startswith("env:"):
+            return None  # Portico spells it the same
+        if inner == "userHome":
+            return str(home)
+        if inner in ("pathSeparator", "/"):
+            return os.sep
+        if inner in ("workspaceFolder", "workspaceFolderBasename"):
+            if workspace is None:
+                result.problem(
+                    server,
+                    where,
+                    f"${{{inner}}} needs the workspace folder, which is unknown here "
+                    "(pass --project DIR); kept as literal text",
+                )
+                return None
+            return str(workspace) if inner == "workspaceFolder" else workspace.name
+        result.problem(
+            server, where, f"${{{inner}}} has no Portico equivalent; kept as literal text"
+        )
+        return None
+
+    return replace

@@ -8,13 +8,18 @@ static OAuth client under ``auth: {CLIENT_ID, CLIENT_SECRET, scopes}``.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from portico.config.importers.claude_desktop import convert_servers
-from portico.config.importers.common import EntryConverter, ImportResult, substitute
+from portico.config.importers.common import (
+    EntryConverter,
+    ImportResult,
+    convert_servers,
+    editor_variables,
+    servers_section,
+    substitute,
+    workspace_of,
+)
 from portico.config.importers.locations import Machine
 
 KIND = "cursor"
@@ -31,43 +36,6 @@ def default_locations(machine: Machine, project: Path | None = None) -> list[Pat
     return [*found, machine.home / ".cursor" / "mcp.json"]
 
 
-def workspace_of(path: Path | None, folder_name: str, project: Path | None) -> Path | None:
-    """The workspace a per-project file belongs to (``<ws>/<folder_name>/mcp.json``)."""
-    if path is not None and path.parent.name == folder_name:
-        return path.parent.parent.resolve()
-    return project.resolve() if project else None
-
-
-def editor_variables(
-    result: ImportResult, workspace: Path | None, home: Path
-) -> Callable[[str, str, str], str | None]:
-    """The ``${...}`` variables VS Code and Cursor share (not ``${input:...}``)."""
-
-    def replace(inner: str, server: str, where: str) -> str | None:
-        if inner.startswith("env:"):
-            return None  # Portico spells it the same
-        if inner == "userHome":
-            return str(home)
-        if inner in ("pathSeparator", "/"):
-            return os.sep
-        if inner in ("workspaceFolder", "workspaceFolderBasename"):
-            if workspace is None:
-                result.problem(
-                    server,
-                    where,
-                    f"${{{inner}}} needs the workspace folder, which is unknown here "
-                    "(pass --project DIR); kept as literal text",
-                )
-                return None
-            return str(workspace) if inner == "workspaceFolder" else workspace.name
-        result.problem(
-            server, where, f"${{{inner}}} has no Portico equivalent; kept as literal text"
-        )
-        return None
-
-    return replace
-
-
 def convert(
     data: dict[str, Any],
     result: ImportResult,
@@ -77,8 +45,8 @@ def convert(
     machine: Machine,
     **_: Any,
 ) -> None:
-    if "mcpServers" not in data:
-        result.notes.append("the file has no mcpServers section: no servers to import")
+    servers = servers_section(data, "mcpServers", result)
+    if servers is None:
         return
     replace = editor_variables(result, workspace_of(path, ".cursor", project), machine.home)
 
@@ -114,4 +82,4 @@ def convert(
     converter = EntryConverter(
         result, translate, extra, ignored={"envFile": ENV_FILE_WHY}, source_label=LABEL
     )
-    convert_servers(data["mcpServers"], result, converter)
+    convert_servers(servers, result, converter)

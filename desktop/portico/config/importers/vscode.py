@@ -14,8 +14,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from portico.config.importers.common import EntryConverter, ImportResult, substitute
-from portico.config.importers.cursor import ENV_FILE_WHY, editor_variables, workspace_of
+from portico.config.importers.common import (
+    EntryConverter,
+    ImportResult,
+    convert_servers,
+    editor_variables,
+    servers_section,
+    substitute,
+    workspace_of,
+)
+from portico.config.importers.cursor import ENV_FILE_WHY
 from portico.config.importers.locations import Machine
 
 KIND = "vscode"
@@ -64,15 +72,10 @@ def convert(
     machine: Machine,
     **_: Any,
 ) -> None:
-    servers = data.get("servers")
-    if servers is None and isinstance(data.get("mcp"), dict):  # settings.json
+    if data.get("servers") is None and isinstance(data.get("mcp"), dict):  # settings.json
         data = data["mcp"]
-        servers = data.get("servers")
+    servers = servers_section(data, "servers", result)
     if servers is None:
-        result.notes.append("the file has no servers section: no servers to import")
-        return
-    if not isinstance(servers, dict):
-        result.problems.append("servers: expected an object of servers; nothing imported")
         return
     inputs = _inputs(data, result)
     editor = editor_variables(result, workspace_of(path, ".vscode", project), machine.home)
@@ -108,7 +111,4 @@ def convert(
         return substitute(text, replace)
 
     converter = EntryConverter(result, translate, ignored=IGNORED, source_label=LABEL)
-    for name, entry in servers.items():
-        fields = converter.convert(str(name), entry)
-        if fields is not None:
-            result.add(str(name), fields)
+    convert_servers(servers, result, converter, key="servers")

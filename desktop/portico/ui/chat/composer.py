@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, Qt, Signal
+from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QSize, Qt, Signal
 from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -63,11 +63,18 @@ class ChatInput(QPlainTextEdit):
         self.setAccessibleName("message input")
         self.setPlaceholderText("Message, / for commands and prompts, @ for resources")
         self.setTabChangesFocus(True)
+        self.setMinimumHeight(44)
         self.setMaximumHeight(160)
         self.history: list[str] = []
         self._history_at: int | None = None
         self.popup: CompletionPopup | None = None
         self.textChanged.connect(self._context_changed)
+        self.textChanged.connect(self.updateGeometry)  # grows with its lines, up to six
+
+    def sizeHint(self) -> QSize:
+        # About three lines: the transcript gets the height, not an empty editor.
+        lines = max(1, min(self.document().blockCount(), 6))
+        return QSize(400, 16 + self.fontMetrics().lineSpacing() * (lines + 2))
 
     # --- keys --------------------------------------------------------------------------
 

@@ -474,9 +474,7 @@ class ChatController(QObject):
         if t.widget(event.message_id) is None:
             attachments = [CoreAttachment("resource", name) for name in event.attachments]
             t.add_message(
-                Message(
-                    id=event.message_id, role="user", text=event.text, attachments=attachments
-                )
+                Message(id=event.message_id, role="user", text=event.text, attachments=attachments)
             )
 
     async def _after_turn(self) -> None:

@@ -12,9 +12,11 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from markdown_it import MarkdownIt
-from markdown_it.token import Token
+if TYPE_CHECKING:  # markdown_it loads with the first message, not with the window
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
 
 MAX_LINE = 1000  # Qt lays out one long unbroken line in quadratic time: break it
 
@@ -38,6 +40,8 @@ Block = ProseBlock | CodeBlock
 
 @lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
+    from markdown_it import MarkdownIt
+
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     # Links: Qt draws <a>; the view opens them in the system browser (never inside the app).

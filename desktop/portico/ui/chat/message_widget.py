@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QSize, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
@@ -117,6 +117,44 @@ class MessageWidget(QFrame):
         self.set_siblings(siblings or [message.id])
         self.show_status(message.status, message.error)
 
+    # --- layout cost -------------------------------------------------------------------
+    # Word-wrapped rich text answers heightForWidth by laying its text out again, and a
+    # box layout asks every item on every relayout: with hundreds of messages, inserting
+    # one costs seconds. A finished message measured once at the transcript's width
+    # answers from that measure ("frozen") until its content or the width changes.
+
+    _frozen: tuple[int, int] | None = None
+
+    def freeze(self, width: int) -> None:
+        self._frozen = None
+        height = super().heightForWidth(width)
+        if height < 0:
+            height = super().sizeHint().height()
+        self._frozen = (width, height)
+        self.updateGeometry()
+
+    def thaw(self) -> None:
+        if self._frozen is not None:
+            self._frozen = None
+            self.updateGeometry()
+
+    @property
+    def frozen(self) -> bool:
+        return self._frozen is not None
+
+    def hasHeightForWidth(self) -> bool:
+        return self._frozen is None and super().hasHeightForWidth()
+
+    def sizeHint(self) -> QSize:
+        if self._frozen is not None:
+            return QSize(self._frozen[0], self._frozen[1])
+        return super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:
+        if self._frozen is not None:
+            return QSize(0, self._frozen[1])
+        return super().minimumSizeHint()
+
     # --- content ---------------------------------------------------------------------
 
     def _fill(self, message: Message) -> None:
@@ -153,6 +191,7 @@ class MessageWidget(QFrame):
         return view
 
     def stream_text(self, text: str) -> None:
+        self.thaw()
         """Show ``text`` as the current (growing) text part of a live answer."""
         if self._live_text is None:
             self._live_text = MarkdownView()
@@ -167,6 +206,7 @@ class MessageWidget(QFrame):
         self._live_text = None
 
     def add_card(self, state: CardState) -> ToolCard:
+        self.thaw()
         self.end_text()
         card = ToolCard(state, self.icon_for(state.server))
         card.cancelRequested.connect(self.cancelCall)
@@ -185,6 +225,7 @@ class MessageWidget(QFrame):
     # --- state -----------------------------------------------------------------------
 
     def show_status(self, status: str, error: str | None = None) -> None:
+        self.thaw()
         if status == "stopped":
             self.status.setText("Stopped. The answer above is what arrived before you stopped it.")
             set_tone(self.status, "muted")
@@ -228,6 +269,7 @@ class MessageWidget(QFrame):
     # --- edit ------------------------------------------------------------------------
 
     def start_edit(self) -> None:
+        self.thaw()
         if self.editor is not None:
             self.editor.setFocus()
             return

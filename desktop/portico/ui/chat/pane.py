@@ -125,9 +125,11 @@ class ChatPane(QWidget):
         if self.stack.indexOf(welcome) < 0:
             self.stack.addWidget(welcome)
         self.stack.setCurrentWidget(welcome)
+        self.composer.hide()  # the welcome's own buttons lead on; the chat comes after
 
     def show_transcript(self) -> None:
         self.stack.setCurrentWidget(self.transcript)
+        self.composer.show()
 
 
 class ChatsPlace(QWidget):

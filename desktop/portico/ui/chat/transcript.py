@@ -23,6 +23,8 @@ BATCH = 4  # messages built per step when scrolling up
 NEAR_TOP = 200  # px from the top that triggers the next batch
 FRAME_MS = 16  # at most one render of streamed text per frame
 FOLLOW_SLACK = 24  # px from the bottom that still counts as "at the bottom"
+MAX_BUILT = 60  # messages with widgets at most (a relayout costs per built message)
+LIVE_TAIL = 2  # the newest messages stay unfrozen (they change while a turn runs)
 
 
 STYLE = """
@@ -63,9 +65,10 @@ class TranscriptView(QScrollArea):
         self.siblings: dict[str, list[str]] = {}
         self.widgets: dict[str, MessageWidget] = {}
         self.first = 0  # index of the oldest message with a widget
+        self.last = 0  # one past the newest message with a widget
         self.following = True
         self.running = False
-        self._from_bottom: int | None = None  # kept while older messages are inserted
+        self._anchor: int | None = None  # the scroll value to restore once the range moved
         self._pending: dict[str, str] = {}  # message id -> full text to render
         self.renders = 0  # streamed-text renders (the benchmark reads it)
         self._frame = QTimer(self)
@@ -82,6 +85,15 @@ class TranscriptView(QScrollArea):
         self._earlier_timer.setSingleShot(True)
         self._earlier_timer.setInterval(0)
         self._earlier_timer.timeout.connect(self.load_earlier)
+        self._later_timer = QTimer(self)
+        self._later_timer.setSingleShot(True)
+        self._later_timer.setInterval(0)
+        self._later_timer.timeout.connect(self.load_later)
+        # The range may not move (as much built as dropped): apply the anchor anyway.
+        self._anchor_timer = QTimer(self)
+        self._anchor_timer.setSingleShot(True)
+        self._anchor_timer.setInterval(0)
+        self._anchor_timer.timeout.connect(self._apply_anchor)
 
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
@@ -103,9 +115,11 @@ class TranscriptView(QScrollArea):
         self.messages = list(messages)
         self.siblings = dict(siblings)
         self.first = max(0, len(self.messages) - FIRST_WINDOW)
+        self.last = len(self.messages)
         for message in self.messages[self.first :]:
             self.column.insertWidget(self.column.count(), self._build(message))
         self._mark_last()
+        self._freeze(list(self.widgets.values())[:-LIVE_TAIL])
         self.following = True
         self.jump_button.hide()
         self._bottom_timer.start()
@@ -124,17 +138,88 @@ class TranscriptView(QScrollArea):
         return widget
 
     def load_earlier(self) -> int:
-        """Build the next batch of older messages; returns how many were built."""
+        """Build the next batch of older messages (and drop as many of the newest when
+        more than MAX_BUILT are built, so a relayout stays cheap); returns how many."""
         if self.first == 0:
             return 0
         start = max(0, self.first - BATCH)
         bar = self.verticalScrollBar()
-        self._from_bottom = bar.maximum() - bar.value()
+        built = []
         for offset, message in enumerate(self.messages[start : self.first]):
-            self.column.insertWidget(offset + 1, self._build(message))
-        built = self.first - start
+            widget = self._build(message)
+            self.column.insertWidget(offset + 1, widget)
+            built.append(widget)
+        self._freeze(built)
+        spacing = self.column.spacing()
+        self._anchor = bar.value() + sum(w.sizeHint().height() + spacing for w in built)
+        count = self.first - start
         self.first = start
-        return built
+        self._drop_newest()
+        self._anchor_timer.start()
+        return count
+
+    def load_later(self) -> int:
+        """Scrolled back down: build the next batch of newer messages (drop the oldest)."""
+        if self.last >= len(self.messages):
+            return 0
+        end = min(len(self.messages), self.last + BATCH)
+        anchor = self.widgets.get(self.messages[self.last - 1].id)
+        at = self.column.indexOf(anchor) + 1 if anchor is not None else self.column.count()
+        built = []
+        for offset, message in enumerate(self.messages[self.last : end]):
+            widget = self._build(message)
+            self.column.insertWidget(at + offset, widget)
+            built.append(widget)
+        self._freeze([w for w in built if w.message_id not in self._live_ids()])
+        count = end - self.last
+        self.last = end
+        self._drop_oldest()
+        self._mark_last()
+        return count
+
+    def _live_ids(self) -> set[str]:
+        return {m.id for m in self.messages[-LIVE_TAIL:]}
+
+    def _remove(self, message: Message) -> int:
+        widget = self.widgets.pop(message.id, None)
+        if widget is None:
+            return 0
+        height = widget.height() + self.column.spacing()
+        self.column.removeWidget(widget)
+        widget.hide()
+        widget.deleteLater()
+        return height
+
+    def _drop_newest(self) -> None:
+        while self.last - self.first > MAX_BUILT:
+            if self.running and self.last >= len(self.messages) - LIVE_TAIL:
+                return
+            self.last -= 1
+            self._remove(self.messages[self.last])
+
+    def _drop_oldest(self) -> None:
+        removed = 0
+        while self.last - self.first > MAX_BUILT:
+            removed += self._remove(self.messages[self.first])
+            self.first += 1
+        if removed:
+            bar = self.verticalScrollBar()
+            self._anchor = max(0, bar.value() - removed)
+            self._anchor_timer.start()
+
+    def show_newest(self) -> None:
+        """Back to the end of the chat (its newest messages built)."""
+        if self.last < len(self.messages):
+            self.set_messages(self.messages, self.siblings)
+
+    def _content_width(self) -> int:
+        margins = self.column.contentsMargins()
+        return max(200, self.viewport().width() - margins.left() - margins.right())
+
+    def _freeze(self, widgets: list[MessageWidget]) -> None:
+        width = self._content_width()
+        for widget in widgets:
+            widget.freeze(width)
 
     def _mark_last(self) -> None:
         last_user = next((m.id for m in reversed(self.messages) if m.role == "user"), None)
@@ -149,7 +234,14 @@ class TranscriptView(QScrollArea):
     # --- live turn -------------------------------------------------------------------
 
     def add_message(self, message: Message) -> MessageWidget:
+        self.show_newest()
+        # The message that was live until now is finished: measure it once.
+        ids = [m.id for m in self.messages[-LIVE_TAIL:]]
+        older = self.widgets.get(ids[0]) if len(ids) == LIVE_TAIL else None
+        if older is not None and not older.frozen and not self.running:
+            older.freeze(self._content_width())
         self.messages.append(message)
+        self.last = len(self.messages)
         widget = self._build(message)
         self.column.insertWidget(self.column.count(), widget)
         self._mark_last()
@@ -180,8 +272,12 @@ class TranscriptView(QScrollArea):
         if message_id not in ids:
             return
         index = ids.index(message_id)
+        self.show_newest()
+        ids = [m.id for m in self.messages]
+        index = ids.index(message_id)
         doomed = self.messages[index:]
         self.messages = self.messages[:index]
+        self.last = len(self.messages)
         for message in doomed:
             widget = self.widgets.pop(message.id, None)
             if widget is not None:
@@ -251,26 +347,38 @@ class TranscriptView(QScrollArea):
 
     def _scrolled(self, value: int) -> None:
         bar = self.verticalScrollBar()
-        if self._from_bottom is None:
-            self.following = value >= bar.maximum() - FOLLOW_SLACK
+        if self._anchor is None:
+            at_end = self.last >= len(self.messages)
+            self.following = at_end and value >= bar.maximum() - FOLLOW_SLACK
             if self.following:
                 self.jump_button.hide()
-        if value <= NEAR_TOP and self.first > 0 and self._from_bottom is None:
+        if self._anchor is not None:
+            return
+        if value <= NEAR_TOP and self.first > 0:
             self._earlier_timer.start()
+        elif value >= bar.maximum() - NEAR_TOP and self.last < len(self.messages):
+            self._later_timer.start()
 
     def _range_changed(self, _minimum: int, maximum: int) -> None:
         bar = self.verticalScrollBar()
-        if self._from_bottom is not None:
-            bar.setValue(maximum - self._from_bottom)
-            self._from_bottom = None
+        if self._anchor is not None:
+            bar.setValue(min(self._anchor, maximum))
+            self._anchor = None
         elif self.following:
             bar.setValue(maximum)
+
+    def _apply_anchor(self) -> None:
+        if self._anchor is not None:
+            bar = self.verticalScrollBar()
+            bar.setValue(min(self._anchor, bar.maximum()))
+            self._anchor = None
 
     def scroll_to_bottom(self) -> None:
         bar = self.verticalScrollBar()
         bar.setValue(bar.maximum())
 
     def jump_to_latest(self) -> None:
+        self.show_newest()
         self.following = True
         self.jump_button.hide()
         self.scroll_to_bottom()
@@ -278,6 +386,9 @@ class TranscriptView(QScrollArea):
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
         self._place_jump()
+        if event.oldSize().width() != event.size().width():
+            frozen = [w for w in self.widgets.values() if w.frozen]
+            self._freeze(frozen)  # measured again at the new width
 
     def _place_jump(self) -> None:
         self.jump_button.adjustSize()

@@ -423,9 +423,7 @@ class ConfigEditorWindow(QMainWindow):
             from portico.config import load
 
             config = await asyncio.to_thread(load, self.project)
-            self._own_secrets = SecretStore(
-                file_fallback=config.settings.file_fallback_for_secrets
-            )
+            self._own_secrets = SecretStore(file_fallback=config.settings.file_fallback_for_secrets)
         return self._own_secrets
 
     # --- add / remove ------------------------------------------------------------------

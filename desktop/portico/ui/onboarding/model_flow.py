@@ -212,7 +212,7 @@ class ModelFlow(QDialog):
 
 
 def _host_name(host: str) -> str:
-    """"openai" for api.openai.com, "local" for this computer, else the domain's name."""
+    """ "openai" for api.openai.com, "local" for this computer, else the domain's name."""
     import ipaddress
 
     if host in ("localhost",) or host.endswith(".local"):

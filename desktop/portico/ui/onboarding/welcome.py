@@ -42,7 +42,7 @@ class WelcomePage(QWidget):
         outer.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
         outer.setContentsMargins(24, 32, 24, 24)
         box = QWidget()
-        box.setMaximumWidth(560)
+        box.setFixedWidth(540)  # wrapped labels need a known width to get their height
         column = QVBoxLayout(box)
         column.setSpacing(8)
         title = QLabel("Welcome to Portico")

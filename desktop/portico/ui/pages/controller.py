@@ -125,8 +125,8 @@ class ServerPages(QObject):
     def _clock_ticked(self) -> None:
         """The window's clock moved on: redraw the Overview's times ("Connected 5 s ago",
         "Retrying in 12 s") from what it shows, without fetching anything."""
-        if self.current is None or not self.overview.isVisible():
-            return
+        if self.current is None or not self.overview.isVisibleTo(self.window):
+            return  # another tab or place is on show: nothing to redraw
         state, scope = self._selected_key()
         if self.overview.details is not None and self.overview.details.name == self.current:
             self.overview.show_details(self.overview.details, state)

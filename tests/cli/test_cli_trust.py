@@ -2,28 +2,17 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.config import load
 from portico.policy.trust_store import TrustStore
+from tests.helpers.cli import run_cli
+from tests.helpers.servers import ASKER
 
-from .conftest import ASKER
-
-
-def portico(home: Path, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PORTICO_HOME": str(home)}
-    return subprocess.run(
-        [sys.executable, "-m", "portico.cli.main", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=90,
-        check=False,
-    )
+pytestmark = pytest.mark.slow  # talks to real servers or processes
 
 
 def write_project(project: Path) -> Path:
@@ -42,7 +31,7 @@ def write_project(project: Path) -> Path:
 
 def test_review_lists_pending_servers_with_reasons(portico_home: Path, project: Path) -> None:
     write_project(project)
-    done = portico(portico_home, "mcp", "review", "--project", str(project))
+    done = run_cli(portico_home, "mcp", "review", "--project", str(project))
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert f"docs (waiting) from {project}/.portico/mcp.toml:1" in out
@@ -56,14 +45,14 @@ def test_trust_accept_then_review_is_clean_and_reject_disables(
     portico_home: Path, project: Path
 ) -> None:
     toml = write_project(project)
-    accepted = portico(portico_home, "mcp", "trust", "docs", "--accept", "--project", str(project))
+    accepted = run_cli(portico_home, "mcp", "trust", "docs", "--accept", "--project", str(project))
     assert accepted.returncode == 0, accepted.stderr
     assert "Trusted 'docs'" in accepted.stdout
     spec = load(project).server("docs")
     assert spec is not None and TrustStore().decision_for(spec) == "trust"
-    review = portico(portico_home, "mcp", "review", "--project", str(project))
+    review = run_cli(portico_home, "mcp", "review", "--project", str(project))
     assert "docs (" not in review.stdout and "web (waiting)" in review.stdout
-    rejected = portico(portico_home, "mcp", "trust", "web", "--reject", "--project", str(project))
+    rejected = run_cli(portico_home, "mcp", "trust", "web", "--reject", "--project", str(project))
     assert rejected.returncode == 0, rejected.stderr
     assert "enabled" not in toml.read_text()  # the project's shared file stays as it was
     web = load(project).server("web")
@@ -74,15 +63,28 @@ def test_trust_without_a_terminal_refuses_with_the_next_step(
     portico_home: Path, project: Path
 ) -> None:
     write_project(project)
-    done = portico(portico_home, "mcp", "trust", "docs", "--project", str(project))
+    done = run_cli(portico_home, "mcp", "trust", "docs", "--project", str(project))
     assert done.returncode == 1
     assert "run 'portico mcp trust docs' or open it in the app" in done.stderr
 
 
 def test_trust_once_connects_now_and_saves_nothing(portico_home: Path, project: Path) -> None:
     write_project(project)
-    done = portico(portico_home, "mcp", "trust", "docs", "--once", "--project", str(project))
+    done = run_cli(portico_home, "mcp", "trust", "docs", "--once", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert "Connected to 'docs' once" in done.stdout and "tools" in done.stdout
     spec = load(project).server("docs")
     assert spec is not None and TrustStore().decision_for(spec) is None
+
+
+def test_trust_of_an_unknown_server_lists_the_project_servers_and_the_next_step(
+    portico_home: Path, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from portico.cli.main import main
+
+    write_project(project)
+    assert main(["mcp", "trust", "nope", "--project", str(project)]) == 2
+    assert capsys.readouterr().err == (
+        "portico: no server named 'nope' in the config (project servers: docs, web); "
+        "run 'portico mcp review' to see the ones waiting\n"
+    )

@@ -14,7 +14,7 @@ from portico.config import load
 from portico.config.model import Transport
 from portico.config.presets import PRESETS, preset_fields
 
-FIXTURES = Path(__file__).parent / "import_fixtures"
+FIXTURES = Path(__file__).parents[1] / "config" / "import_fixtures"
 
 COMMENTED = """\
 # Servers I use every day.

@@ -30,9 +30,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_check_prints_every_diagnostic_and_fails_on_errors(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    g = write(paths.paths().global_toml,
-              '[mcp.github]\ncommand = ["gh"]\n\n\n\n\ntimeout = 999999\n\n'
-              '[mcp.fine]\ncommand = ["f"]\ntimout = 1\n')
+    g = write(
+        paths.paths().global_toml,
+        '[mcp.github]\ncommand = ["gh"]\n\n\n\n\ntimeout = 999999\n\n'
+        '[mcp.fine]\ncommand = ["f"]\ntimout = 1\n',
+    )
     code, out, _ = run(capsys, "config", "check", "--project", str(project))
     assert code == 1
     assert out.splitlines() == [
@@ -43,8 +45,10 @@ def test_check_prints_every_diagnostic_and_fails_on_errors(
 
 
 def test_check_clean_config_exits_zero(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(paths.project_yaml(project), "mcp_servers:\n  a:\n    command: a\n  b:\n"
-          "    url: https://b.example.com\n")
+    write(
+        paths.project_yaml(project),
+        "mcp_servers:\n  a:\n    command: a\n  b:\n    url: https://b.example.com\n",
+    )
     code, out, _ = run(capsys, "config", "check", "--project", str(project))
     assert (code, out) == (0, "0 errors, 0 warnings; 2 servers load\n")
 
@@ -55,8 +59,10 @@ def test_check_without_files(project: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_check_one_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    f = write(tmp_path / "other" / "config.yaml", "mcp_servers:\n  x:\n    command: x\n"
-              "    tool_costs: {a: lots}\n")
+    f = write(
+        tmp_path / "other" / "config.yaml",
+        "mcp_servers:\n  x:\n    command: x\n    tool_costs: {a: lots}\n",
+    )
     code, out, _ = run(capsys, "config", "check", "--file", str(f))
     assert code == 1
     assert out.splitlines()[0] == (
@@ -110,8 +116,10 @@ def test_show_masks_secret_values(project: Path, capsys: pytest.CaptureFixture[s
 
 def test_show_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     g = write(paths.paths().global_toml, SECRETS_TOML)
-    p = write(paths.project_yaml(project), "mcp:\n  defer_tools: 3\nmcp_servers:\n  local:\n"
-              "    command: project-tool\n    bogus: 1\n")
+    p = write(
+        paths.project_yaml(project),
+        "mcp:\n  defer_tools: 3\nmcp_servers:\n  local:\n    command: project-tool\n    bogus: 1\n",
+    )
     code, out, _ = run(capsys, "config", "show", "--json", "--project", str(project))
     assert code == 0
     data = json.loads(out)
@@ -172,9 +180,7 @@ def test_example_shows_every_key_with_a_one_line_explanation(
     assert timeout.strip().startswith(expected)
 
 
-def test_show_masks_credentials_in_urls(
-    project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_show_masks_credentials_in_urls(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(
         paths.paths().global_toml,
         '[mcp.hosted]\nurl = "https://me:pw-123@mcp.example.com/mcp?api_key=k-456&team=core"\n'

@@ -1,7 +1,15 @@
-"""An in-memory keyring backend that counts as secure: tests never touch the real keyring."""
+"""Keyring test doubles: an in-memory backend that counts as secure (tests never touch the
+real keyring), a locked one, and one that fails in a way nobody expects.
+
+Priority -1 on purpose: docs/platform-notes.md, "keyring".
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+import keyring
+import pytest
 from keyring.backend import KeyringBackend
 
 
@@ -42,3 +50,20 @@ class LockedKeyring(MemoryKeyring):
         from keyring.errors import KeyringLocked
 
         raise KeyringLocked("the collection is locked")
+
+
+class ExplodingKeyring(MemoryKeyring):
+    """Reads fail with an error nobody expects (for crash handling)."""
+
+    def get_password(self, service: str, username: str) -> str | None:
+        raise RuntimeError("the secret service fell over")
+
+
+@pytest.fixture
+def memory_keyring() -> Iterator[MemoryKeyring]:
+    """The in-memory backend as the process's keyring for one test."""
+    previous = keyring.get_keyring()
+    backend = MemoryKeyring()
+    keyring.set_keyring(backend)
+    yield backend
+    keyring.set_keyring(previous)

@@ -1,0 +1,221 @@
+"""Chat benchmarks (not in the default run; print their figures):
+
+1. a turn through the agent loop vs the bare ``openai`` SDK streaming the same scripted
+   reply from the same scripted model server: time to first token and total (goal <= 1.05x);
+2. a tool round trip through Chat (``/call``) + ToolGuard + Registry vs a bare
+   ``Client.call_tool`` to the same kind of stdio server (goal <= 1.15x);
+3. opening a 2,000-message conversation from SQLite (goal < 100 ms);
+4. FTS search over 10,000 messages (goal < 20 ms).
+
+Both sides of a ratio run in the same process, alternating, medians.
+Run: ``python -m pytest tests/benchmarks/test_bench_chat.py -s``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import statistics
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from portico.chat.events import TextDelta, ToolCallFinished, TurnFinished
+from portico.chat.messages import Message
+from portico.chat.store import ChatStore, StoredConversation
+from portico.config.model import TrustLevel
+from tests.chat.conftest import ModelServer, chat_setup, provider
+from tests.runtime.conftest import TOOLBOX, toolbox_spec
+
+TURNS = 20
+CALLS = 200
+# a reply shaped like a model's: a pause before the first token, then steady chunks
+REPLY = {"text": " ".join(f"token{i}" for i in range(120)), "first_delay": 0.15, "delay": 0.002}
+
+
+async def _bare_turn(client: Any, messages: list[Any]) -> tuple[float, float]:
+    """The bare SDK sends the very messages the loop sent last (same history, same size)."""
+    started = time.perf_counter()
+    first = 0.0
+    stream = await client.chat.completions.create(
+        model="gpt-test",
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
+    )
+    async for chunk in stream:
+        if not first and chunk.choices and chunk.choices[0].delta.content:
+            first = time.perf_counter() - started
+    return first, time.perf_counter() - started
+
+
+async def _loop_turn(chat: Any) -> tuple[float, float]:
+    started = time.perf_counter()
+    first = 0.0
+    async for event in chat.send("hello"):
+        if isinstance(event, TextDelta) and not first:
+            first = time.perf_counter() - started
+        elif isinstance(event, TurnFinished):
+            total = time.perf_counter() - started
+    return first, total
+
+
+async def bench_turns(turns: int = TURNS) -> dict[str, float]:
+    import httpx2
+    import openai
+
+    with ModelServer() as server:
+        server.set_default(REPLY)
+        bare = openai.AsyncOpenAI(base_url=server.openai_url, api_key="k", max_retries=0,
+                                  http_client=httpx2.AsyncClient())
+        async with chat_setup(providers=(provider(server),)) as s:
+            chat = await s.host.new(title="bench")  # titled: no title request after turn 1
+            for _ in range(2):  # warm both paths
+                await _loop_turn(chat)
+                await _bare_turn(bare, server.requests[-1].body["messages"])
+            bare_first, bare_total, ours_first, ours_total = [], [], [], []
+            for _ in range(turns):
+                f, t = await _loop_turn(chat)
+                ours_first.append(f)
+                ours_total.append(t)
+                f, t = await _bare_turn(bare, server.requests[-1].body["messages"])
+                bare_first.append(f)
+                bare_total.append(t)
+                if len(chat.messages) > 20:  # a fresh chat keeps the requests the same size
+                    chat = await s.host.new(title="bench")
+        await bare.close()
+    figures = {
+        "bare_ttft_ms": statistics.median(bare_first) * 1000,
+        "ours_ttft_ms": statistics.median(ours_first) * 1000,
+        "bare_total_ms": statistics.median(bare_total) * 1000,
+        "ours_total_ms": statistics.median(ours_total) * 1000,
+    }
+    figures["ttft_ratio"] = figures["ours_ttft_ms"] / figures["bare_ttft_ms"]
+    figures["total_ratio"] = figures["ours_total_ms"] / figures["bare_total_ms"]
+    print(
+        f"\n{turns} streamed turns (120 chunks, 150 ms to the first): time to first token "
+        f"bare SDK {figures['bare_ttft_ms']:.1f} ms, agent loop {figures['ours_ttft_ms']:.1f} "
+        f"ms, ratio {figures['ttft_ratio']:.3f}; total bare {figures['bare_total_ms']:.1f} ms, "
+        f"loop {figures['ours_total_ms']:.1f} ms, ratio {figures['total_ratio']:.3f} "
+        "(goal <= 1.05 each)"
+    )
+    return figures
+
+
+async def bench_tool_round_trip(calls: int = CALLS) -> dict[str, float]:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=[str(TOOLBOX), "stdio"])
+    bare_times: list[float] = []
+    ours_times: list[float] = []
+    async with Client(params) as client, chat_setup(
+        toolbox_spec("tb", trust=TrustLevel.FULL)
+    ) as s:
+        chat = await s.host.new(title="bench")
+
+        async def ours() -> None:
+            async for event in chat.send('/call tb__echo {"text": "hello"}'):
+                if isinstance(event, ToolCallFinished):
+                    assert event.ok, event
+
+        for _ in range(10):
+            await client.call_tool("echo", {"text": "x"})
+            await ours()
+        for i in range(calls):
+            started = time.perf_counter()
+            await client.call_tool("echo", {"text": "hello"})
+            bare_times.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            await ours()
+            ours_times.append(time.perf_counter() - started)
+            if i % 50 == 49:
+                chat = await s.host.new(title="bench")
+    bare, mine = statistics.median(bare_times), statistics.median(ours_times)
+    figures = {"bare_ms": bare * 1000, "ours_ms": mine * 1000, "ratio": mine / bare}
+    print(
+        f"\n{calls} tool round trips over stdio: bare Client.call_tool median "
+        f"{figures['bare_ms']:.2f} ms, Chat /call -> ToolGuard -> Registry (events and "
+        f"SQLite writes included) {figures['ours_ms']:.2f} ms, ratio {figures['ratio']:.3f} "
+        "(goal <= 1.15)"
+    )
+    return figures
+
+
+def _fill(store: ChatStore, conversations: int, messages: int) -> list[str]:
+    ids = []
+    words = ("weather", "report", "invoice", "schedule", "meeting", "python", "server",
+             "sqlite", "search", "model", "answer", "question")
+    for c in range(conversations):
+        cid = uuid.uuid4().hex
+        ids.append(cid)
+        store.save_conversation(StoredConversation(id=cid, title=f"chat {c}"))
+        batch = []
+        parent = None
+        for m in range(messages):
+            text = " ".join(words[(m * 7 + c + k) % len(words)] for k in range(12))
+            message = Message(uuid.uuid4().hex, "user" if m % 2 == 0 else "assistant",
+                              f"{text} number{m}", parent_id=parent)
+            parent = message.id
+            batch.append(message)
+        store.save_many(cid, batch)
+    return ids
+
+
+async def bench_store(tmp: Path) -> dict[str, float]:
+    big = tmp / "big.sqlite3"
+    store = ChatStore(big)
+    [cid] = _fill(store, 1, 2000)
+    await store.close()
+    opens = []
+    for _ in range(7):
+        async with chat_setup(store_path=big) as s:
+            started = time.perf_counter()
+            chat = await s.host.open(cid)
+            opens.append(time.perf_counter() - started)
+            assert len(chat.messages) == 2000
+    many = tmp / "many.sqlite3"
+    store = ChatStore(many)
+    _fill(store, 50, 200)  # 10,000 messages
+    await store.flush()
+    searches = []
+    for query in ("invoice meet", "python sqlite", "number123", "weather report", "serv") * 4:
+        started = time.perf_counter()
+        hits = await store.search(query)
+        searches.append(time.perf_counter() - started)
+        assert hits
+    await store.close()
+    figures = {"open_ms": statistics.median(opens) * 1000,
+               "search_ms": statistics.median(searches) * 1000,
+               "search_max_ms": max(searches) * 1000}
+    print(
+        f"\nopening a 2,000-message conversation (ChatHost.open, a new process's first "
+        f"open): median {figures['open_ms']:.1f} ms (goal < 100)\n"
+        f"FTS5 search over 10,000 messages: median {figures['search_ms']:.2f} ms, worst "
+        f"{figures['search_max_ms']:.2f} ms (goal < 20)"
+    )
+    return figures
+
+
+def test_bench_chat_turns() -> None:
+    figures = asyncio.run(bench_turns())
+    assert figures["ttft_ratio"] < 1.5 and figures["total_ratio"] < 1.5
+
+
+def test_bench_tool_round_trip() -> None:
+    figures = asyncio.run(bench_tool_round_trip())
+    assert figures["ratio"] < 2.0
+
+
+def test_bench_store(tmp_path: Path) -> None:
+    figures = asyncio.run(bench_store(tmp_path))
+    assert figures["open_ms"] < 1000 and figures["search_ms"] < 200
+
+
+if __name__ == "__main__":
+    import tempfile
+
+    asyncio.run(bench_turns())
+    asyncio.run(bench_tool_round_trip())
+    with tempfile.TemporaryDirectory() as folder:
+        asyncio.run(bench_store(Path(folder)))

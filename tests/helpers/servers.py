@@ -1,0 +1,65 @@
+"""Where the MCP servers used by tests live (tests/servers/)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SERVERS = Path(__file__).resolve().parents[1] / "servers"
+TINY = SERVERS / "tiny.py"
+TOOLBOX = SERVERS / "toolbox.py"
+ASKER = SERVERS / "asker.py"
+PEERS = SERVERS.parent / "peers" / "node_modules"
+NODE = PEERS / ".bin" / "node"
+EVERYTHING = PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"test server exited early with code {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"test server did not listen on {port} within {timeout} s")
+
+
+@dataclass
+class RunningServer:
+    url: str
+    port: int
+    proc: subprocess.Popen[bytes]
+
+
+def start_toolbox(kind: str, *extra: str) -> RunningServer:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(TOOLBOX), kind, "--port", str(port), *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_port(port, proc)
+    except BaseException:
+        proc.kill()
+        raise
+    path = "/mcp" if kind == "http" else "/sse"
+    return RunningServer(f"http://127.0.0.1:{port}{path}", port, proc)
+
+
+def stop_server(server: RunningServer) -> None:
+    server.proc.kill()
+    server.proc.wait(timeout=10)
