@@ -190,6 +190,8 @@ class ElicitationRequest:
     schema: Mapping[str, Any] = field(default_factory=dict)  # requestedSchema (form mode)
     defaults: Mapping[str, Any] = field(default_factory=dict)
     url: str | None = None  # url mode: shown, never opened automatically
+    url_host: str | None = None  # url mode: the host as shown (Unicode), to set apart
+    url_warnings: tuple[str, ...] = ()  # url mode: punycode, mixed scripts, http, user@
     error: str | None = None  # set when re-asking after an answer failed validation
 
 

@@ -29,6 +29,7 @@ class Services:
     def configure(self, config: Config) -> None:
         """Apply the settings of a freshly loaded config that live outside the hub."""
         self.secrets.configure(file_fallback=config.settings.file_fallback_for_secrets)
+        self.auth.use_client_metadata_url(config.settings.oauth_client_metadata_url)
         self.models.configure(config.models)
         self.policy.sampling.default_model = self.models.default_ref
 

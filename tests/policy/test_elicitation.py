@@ -94,8 +94,16 @@ async def test_yolo_never_answers_for_the_person(person: ScriptedPerson) -> None
         assert len(person.requests("elicit")) == 1
 
 
-async def test_url_mode_declined_unless_allowed_and_never_opened(person: ScriptedPerson) -> None:
+async def test_url_mode_declined_unless_allowed_and_opened_only_on_consent(
+    person: ScriptedPerson,
+) -> None:
     policy = Policy(person)
+    opened: list[str] = []
+
+    async def opener(url: str) -> None:
+        opened.append(url)
+
+    policy.elicitation.opener = opener
     allowed = asker_spec("u", elicitation=ElicitationSpec(allow_url=True))
     async with Hub(hooks=policy.hooks()) as hub:
         await hub.apply(config_of(asker_spec("a"), allowed))
@@ -108,6 +116,11 @@ async def test_url_mode_declined_unless_allowed_and_never_opened(person: Scripte
         assert accepted.text() == "accept"
         [request] = person.requests("elicit")
         assert request.mode == "url" and request.url == "https://example.com/connect"
+        assert request.url_host == "example.com" and request.url_warnings == ()
+        assert opened == ["https://example.com/connect"]  # in the browser, after consent
+        person.add("elicit", ElicitationAnswer("decline"))
+        assert (await hub.registry.call("u__link", {})).text() == "decline"
+        assert opened == ["https://example.com/connect"]  # a "no" opens nothing
 
 
 @pytest.mark.npm

@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import logging
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from portico.runtime.connection import Connection
 from portico.runtime.errors import ServerExited
-from portico.runtime.events import EventBus, Status
+from portico.runtime.events import AuthRequired, EventBus, Status
 
-from .conftest import RunningServer, make_spec, toolbox_spec
+from .conftest import (
+    Recorder,
+    RunningServer,
+    free_port,
+    make_spec,
+    toolbox_spec,
+    wait_port,
+)
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
@@ -140,3 +150,71 @@ async def test_unknown_server_error_reads_plainly() -> None:
         await hub.close()
     assert isinstance(caught.value, UnknownServer) and not isinstance(caught.value, KeyError)
     assert str(caught.value) == "no server named 'x' in the config (configured: none)"
+
+
+NOT_MCP = Path(__file__).resolve().parents[1] / "servers" / "not_mcp.py"
+
+
+def _start_not_mcp(mode: str, port: int) -> subprocess.Popen[bytes]:
+    server = subprocess.Popen([sys.executable, str(NOT_MCP), mode, str(port)])
+    wait_port(port, server)
+    return server
+
+
+@pytest.mark.parametrize(
+    ("mode", "transport", "words"),
+    [
+        ("json", "http", ("HTTP 200", "not valid JSON", "line 1 column", "check the url")),
+        ("html", "http", ("HTTP 200", "text/html", "not an MCP endpoint", "check the url")),
+        ("error500", "sse", ("HTTP 500 from GET", "internal error", "try again later")),
+    ],
+)
+async def test_a_server_that_does_not_speak_mcp_gets_one_line(
+    mode: str, transport: str, words: tuple[str, ...], bus: EventBus
+) -> None:
+    port = free_port()
+    server = _start_not_mcp(mode, port)
+    try:
+        url = f"http://127.0.0.1:{port}/mcp"
+        spec = make_spec("odd", transport, url=url, connect_timeout=10.0)
+        conn = Connection(spec, bus=bus, cooldown_base=60.0)
+        await conn.start()
+        try:
+            state = await conn.wait_settled(60)
+        finally:
+            await conn.stop()
+    finally:
+        server.kill()
+        server.wait(10)
+    error = state.error or ""
+    assert state.status is Status.COOLDOWN
+    assert "\n" not in error and url in error, error
+    assert error.count(url) == 1 and "validation error" not in error, error
+    for word in words:
+        assert word in error, error
+
+
+@pytest.mark.parametrize(("mode", "parks"), [("bearer401", True), ("plain401", False)])
+async def test_a_server_without_oauth_that_challenges_offers_sign_in(
+    mode: str, parks: bool, bus: EventBus, events: Recorder
+) -> None:
+    port = free_port()
+    server = _start_not_mcp(mode, port)
+    try:
+        spec = make_spec("locked", "http", url=f"http://127.0.0.1:{port}/mcp")
+        conn = Connection(spec, bus=bus, cooldown_base=60.0)
+        await conn.start()
+        try:
+            state = await conn.wait_settled(60)
+        finally:
+            await conn.stop()
+    finally:
+        server.kill()
+        server.wait(10)
+    if parks:
+        assert state.status is Status.NEEDS_AUTH
+        assert "portico mcp login locked" in (state.error or "")
+        assert any(isinstance(e, AuthRequired) for e in events.events)
+        assert Status.FAILED not in events.statuses()
+    else:  # a 401 that asks for no OAuth sign-in stays a failure naming the status
+        assert state.status is Status.COOLDOWN and "401" in (state.error or "")

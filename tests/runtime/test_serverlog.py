@@ -37,14 +37,25 @@ def test_rotation(tmp_path: Path) -> None:
 
 
 def test_portico_lines_are_marked_and_published(tmp_path: Path) -> None:
-    seen: list[tuple[str, str]] = []
+    seen: list[tuple[str, str, str]] = []
     log = ServerLog(
-        "s", file=tmp_path / "s.log", on_line=lambda text, stream: seen.append((text, stream))
+        "s",
+        file=tmp_path / "s.log",
+        on_line=lambda text, stream, level: seen.append((text, stream, level)),
     )
     log.add("server said hi")
     log.add("we restarted it", "portico")
-    assert seen == [("server said hi", "stderr"), ("we restarted it", "portico")]
-    assert list(log.lines) == ["server said hi", "[portico] we restarted it"]
+    log.add("disk almost full", "mcp", level="warning")
+    assert seen == [
+        ("server said hi", "stderr", ""),
+        ("we restarted it", "portico", ""),
+        ("disk almost full", "mcp", "warning"),
+    ]
+    assert list(log.lines) == [
+        "server said hi",
+        "[portico] we restarted it",
+        "[warning] disk almost full",
+    ]
     log.close()
 
 

@@ -103,3 +103,28 @@ async def test_connection_finds_command_on_login_shell_path(tmp_path: Path) -> N
         assert f"started with PATH={shell_bin}:" in (state.error or "")
     finally:
         await conn.stop()
+
+
+def test_a_hanging_shell_leaves_no_process_and_the_error_says_so(tmp_path: Path) -> None:
+    pid_file = tmp_path / "child.pid"
+    # A profile that starts a long-lived child and then hangs itself.
+    shell = fake_shell(tmp_path, f'sleep 300 &\necho $! > "{pid_file}"\nsleep 300\n')
+    env = {"SHELL": str(shell), "PATH": "/only/ours"}
+    assert shellpath.login_path(environ=env, timeout=0.5) == "/only/ours"
+    child = int(pid_file.read_text())
+    assert not _alive(child)  # killed with the shell's process group
+    origin = shellpath.path_origin(environ=env)
+    assert "Portico's own PATH" in origin and "gave no PATH within 0.5 s" in origin
+    with pytest.raises(CommandNotFound) as caught:
+        shellpath.find_command("npx-missing-xyz", "/only/ours", server="gh", origin=origin)
+    message = str(caught.value)
+    assert "merged" not in message and str(shell) in message and "\n" not in message
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for init to reap it is not)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    return "State:\tZ" not in status

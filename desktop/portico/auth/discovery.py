@@ -45,17 +45,55 @@ class Discovered:
         return str(self.metadata.issuer)
 
 
+PROBE_VERSION = "2026-07-28"
+
+
+def _probe_request() -> tuple[dict[str, Any], dict[str, str]]:
+    """An unauthenticated, well-formed stateless request (``server/discover`` with the
+    2026-07-28 ``_meta`` and headers): a server answers it with its auth challenge, and a
+    strict server has nothing to complain about. Legacy servers answer it with an error,
+    which is all we need to tell "needs a sign-in" from "open"."""
+    from mcp_types._types import (
+        CLIENT_CAPABILITIES_META_KEY,
+        CLIENT_INFO_META_KEY,
+        PROTOCOL_VERSION_META_KEY,
+    )
+
+    from portico import __version__
+
+    body = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "server/discover",
+        "params": {
+            "_meta": {
+                PROTOCOL_VERSION_META_KEY: PROBE_VERSION,
+                CLIENT_CAPABILITIES_META_KEY: {},
+                CLIENT_INFO_META_KEY: {"name": "portico", "version": __version__},
+            }
+        },
+    }
+    headers = {
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": PROBE_VERSION,
+        "Mcp-Method": "server/discover",
+    }
+    return body, headers
+
+
+async def probe(client: httpx2.AsyncClient, url: str) -> httpx2.Response:
+    """POST the unauthenticated probe to the MCP endpoint."""
+    body, headers = _probe_request()
+    return await client.post(url, json=body, headers=headers)
+
+
 async def discover(server: str, url: str, client: httpx2.AsyncClient) -> Discovered:
     """Find the authorization server of the MCP server at ``url``; raise ``AuthError``."""
     www_auth_url: str | None = None
     try:
-        probe = await client.post(
-            url,
-            json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
-            headers={"Accept": "application/json, text/event-stream"},
-        )
-        if probe.status_code in (401, 403):
-            www_auth_url = extract_resource_metadata_from_www_auth(probe)
+        answer = await probe(client, url)
+        if answer.status_code in (401, 403):
+            www_auth_url = extract_resource_metadata_from_www_auth(answer)
     except httpx2.HTTPError as exc:
         raise AuthError(f"Cannot reach server '{server}' at {url}: {exc}") from exc
 
@@ -107,11 +145,7 @@ async def requires_auth(url: str, client: httpx2.AsyncClient | None = None) -> b
     """
     try:
         async with client or httpx2.AsyncClient(timeout=15, follow_redirects=False) as http:
-            probe = await http.post(
-                url,
-                json={"jsonrpc": "2.0", "id": 0, "method": "ping"},
-                headers={"Accept": "application/json, text/event-stream"},
-            )
+            answer = await probe(http, url)
     except (httpx2.HTTPError, AuthError):
         return False  # unreachable or refused: the connection reports that itself
-    return probe.status_code in (401, 403)
+    return answer.status_code in (401, 403)

@@ -28,7 +28,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 
 from portico.auth import quirks
 from portico.auth.device import DEVICE_GRANT, device_login
-from portico.auth.discovery import Discovered, discover, requires_auth
+from portico.auth.discovery import Discovered, discover, probe, requires_auth
 from portico.auth.errors import AuthError, NeedsOwnClient, own_client_message
 from portico.auth.handoff import (
     LoginCancelled,
@@ -119,9 +119,27 @@ class _Handoff:
 
     async def redirect(self, authorize_url: str) -> None:
         if not self.interactive:
+            missing = self._missing_scopes()
+            if missing is not None:
+                wanted = self.provider.context.client_metadata.scope if self.provider else None
+                await self.manager.storage_for(self.spec).set_wanted_scope(wanted)
+                raise NeedsAuth(_step_up_text(self.spec.name, missing))
             raise NeedsAuth(_sign_in_text(self.spec.name))
         issuer = self.provider.current_issuer() if self.provider else None
         self._authorize_url = quirks.authorize_url_extras(authorize_url, issuer)
+
+    def _missing_scopes(self) -> list[str] | None:
+        """On a scope step-up (a 403 insufficient_scope with a token held): the scopes the
+        request needs beyond those granted; None when this is no step-up."""
+        if self.provider is None:
+            return None
+        context = self.provider.context
+        tokens = context.current_tokens
+        if tokens is None or not context.client_metadata.scope:
+            return None
+        granted = set((tokens.scope or "").split())
+        missing = [s for s in context.client_metadata.scope.split() if s not in granted]
+        return missing or None
 
     def _moved(self, redirect_uri: str) -> None:
         # The token request must name the redirect URI the code was sent to.
@@ -184,6 +202,12 @@ class AuthManager:
 
     # --- public API -----------------------------------------------------------------------
 
+    def use_client_metadata_url(self, url: str | None) -> None:
+        """The config's ``oauth.client_metadata_url`` (CIMD): the client id offered to
+        authorization servers that advertise support; unset, the environment's
+        ``PORTICO_CLIENT_METADATA_URL`` (development) or dynamic registration."""
+        self.client_metadata_url = url or os.environ.get(CLIENT_METADATA_URL_ENV)
+
     def hooks(self, base: ConnectionHooks | None = None) -> ConnectionHooks:
         """``base`` (or empty hooks) with ``auth_for`` and ``lookup_secret`` set."""
         from dataclasses import replace as _replace
@@ -201,7 +225,7 @@ class AuthManager:
     async def auth_stamp(self, spec: ServerSpec) -> str | None:
         """A fingerprint of the stored tokens (None without any): it changes with every
         login or refresh, in this process or another one sharing the storage."""
-        if spec.oauth is None or not spec.url:
+        if not spec.url:
             return None
         return fingerprint(await self.storage_for(spec).raw_tokens())
 
@@ -216,9 +240,15 @@ class AuthManager:
         ``interactive=False`` (reconnects, reloads, probes): never starts a sign-in; raises
         ``NeedsAuth`` when the stored grant was already refused.
         """
-        if spec.oauth is None or not spec.url:
+        if not spec.url:
             return None
         storage = self.storage_for(spec)
+        if spec.oauth is None:
+            # Sign-in by discovery: a server without `oauth` that challenged and was then
+            # signed in to (`portico mcp login`) uses that sign-in with default settings.
+            if await storage.raw_tokens() is None:
+                return None
+            spec = _with_oauth(spec, OAuthSpec())
         if is_machine_flow(spec):
             return await self._machine_provider(spec, storage)
         if not interactive and await storage.is_rejected():
@@ -500,21 +530,34 @@ class AuthManager:
         self, spec: ServerSpec, storage: PorticoTokenStorage, use_browser: bool
     ) -> bool:
         assert spec.url is not None
-        reauth = await storage.has_tokens()  # "sign in again" rather than a first sign-in
+        held = await storage.raw_tokens()
+        reauth = held is not None  # "sign in again" rather than a first sign-in
+        wanted = await storage.wanted_scope()
         # The new grant goes to a staged record: the working tokens stay until it succeeds.
         staged = StagedTokenStorage(storage)
         provider = await self._provider(
             spec, staged, interactive=True, use_browser=use_browser, reauth=reauth
         )
+        if wanted:  # a step-up: ask for what was granted plus what a request needed
+            oauth = spec.oauth or OAuthSpec()
+            provider.scope_override = _union(oauth.scope, held.scope if held else None, wanted)
         try:
             async with self._net(spec).client(auth=provider) as http:
-                await http.post(
-                    spec.url,
-                    json=_INITIALIZE,
-                    headers={"Accept": "application/json, text/event-stream"},
-                )
+                # A stateless request first: a 2026 server challenges it (with the scope it
+                # wants) even where it lets a legacy initialize through or answers it with 400.
+                await probe(http, spec.url)
+                if not await staged.has_tokens():
+                    # Not challenged: sign in anyway, as the protected resource's metadata says.
+                    provider.force_sign_in = True
+                    await http.post(
+                        spec.url,
+                        json=_INITIALIZE,
+                        headers={"Accept": "application/json, text/event-stream"},
+                    )
         finally:
             committed = await staged.commit()
+        if committed:
+            await storage.set_wanted_scope(None)
         return committed
 
     async def _device_login(self, spec: ServerSpec, storage: PorticoTokenStorage) -> None:
@@ -609,6 +652,23 @@ _INITIALIZE = {
         "clientInfo": {"name": "portico-login", "version": "1"},
     },
 }
+
+
+def _step_up_text(server: str, missing: list[str]) -> str:
+    scopes = " ".join(missing)
+    return (
+        f"Server '{server}' needs more permission for this request (missing scope: {scopes});"
+        f" run `portico mcp login {server}` to grant it."
+    )
+
+
+def _union(*scopes: str | None) -> str | None:
+    seen: list[str] = []
+    for scope in scopes:
+        for item in (scope or "").split():
+            if item not in seen:
+                seen.append(item)
+    return " ".join(seen) or None
 
 
 def token_key(spec: ServerSpec) -> str:

@@ -120,6 +120,9 @@ class PorticoOAuthProvider(VettedFlow, OAuthClientProvider):
         self.storage = storage
         self.scope_override = scope_override
         self.refresh_rejected = False
+        # `portico mcp login`: sign in even when the server lets the first request through
+        # (or answers a legacy initialize with 400): the flow then runs as for a 401.
+        self.force_sign_in = False
         self.endpoint_check = endpoint_check
         storage.current_issuer = self.current_issuer
 
@@ -162,6 +165,10 @@ class PorticoOAuthProvider(VettedFlow, OAuthClientProvider):
             while True:
                 sent_token = outgoing is request and "Authorization" in request.headers
                 response = yield outgoing
+                if outgoing is request and self.force_sign_in:
+                    self.force_sign_in = False
+                    if response.status_code != 401 and not insufficient_scope(response):
+                        response = _challenge(request, self.scope_override)
                 if (
                     sent_token
                     and not retried
@@ -205,6 +212,22 @@ class PorticoOAuthProvider(VettedFlow, OAuthClientProvider):
         client = self.context.client_info
         if client is not None and client.client_secret and not client.issuer:
             fit_secret_method(self.context)
+
+
+def insufficient_scope(response: httpx2.Response) -> bool:
+    from mcp.client.auth.utils import extract_field_from_www_auth
+
+    return (
+        response.status_code == 403
+        and extract_field_from_www_auth(response, "error") == "insufficient_scope"
+    )
+
+
+def _challenge(request: httpx2.Request, scope: str | None) -> httpx2.Response:
+    """The 401 a server that challenged at once would have sent (discovery then follows
+    RFC 9728's well-known addresses)."""
+    header = "Bearer" + (f' scope="{scope}"' if scope else "")
+    return httpx2.Response(401, headers={"WWW-Authenticate": header}, request=request)
 
 
 def _oauth_error(response: httpx2.Response) -> str | None:

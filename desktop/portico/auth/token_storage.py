@@ -151,6 +151,20 @@ class PorticoTokenStorage:
     async def has_tokens(self) -> bool:
         return await self.raw_tokens() is not None
 
+    async def wanted_scope(self) -> str | None:
+        """The scopes a refused request (403 insufficient_scope) asked for, granted ones
+        included: the next sign-in asks for them (SEP-2350's union)."""
+        value = (await self._load()).get("wanted_scope")
+        return value if isinstance(value, str) and value else None
+
+    async def set_wanted_scope(self, scope: str | None) -> None:
+        record = await self._load()
+        if scope:
+            record["wanted_scope"] = scope
+        elif record.pop("wanted_scope", None) is None:
+            return
+        await self._save(record)
+
     async def mark_rejected(self) -> None:
         """The authorization server refused the stored grant (invalid_grant)."""
         print_ = fingerprint(await self.raw_tokens())

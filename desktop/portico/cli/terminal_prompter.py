@@ -280,9 +280,12 @@ class TerminalPrompter:
             self.say(f"'{request.server}' asks: {request.message}")
             if request.mode == "url":
                 self.say(f"  It wants you to open: {request.url}")
-                self.say("  (Portico does not open it for you.)")
+                if request.url_host:
+                    self.say(f"  The site is: {request.url_host}")
+                for warning in request.url_warnings:
+                    self.say(f"  Warning: {warning}")
                 keys: dict[str, ElicitAction] = {"a": "accept", "d": "decline", "c": "cancel"}
-                self.say("  [a] I opened it  [d] decline  [c] cancel")
+                self.say("  [a] open it in my browser  [d] decline  [c] cancel")
                 return ElicitationAnswer(await self.pick("> ", keys))
             if request.error:
                 self.say(f"  The last answer was not accepted: {request.error}")

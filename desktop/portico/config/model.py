@@ -271,6 +271,7 @@ class RuntimeSettings:
     file_fallback_for_secrets: bool = False  # secrets.file_fallback
     approvals_mode: Literal["on", "off"] = "on"  # approvals.mode
     profile: str = "default"
+    oauth_client_metadata_url: str | None = None  # oauth.client_metadata_url (CIMD)
 
 
 ProviderKind = Literal["openai", "anthropic"]

@@ -901,11 +901,21 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "default",
         "The active profile name (sent by identity_header value_from: profile).",
     ),
+    SettingSpec(
+        "oauth.client_metadata_url",
+        "oauth_client_metadata_url",
+        ("oauth", "client_metadata_url"),
+        ("oauth", "client_metadata_url"),
+        "string",
+        None,
+        "https URL of Portico's Client ID Metadata Document (docs/oauth-client-metadata.md),"
+        " used as the client id where the authorization server supports it.",
+    ),
 )
 
 # Top-level YAML keys this part reads; every other top-level key belongs to someone else.
 YAML_SERVERS_KEY = "mcp_servers"
-YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile")
+YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth")
 TOML_SERVERS_KEY = "mcp"
 
 _BY_NAME = {spec.name: spec for spec in KEYS}

@@ -25,6 +25,7 @@ _TOP_KEYS = (
     "discovery_concurrency",
     "default_model",
     "models",
+    "oauth",
     schema.TOML_SERVERS_KEY,
 )
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
@@ -129,6 +130,24 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
     for name in ("defer_tools", "discovery_concurrency"):
         if name in data:
             raw.settings.append(RawSetting(name, data[name], line_of(name)))
+    oauth = data.get("oauth")
+    if oauth is not None and not isinstance(oauth, dict):
+        raw.warning(
+            "must be a table: [oauth] client_metadata_url = URL; ignored",
+            line=line_of("oauth"),
+            key="oauth",
+        )
+    elif isinstance(oauth, dict):
+        for sub, value in oauth.items():
+            if sub == "client_metadata_url":
+                where = lines.get(("oauth", sub), line_of("oauth"))
+                raw.settings.append(RawSetting("oauth.client_metadata_url", value, where))
+            else:
+                raw.warning(
+                    "unknown key, ignored (only client_metadata_url goes under [oauth])",
+                    line=lines.get(("oauth", sub), line_of("oauth")),
+                    key=f"oauth.{sub}",
+                )
 
     if "models" in data:
         raw.models.value = data["models"]

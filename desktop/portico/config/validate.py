@@ -750,12 +750,27 @@ def validate_settings(file: RawFile) -> dict[str, tuple[Any, int]]:
                 value = value.lower()
         elif spec.type == "string" and (not isinstance(value, str) or not value.strip()):
             problem = f"must be a non-empty string, not {_describe(value, file.dialect)}"
+        elif spec.name == "oauth.client_metadata_url" and not _cimd_url_ok(str(value)):
+            problem = (
+                f"{value!r} is not an https URL with a path (a Client ID Metadata Document"
+                " is served over https at a path such as /portico/client.json)"
+            )
+        if problem and spec.default is None:
+            file.error(f"{problem}; it is not used", line=raw.line, key=key)
+            continue
         if problem:
             file.error(f"{problem}; the default {spec.default!s} is used", line=raw.line, key=key)
             continue
         if spec.field:
             out[spec.field] = (value, raw.line)
     return out
+
+
+def _cimd_url_ok(url: str) -> bool:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url.strip())
+    return parts.scheme == "https" and bool(parts.hostname) and parts.path not in ("", "/")
 
 
 def settings_from(values: dict[str, Any]) -> RuntimeSettings:

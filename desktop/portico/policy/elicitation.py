@@ -5,20 +5,22 @@ the requested schema are pre-filled, and an accepted answer is validated against
 schema; an invalid one is asked again with the error shown. Nothing answers on the
 person's behalf (YOLO and ``approvals.mode: off`` do not apply). The per-server timeout
 (``elicitation.timeout``, 300 s by default) covers the whole exchange. URL mode is
-declined as unsupported unless ``elicitation.allow_url``; then the URL is shown for the
-person to open (it is never opened automatically).
+declined as unsupported unless ``elicitation.allow_url``; then the whole URL is shown with
+its host set apart and warnings for look-alike hosts (``policy.url_review``), and only on
+the person's consent it opens in their external browser (never fetched, never in-app).
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from portico.config.model import ServerSpec
 from portico.policy.ask import ask_outcome
+from portico.policy.url_review import review_url
 from portico.policy.validation import validation_errors
 from portico.prompts import ElicitationAnswer, ElicitationRequest, Notice, Prompter
 
@@ -26,6 +28,17 @@ if TYPE_CHECKING:
     from mcp import types
 
 log = logging.getLogger(__name__)
+
+
+async def open_in_browser(url: str) -> None:
+    """The person's own browser, off the loop (webbrowser may spawn xdg-settings)."""
+    import asyncio
+    import webbrowser
+
+    try:
+        await asyncio.to_thread(webbrowser.open, url, 2)
+    except Exception as exc:  # no browser: the person still has the URL on screen
+        log.info("could not open %s in a browser: %s", url, exc)
 
 
 @dataclass
@@ -47,8 +60,13 @@ def schema_defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 
 class ElicitationPolicy:
-    def __init__(self, prompter: Prompter) -> None:
+    def __init__(
+        self,
+        prompter: Prompter,
+        opener: Callable[[str], Awaitable[None]] = open_in_browser,
+    ) -> None:
         self.prompter = prompter
+        self.opener = opener  # opens a consented URL-mode address outside the app
         self.metrics: dict[str, ElicitationMetrics] = {}
 
     def metrics_for(self, server: str) -> ElicitationMetrics:
@@ -90,12 +108,24 @@ class ElicitationPolicy:
                 f"unless elicitation.allow_url is set for the server",
             )
             return ElicitationAnswer("decline")
+        review = review_url(str(params.url))
         request = ElicitationRequest(
-            server=spec.name, message=params.message, mode="url", url=params.url
+            server=spec.name,
+            message=params.message,
+            mode="url",
+            url=review.url,
+            url_host=review.host,
+            url_warnings=review.warnings,
         )
         outcome = await ask_outcome(self.prompter.elicit(request), spec.elicitation.timeout)
         if not outcome.answered or outcome.answer is None:
             return self._unanswered(spec, outcome.ended_by, outcome.message)
+        if outcome.answer.action == "accept":
+            if not review.openable:
+                return ElicitationAnswer("decline")
+            # Consent given: the person's own browser opens it (never a view in the app,
+            # never fetched by Portico).
+            await self.opener(review.url)
         return ElicitationAnswer(outcome.answer.action)
 
     async def _form(self, spec: ServerSpec, params: Any) -> ElicitationAnswer:

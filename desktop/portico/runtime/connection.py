@@ -1,10 +1,14 @@
 """One connection per server: an owner task holding ``async with Client(...)``.
 
 The owner task enters and leaves the SDK client in one task (anyio cancel scopes demand
-it) and turns every failure, exception groups included, into a status: Connecting,
-Running, Lazy, NeedsAuth, AwaitingTrust, Failed then Cooldown. Calls run in the caller's
-task against the owner's client, so cancelling the caller cancels the call (the SDK tells
-the server). Nothing here raises out of the owner task except its own cancellation.
+it) and walks the state machine of :mod:`portico.runtime.lifecycle`: every failure,
+exception groups included, becomes a phase (NeedsAuth, or Failed then Cooldown). Calls
+run in the caller's task against the owner's client, so cancelling the caller cancels the
+call (the SDK tells the server). Nothing escapes the owner task except a cancellation
+from outside, which closes the connection and ends the owner for good (no respawn).
+
+Building the transport lives in :mod:`portico.runtime.transports.factory`, keeping the
+lists fresh in :mod:`portico.runtime.list_refresher`.
 """
 
 from __future__ import annotations
@@ -12,24 +16,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
-import os
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from portico.config.masking import is_secret_key, mask_text
-from portico.config.model import Protocol, Scope, ServerSpec, Transport
+from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.paths import PROJECT_DIR_NAME
 from portico.runtime import schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
-    ConfigProblem,
     HttpErrorRecorder,
     NeedsAuth,
     RuntimeFailure,
@@ -42,6 +43,7 @@ from portico.runtime.events import (
     AuthRequired,
     EventBus,
     LogLine,
+    ResourceUpdated,
     ServerState,
     Status,
     StatusChanged,
@@ -49,7 +51,14 @@ from portico.runtime.events import (
 )
 from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
+from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
+from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from portico.runtime.transports.stdio import StdioProcessInfo
 
 log = logging.getLogger(__name__)
 
@@ -57,12 +66,11 @@ COOLDOWN_BASE = 30.0
 COOLDOWN_MAX = 600.0
 PROGRESS_EXTENSION_CAP = 10.0  # progress may stretch a call to 10x its timeout
 STDERR_TAIL_LINES = 10
-MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
 STOP_GRACE = 10.0
-LIST_CHANGE_QUIET = 0.05  # a burst of list_changed is over after this long without one
-LIST_CHANGE_MAX_WAIT = 0.5  # a steady stream still gets a refresh this often
 _GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
+SERVER_LOG_LEVEL = "info"  # the least severe server log notification we ask for
+_SCOPE_CANCEL = "Cancelled via cancel scope"  # anyio's message when a cancel scope cancels
 
 SETTLED = frozenset(
     {
@@ -83,6 +91,12 @@ ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] |
 
 class _StopOwner(Exception):
     """Internal: the owner loop should end (stop requested)."""
+
+
+def _from_cancel_scope(exc: asyncio.CancelledError) -> bool:
+    """True for a cancellation an anyio cancel scope sent (a transport's), False for
+    ``task.cancel()`` from outside (``asyncio.run`` ending, a caller's cancel)."""
+    return any(isinstance(arg, str) and arg.startswith(_SCOPE_CANCEL) for arg in exc.args)
 
 
 class Connection:
@@ -111,6 +125,7 @@ class Connection:
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
         self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
+        # What the server offers (live, or from the schema cache when from_cache).
         self.tools: list[Any] = []
         self.prompts: list[Any] = []
         self.resources: list[Any] = []
@@ -119,33 +134,31 @@ class Connection:
         self.protocol_version: str | None = None
         self.capabilities: Any = None
         self.instructions: str | None = None
-        self.from_cache = False  # the lists above came from the schema cache
+        self.from_cache = False
         self.connected_at: float | None = None  # time.time() of the last Running
         self.connect_seconds: float | None = None  # how long the last connect took
+        # Changes whenever a connected session ends (unique in the process, so a new
+        # Connection never repeats one); Allow-for-this-Session approvals bind to it.
+        self.generation = next(_GENERATIONS)
+        # The owner's state: one phase, one mailbox of requests, one task.
         self._state = ServerState(spec.name, Status.STOPPED)
-        self._status_changed = asyncio.Event()
+        self._life = Lifecycle(self._show)
+        self._mail = Mailbox()
         self._task: asyncio.Task[None] | None = None
-        self._client: Any = None
-        self._wake = asyncio.Event()
-        self._stop_event = asyncio.Event()
-        self._stop_requested = False
-        self._pending_start = False
-        self._want_live = False
-        self._parked_lazy = False  # recycled or lazy: registered, not running
         self._delay = cooldown_base
+        # The live session (None unless Running).
+        self._client: Client | None = None
+        self._proc: StdioProcessInfo | None = None
+        self._transport_ended: asyncio.Event | None = None
+        self._refresher: ListRefresher | None = None
+        self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
+        self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
+        # Calls (recycling watches them; error wording looks at recent HTTP errors).
         self._inflight = 0
         self._activity = asyncio.Event()
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
-        self._proc: Any = None  # transports.stdio.StdioProcessInfo of the live process
-        self._refresh_task: asyncio.Task[None] | None = None
-        self._refresh_again: set[str] = set()
-        self._last_list_change = 0.0  # time.monotonic() of the last list_changed
         self._describe_since = 0
-        self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
-        # Changes whenever a connected session ends (unique in the process, so a new
-        # Connection never repeats one); Allow-for-this-Session approvals bind to it.
-        self.generation = next(_GENERATIONS)
 
     # --- public surface -------------------------------------------------------------
 
@@ -156,6 +169,10 @@ class Connection:
     @property
     def state(self) -> ServerState:
         return self._state
+
+    @property
+    def phase(self) -> Phase:
+        return self._life.phase
 
     @property
     def pid(self) -> int | None:
@@ -169,19 +186,18 @@ class Connection:
         if self._task is not None and not self._task.done():
             return
         if not self.spec.enabled:
-            self._publish(Status.DISABLED)
+            self._life.move(Phase.DISABLED)
             return
-        self._stop_requested = False
-        self._stop_event = asyncio.Event()
-        self._pending_start = True
+        self._mail = Mailbox()
+        self._life.move(Phase.STARTING)
         self._task = asyncio.create_task(self._owner(), name=f"mcp-owner:{self.name}")
 
     async def wait_settled(self, timeout: float | None = None) -> ServerState:  # noqa: ASYNC109
         """Until the status is one that stays without outside help (not Connecting)."""
 
         async def settled() -> None:
-            while self._pending_start or self._state.status not in SETTLED:
-                await self._status_changed.wait()
+            while not self._life.settled:
+                await self._life.changed()
 
         if timeout is None:
             await settled()
@@ -192,13 +208,11 @@ class Connection:
 
     async def stop(self) -> None:
         """Close the session (stdio: close stdin, TERM, KILL) and end the owner task."""
-        self._stop_requested = True
-        self._stop_event.set()
-        self._wake.set()
         task = self._task
         if task is not None and not task.done():
-            if self._state.status is not Status.RUNNING:
-                task.cancel()
+            self._mail.post(Request.STOP)
+            if self._life.phase is not Phase.RUNNING:
+                task.cancel()  # parked or connecting: nothing to close gracefully
             try:
                 await asyncio.wait_for(asyncio.shield(task), STOP_GRACE)
             except (TimeoutError, asyncio.CancelledError):
@@ -206,16 +220,13 @@ class Connection:
                 with contextlib.suppress(BaseException):
                     await task
         self._task = None
-        self._pending_start = False
         self.log.close()
-        if self._state.status is not Status.DISABLED:
-            self._publish(Status.STOPPED)
+        if self._life.phase is not Phase.DISABLED:
+            self._finish()
 
     async def restart(self) -> None:
         await self.stop()
         self._delay = self.cooldown_base
-        self._parked_lazy = False
-        self._want_live = False
         await self.start()
 
     async def retry_now(self) -> None:
@@ -224,7 +235,7 @@ class Connection:
         if self._task is None or self._task.done():
             await self.start()
             return
-        self._wake.set()
+        self._mail.post(Request.RETRY)
 
     async def call_tool(
         self,
@@ -246,24 +257,25 @@ class Connection:
 
     async def _timed_call(
         self,
-        client: Any,
+        client: Client,
         name: str,
         arguments: dict[str, Any] | None,
         progress: ProgressCallback | None,
         limit: float,
         mark: int,
     ) -> Any:
+        report = progress
         loop = asyncio.get_running_loop()
         hard_stop = loop.time() + limit * PROGRESS_EXTENSION_CAP
         try:
             async with asyncio.timeout(limit) as deadline:
 
                 async def on_progress(
-                    done: float, total: float | None, message: str | None
+                    progress: float, total: float | None, message: str | None
                 ) -> None:
                     deadline.reschedule(min(loop.time() + limit, hard_stop))
-                    if progress is not None:
-                        outcome = progress(done, total, message)
+                    if report is not None:
+                        outcome = report(progress, total, message)
                         if asyncio.iscoroutine(outcome):
                             await outcome
 
@@ -286,7 +298,7 @@ class Connection:
         client = await self._live_client()
         mark = self._begin_call()
         try:
-            self.prompts = await self._all_pages(client.list_prompts, "prompts")
+            self.prompts = await all_pages(client.list_prompts, "prompts")
             return self.prompts
         except Exception as exc:
             raise await self._call_failure(exc, "prompts/list", mark) from exc
@@ -309,7 +321,7 @@ class Connection:
         client = await self._live_client()
         mark = self._begin_call()
         try:
-            self.resources = await self._all_pages(client.list_resources, "resources")
+            self.resources = await all_pages(client.list_resources, "resources")
             return self.resources
         except Exception as exc:
             raise await self._call_failure(exc, "resources/list", mark) from exc
@@ -326,29 +338,73 @@ class Connection:
         finally:
             self._end_call()
 
+    async def subscribe(self, uri: str) -> None:
+        """Hear about changes of ``uri`` (``ResourceUpdated`` events), now and after every
+        reconnect: ``subscriptions/listen`` on 2026 sessions, ``resources/subscribe`` on
+        handshake-era ones."""
+        if uri in self.subscriptions:
+            return
+        self.subscriptions.add(uri)
+        await self._resubscribe(uri, on=True)
+
+    async def unsubscribe(self, uri: str) -> None:
+        if uri not in self.subscriptions:
+            return
+        self.subscriptions.discard(uri)
+        await self._resubscribe(uri, on=False)
+
+    async def _resubscribe(self, uri: str, *, on: bool) -> None:
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        client, refresher = self._client, self._refresher
+        if client is None or refresher is None or self._life.phase is not Phase.RUNNING:
+            return  # applied on the next connect
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            await refresher.relisten()
+            return
+        mark = self._begin_call()
+        try:
+            with handshake_era():
+                if on:
+                    await client.subscribe_resource(uri)
+                else:
+                    await client.unsubscribe_resource(uri)
+        except Exception as exc:
+            verb = "resources/subscribe" if on else "resources/unsubscribe"
+            raise await self._call_failure(exc, f"{verb} {uri}", mark) from exc
+        finally:
+            self._end_call()
+
+    def resource_updated(self, uri: str) -> None:
+        self.bus.publish(ResourceUpdated(self.name, uri))
+
     async def refresh_tools(self) -> list[Any]:
         """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
         client = await self._live_client()
-        tools = await self._all_pages(client.list_tools, "tools", cache_mode="refresh")
+        tools = await all_pages(client.list_tools, "tools", cache_mode="refresh")
         self._set_tools(tools)
-        await self._save_cache()
+        await self.save_cache()
         return tools
 
     # --- status -----------------------------------------------------------------------
 
-    def _publish(
-        self, status: Status, *, error: str | None = None, retry_at: float | None = None
-    ) -> None:
+    def _show(self, status: Status, error: str | None, retry_at: float | None) -> None:
+        """The lifecycle moved to a phase that shows ``status``: publish it (once)."""
         if error:  # a state error is shown everywhere: never a password or a secret in it
             error = mask_text(error, self._known_secrets)
-        self._state = ServerState(
+        state = ServerState(
             self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
         )
-        if status in SETTLED:
-            self._pending_start = False
-        previous, self._status_changed = self._status_changed, asyncio.Event()
-        previous.set()
-        self.bus.publish(StatusChanged(self._state))
+        if state == self._state and status is not Status.COOLDOWN:
+            return
+        self._state = state
+        self.bus.publish(StatusChanged(state))
+
+    def _finish(self) -> None:
+        """The owner is gone (or never ran): end in Stopped."""
+        if self._life.phase not in (Phase.IDLE, Phase.STOPPED, Phase.DISABLED, Phase.STOPPING):
+            self._life.move(Phase.STOPPING)
+        self._life.move(Phase.STOPPED)
 
     def _remember_secrets(
         self, written: tuple[tuple[str, str], ...], resolved: dict[str, str]
@@ -379,34 +435,63 @@ class Connection:
         decisions = apply_filter([t.name for t in self.tools], self.spec.tools)
         return sum(1 for d in decisions if d.included)
 
-    def _on_log_line(self, text: str, stream: str) -> None:
-        self.bus.publish(LogLine(self.name, text, stream))
+    def apply_list(self, kind: str, items: list[Any]) -> None:
+        """A refreshed list from the server (the list refresher calls this)."""
+        if kind == "tools":
+            self._set_tools(items)
+        elif kind == "prompts":
+            self.prompts = list(items)
+        elif kind == "resources":
+            self.resources = list(items)
+
+    def _on_log_line(self, text: str, stream: str, level: str = "") -> None:
+        self.bus.publish(LogLine(self.name, text, stream, level=level))
+
+    async def _on_server_log(self, params: Any) -> None:
+        """``notifications/message``: the server's own log, into its log with its level."""
+        data = params.data
+        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+        if params.logger:
+            text = f"{params.logger}: {text}"
+        for line in text.splitlines() or [""]:
+            self.log.add(line[:4000], "mcp", level=str(params.level))
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
         self.log.add(mask_text(text, self._known_secrets), "portico")
 
-    # --- the owner task -----------------------------------------------------------------
+    # --- the owner task: the state machine's driver -------------------------------------
 
     async def _owner(self) -> None:
         # The SDK's own log records about this server go to its log, not our stderr.
         sdklog.bind_task(self.log)
+        lazy_ok = True  # this pass may park lazily (False once a call wants it live)
         try:
-            while not self._stop_requested:
+            while not self._mail.has(Request.STOP):
+                if self._life.phase is not Phase.STARTING:
+                    self._life.move(Phase.STARTING)
+                self.log.begin_attempt()
                 try:
-                    await self._attempt()
+                    if not await self._gate():
+                        continue
+                    if lazy_ok and self.spec.lazy and await self._adopt_cache():
+                        self._life.move(Phase.LAZY)
+                    else:
+                        await self._connect_and_serve()  # returns only when recycled
+                    await self._until_live()
+                    lazy_ok = False
                 except _StopOwner:
                     return
-                except asyncio.CancelledError:
-                    if self._stop_requested:
-                        raise
-                    # A cancellation we did not ask for (a transport's cancel scope):
-                    # it is a failure of this server, not the end of the owner.
+                except asyncio.CancelledError as exc:
+                    if self._mail.has(Request.STOP) or not _from_cancel_scope(exc):
+                        raise  # stop() or a cancel from outside: the owner ends here
+                    # A transport's cancel scope leaked out: a failure of this server.
                     task = asyncio.current_task()
                     if task is not None:
                         while task.uncancel():
                             pass
-                    await self._failed("connection cancelled by its transport")
+                    await self._fail("connection cancelled by its transport")
+                    lazy_ok = True
                 except BaseException as exc:
                     if isinstance(exc, KeyboardInterrupt | SystemExit):
                         raise
@@ -415,26 +500,76 @@ class Connection:
                         # Raised by auth_for, or by the auth flow inside the transport
                         # (then it arrives wrapped in an exception group).
                         self.note(f"needs sign-in: {leaf}")
-                        self._publish(Status.NEEDS_AUTH, error=str(leaf))
+                        self._life.move(Phase.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
-                        continue
-                    if isinstance(leaf, SecretProblem):
+                    elif isinstance(leaf, SecretProblem):
                         # No retry loop: nothing changes until the secret is stored.
                         self.note(f"failed: {leaf}")
-                        self._publish(Status.FAILED, error=str(leaf))
-                        await self._park()
-                        continue
-                    await self._failed(self._describe(exc))
+                        self._life.move(Phase.FAILED, error=str(leaf))
+                        await self._wait_for(Request.RETRY)
+                    elif self._asks_for_sign_in():
+                        # A URL server without `oauth` that answers with an OAuth challenge:
+                        # park and offer sign-in rather than fail over and over.
+                        why = (
+                            f"Server '{self.name}' asks for a sign-in (HTTP 401 with an OAuth"
+                            f" challenge from {self.spec.url}); run `portico mcp login"
+                            f" {self.name}` or use Sign in in the app."
+                        )
+                        self.note(f"needs sign-in: {why}")
+                        self._life.move(Phase.NEEDS_AUTH, error=why)
+                        self.bus.publish(AuthRequired(self.name, why))
+                        await self._park_for_auth()
+                    else:
+                        await self._fail(self._describe(exc))
+                    lazy_ok = True
+        except _StopOwner:
+            return
+        except asyncio.CancelledError:
+            if not self._mail.has(Request.STOP):
+                self.note("the connection's owner task was cancelled; connection closed")
+            raise
         finally:
             self._client = None
+            self._finish()
 
-    async def _park(self) -> None:
-        """Wait for retry_now / a lazy start request / stop."""
-        self._wake.clear()
-        await self._wake.wait()
-        if self._stop_requested:
-            raise _StopOwner
+    async def _gate(self) -> bool:
+        """Run the trust gate; False after parking in AwaitingTrust (the caller loops)."""
+        if self.hooks.trust_gate is None:
+            return True
+        verdict = await self.hooks.trust_gate(self.spec)
+        self._pinned = verdict.pinned
+        if verdict.allowed:
+            return True
+        reasons = "; ".join(verdict.reasons) or "not trusted yet"
+        parked = Phase.REJECTED if verdict.rejected else Phase.AWAITING_TRUST
+        self._life.move(parked, error=reasons)
+        await self._wait_for(Request.RETRY)
+        return False
+
+    async def _wait_for(self, wanted: Request, timeout: float | None = None) -> bool:  # noqa: ASYNC109
+        """Park until ``wanted`` (True) or ``timeout`` (False); raise _StopOwner on stop.
+
+        Requests posted before parking are dropped, except a lazy server's go-live (a call
+        that arrived while a recycled process wound down still gets its connection).
+        """
+        self._mail.clear(*(r for r in Request if r not in (Request.STOP, Request.GO_LIVE)))
+        loop = asyncio.get_running_loop()
+        until = None if timeout is None else loop.time() + timeout
+        while True:
+            left = None if until is None else max(0.0, until - loop.time())
+            arrived = await self._mail.wait(left)
+            if self._mail.has(Request.STOP):
+                raise _StopOwner
+            if self._mail.take(wanted):
+                return True
+            if not arrived:
+                return False
+            self._mail.clear(*(r for r in Request if r is not Request.STOP))  # not for us
+
+    async def _until_live(self) -> None:
+        """Lazy: wait until a call wants the server (retry_now does not start it)."""
+        await self._wait_for(Request.GO_LIVE)
 
     async def _park_for_auth(self) -> None:
         """Wait in NeedsAuth for retry_now / stop, or for a new sign-in.
@@ -446,21 +581,14 @@ class Connection:
         window, ``portico mcp login``) is picked up on its own.
         """
         if self.hooks.auth_stamp is None:
-            await self._park()
+            await self._wait_for(Request.RETRY)
             return
         refused = await self._auth_stamp(None)
-        self._wake.clear()
-        while not self._wake.is_set():
-            try:
-                async with asyncio.timeout(self.auth_probe_interval):
-                    await self._wake.wait()
-            except TimeoutError:
-                stamp = await self._auth_stamp(refused)
-                if stamp is not None and stamp != refused:  # a logout is no reason to try
-                    self.note("the stored sign-in changed; connecting again")
-                    break
-        if self._stop_requested:
-            raise _StopOwner
+        while not await self._wait_for(Request.RETRY, self.auth_probe_interval):
+            stamp = await self._auth_stamp(refused)
+            if stamp is not None and stamp != refused:  # a logout is no reason to try
+                self.note("the stored sign-in changed; connecting again")
+                return
 
     async def _auth_stamp(self, fallback: str | None) -> str | None:
         assert self.hooks.auth_stamp is not None
@@ -470,25 +598,32 @@ class Connection:
             self.note(f"cannot read the stored sign-in: {describe(exc)}")
             return fallback
 
-    async def _failed(self, message: str) -> None:
+    async def _fail(self, message: str) -> None:
+        """Failed, then Cooldown for the current delay (doubling up to cooldown_max)."""
         self.note(f"failed: {message}")
-        self._publish(Status.FAILED, error=message)
+        self._life.move(Phase.FAILED, error=message)
         delay = self._delay
         self._delay = min(self._delay * 2, self.cooldown_max)
-        self._publish(Status.COOLDOWN, error=message, retry_at=time.time() + delay)
-        self._wake.clear()
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay):
-                await self._wake.wait()
-        if self._stop_requested:
-            raise _StopOwner
+        self._life.move(Phase.COOLDOWN, error=message, retry_at=time.time() + delay)
+        await self._wait_for(Request.RETRY, delay)
+
+    def _asks_for_sign_in(self) -> bool:
+        last = self._recorder.last
+        return (
+            self.spec.is_remote
+            and self.spec.oauth is None
+            and self._life.phase is Phase.CONNECTING
+            and last is not None
+            and self._recorder.count > self._describe_since
+            and last.oauth_challenge
+        )
 
     def _describe(self, exc: BaseException) -> str:
         proc = self._proc
         leaf = primary(exc)
         if isinstance(leaf, RuntimeFailure | NeedsAuth):
             return str(leaf)
-        if proc is not None and getattr(proc, "self_exit", False):
+        if proc is not None and proc.self_exit:
             tail = self.log.stderr_tail(STDERR_TAIL_LINES)
             return str(ServerExited(self.name, proc.returncode, tail))
         return describe(
@@ -497,26 +632,6 @@ class Connection:
             transport=self.spec.transport.value,
             since=self._describe_since,
         )
-
-    async def _attempt(self) -> None:
-        spec = self.spec
-        self.log.begin_attempt()
-        if self.hooks.trust_gate is not None:
-            verdict = await self.hooks.trust_gate(spec)
-            self._pinned = verdict.pinned
-            if not verdict.allowed:
-                reasons = "; ".join(verdict.reasons) or "not trusted yet"
-                parked = Status.REJECTED if verdict.rejected else Status.AWAITING_TRUST
-                self._publish(parked, error=reasons)
-                await self._park()
-                return
-        if not self._want_live and (self._parked_lazy or (spec.lazy and await self._adopt_cache())):
-            if self._state.status is not Status.LAZY:
-                self._publish(Status.LAZY)
-            while not self._want_live:
-                await self._park()
-            return  # loop again, now wanting a live connection
-        await self._connect_and_serve()
 
     async def _adopt_cache(self) -> bool:
         cached = await asyncio.to_thread(schema_cache.load, self.spec)
@@ -533,7 +648,8 @@ class Connection:
         return True
 
     async def _connect_and_serve(self) -> None:
-        self._publish(Status.CONNECTING)
+        """Connecting -> Running; returns in Lazy when recycled, raises on any loss."""
+        self._life.move(Phase.CONNECTING)
         self._recorder.clear()
         self._describe_since = self._recorder.count
         self._proc = None
@@ -542,9 +658,10 @@ class Connection:
             try:
                 async with asyncio.timeout(self.spec.connect_timeout):
                     client = await self._open(stack)
+                    self._refresher = refresher = ListRefresher(self, client, self.subscriptions)
                     await self._fetch_lists(client)
             except TimeoutError as exc:
-                if self._proc is not None and getattr(self._proc, "self_exit", False):
+                if self._proc is not None and self._proc.self_exit:
                     raise
                 raise RuntimeFailure(
                     f"no answer within connect_timeout = {self.spec.connect_timeout:g} s"
@@ -555,40 +672,43 @@ class Connection:
             self.connect_seconds = time.monotonic() - started
             self.connected_at = time.time()
             self.from_cache = False
-            await self._save_cache()
+            await self.save_cache()
             self._delay = self.cooldown_base
-            self._parked_lazy = False
-            self._want_live = False
-            listener = await self._start_listener(client)
-            self._publish(Status.RUNNING)
+            await refresher.listen(self.capabilities, self.protocol_version)
+            await refresher.subscribe_all(self.capabilities, self.protocol_version)
+            self._life.move(Phase.RUNNING)
             try:
                 reason = await self._serve()
             finally:
                 self._client = None
+                self._refresher = None
                 self.generation = next(_GENERATIONS)
-                if listener is not None:
-                    listener.cancel()
-                    with contextlib.suppress(BaseException):
-                        await listener
-                if self._refresh_task is not None:
-                    self._refresh_task.cancel()
-                    self._refresh_task = None
+                await refresher.close()
             if reason == "recycle":
                 # Registered, not running: say so before the (slow) process shutdown.
-                self._parked_lazy = True
-                self._publish(Status.LAZY)
-            if reason == "exited":
+                self._life.move(Phase.LAZY)
+            elif reason == "exited":
                 proc = self._proc
                 raise ServerExited(
                     self.name,
                     proc.returncode if proc is not None else None,
                     self.log.stderr_tail(STDERR_TAIL_LINES),
                 )
+            elif reason == "lost":
+                raise RuntimeFailure(self._lost_message())
         if reason == "stop":
             raise _StopOwner
 
+    def _lost_message(self) -> str:
+        if self.spec.transport is Transport.SSE:
+            return (
+                f"the SSE stream from {self.spec.url} ended (the server closed it or went"
+                " away); reconnecting after the cooldown"
+            )
+        return f"the connection to {self.spec.url} ended; reconnecting after the cooldown"
+
     async def _serve(self) -> str:
-        """Hold the session until stop, the process exits, or recycling is due."""
+        """Hold the session until stop, the process exits, the stream ends, or recycling."""
         recycle = self.spec.transport is Transport.STDIO and (
             self.spec.idle_timeout_seconds > 0 or self.spec.max_lifetime_seconds > 0
         )
@@ -598,16 +718,22 @@ class Connection:
             self.note("idle_timeout_seconds / max_lifetime_seconds apply to stdio servers only")
         born = self._last_activity = time.monotonic()
         # Calls wake this loop only when recycling needs to see them (no per-call cost).
-        waits: list[asyncio.Event] = [self._stop_event]
+        stop = self._mail.stop
+        waits: list[asyncio.Event] = [stop]
         if recycle:
             waits.append(self._activity)
+        ended = self._transport_ended if self._proc is None else None
         if self._proc is not None:
             waits.append(self._proc.exited)
+        elif ended is not None:
+            waits.append(ended)
         while True:
-            if self._stop_event.is_set():
+            if stop.is_set():
                 return "stop"
             if self._proc is not None and self._proc.exited.is_set():
                 return "exited"
+            if ended is not None and ended.is_set():
+                return "lost"
             timeout: float | None = None
             if recycle and self._inflight == 0:
                 now = time.monotonic()
@@ -634,16 +760,28 @@ class Connection:
                 for waiter in waiters:
                     waiter.cancel()
 
-    async def _open(self, stack: AsyncExitStack) -> Any:
+    async def _open(self, stack: AsyncExitStack) -> Client:
         from mcp import Client
         from mcp_types import Implementation
 
+        from portico.runtime.transports.factory import build_transport
+
         spec = self.spec
-        if spec.transport is Transport.STDIO:
-            transport = await self._stdio_transport()
-        else:
-            transport = await self._http_transport(stack)
-        transport = tapped(transport, self.activity)
+        built = await build_transport(
+            spec,
+            hooks=self.hooks,
+            stack=stack,
+            log=self.log,
+            recorder=self._recorder,
+            shell_timeout=self.shell_timeout,
+            note=self.note,
+            pinned=self._pinned,
+            remember_secrets=self._remember_secrets,
+            watch_http=self.activity.watch_http,
+        )
+        self._proc = built.proc
+        self._transport_ended = built.transport.ended
+        transport = tapped(built.transport, self.activity)
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
@@ -656,120 +794,14 @@ class Connection:
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
             list_roots_callback=callback(hooks.list_roots_callback),
-            logging_callback=callback(hooks.logging_callback),
+            logging_callback=callback(hooks.logging_callback) or self._on_server_log,
+            log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
         )
         return await stack.enter_async_context(client)
 
-    async def _stdio_transport(self) -> Any:
-        from mcp.client.stdio import get_default_environment
-
-        from portico.runtime.shellpath import find_command, login_path_async
-        from portico.runtime.transports.resolve import resolve_pairs
-        from portico.runtime.transports.stdio import StdioProcessInfo, stdio_transport
-
-        spec = self.spec
-        if spec.command is None:
-            raise ConfigProblem(f"{spec.source}: {spec.name}: no command to run")
-        if spec.identity_header is not None:
-            self.note("identity_header ignored: identity headers apply to HTTP servers only")
-        environ = self.hooks.environ
-        configured = await resolve_pairs(
-            spec.env,
-            lookup_keyring=self.hooks.lookup_secret,
-            environ=environ,
-            where=f"{spec.source}: {spec.name}.env",
-        )
-        self._remember_secrets(spec.env, configured)
-        path = await login_path_async(
-            environ=environ if environ is not None else os.environ,
-            shell_timeout=self.shell_timeout,
-        )
-        cwd = _checked_cwd(spec)
-        search = configured.get("PATH", path)
-        command = find_command(spec.command, search, cwd=cwd, server=spec.name)
-        env = get_default_environment()
-        env["PATH"] = path
-        env.update(configured)
-        info = StdioProcessInfo()
-        self._proc = info
-        return stdio_transport(command, list(spec.args), env=env, cwd=cwd, log=self.log, info=info)
-
-    async def _http_transport(self, stack: AsyncExitStack) -> Any:
-        from mcp.client.sse import sse_client
-        from mcp.client.streamable_http import streamable_http_client
-
-        from portico.runtime.transports.http import build_client, identity_header
-        from portico.runtime.transports.proxies import ProxySettings
-        from portico.runtime.transports.resolve import resolve_pairs, resolve_text
-
-        spec = self.spec
-        if not spec.url:
-            raise ConfigProblem(f"{spec.source}: {spec.name}: no url to connect to")
-        environ = self.hooks.environ
-        headers = await resolve_pairs(
-            spec.headers,
-            lookup_keyring=self.hooks.lookup_secret,
-            environ=environ,
-            where=f"{spec.source}: {spec.name}.headers",
-        )
-        self._remember_secrets(spec.headers, headers)
-        profile = self.hooks.active_profile() if self.hooks.active_profile else "default"
-        extra, warning = identity_header(spec, headers, profile)
-        if warning:
-            self.note(warning)
-        if extra is not None:
-            headers[extra[0]] = extra[1]
-        password = None
-        if spec.client_cert is not None and spec.client_cert.password:
-            password = await resolve_text(
-                spec.client_cert.password,
-                lookup_keyring=self.hooks.lookup_secret,
-                environ=environ,
-                where=f"{spec.source}: {spec.name}.client_cert.password",
-            )
-        auth = None
-        if self.hooks.auth_for is not None:
-            auth = await self.hooks.auth_for(spec, interactive=False)
-        proxies = ProxySettings.from_environ(environ if environ is not None else os.environ)
-        client = build_client(
-            spec,
-            headers=headers,
-            proxies=proxies,
-            recorder=self._recorder,
-            auth=auth,
-            cert_password=password,
-            pins=(
-                self.hooks.pinned_addresses(spec)
-                if self.hooks.pinned_addresses is not None
-                else getattr(self, "_pinned", None)
-            ),
-        )
-        self.activity.watch_http(client)
-        if spec.transport is Transport.SSE:
-            # sse_client enters (and closes) the client it gets from the factory.
-            def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
-                return client
-
-            return sse_client(spec.url, httpx_client_factory=factory)
-        await stack.enter_async_context(client)
-        return streamable_http_client(
-            spec.url, http_client=client, max_sse_event_size=MAX_SSE_EVENT_BYTES
-        )
-
-    async def _all_pages(self, method: Any, attribute: str, **kwargs: Any) -> list[Any]:
-        items: list[Any] = []
-        cursor: str | None = None
-        for _ in range(1000):
-            page = await method(cursor=cursor, **kwargs)
-            items.extend(getattr(page, attribute))
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return items
-
-    async def _fetch_lists(self, client: Any) -> None:
+    async def _fetch_lists(self, client: Client) -> None:
         from mcp import MCPError
 
         caps = client.server_capabilities
@@ -777,24 +809,40 @@ class Connection:
         self.server_info = client.server_info
         self.protocol_version = client.protocol_version
         self.instructions = client.instructions
-        tools = await self._all_pages(client.list_tools, "tools") if caps.tools is not None else []
+        tools = await all_pages(client.list_tools, "tools") if caps.tools is not None else []
         prompts: list[Any] = []
         resources: list[Any] = []
         templates: list[Any] = []
         try:
             if caps.prompts is not None:
-                prompts = await self._all_pages(client.list_prompts, "prompts")
+                prompts = await all_pages(client.list_prompts, "prompts")
             if caps.resources is not None:
-                resources = await self._all_pages(client.list_resources, "resources")
-                templates = await self._all_pages(
-                    client.list_resource_templates, "resource_templates"
-                )
+                resources = await all_pages(client.list_resources, "resources")
+                templates = await all_pages(client.list_resource_templates, "resource_templates")
         except MCPError as exc:  # a server with broken prompts still offers its tools
             self.note(f"listing prompts/resources failed: {describe(exc)}")
         self.prompts, self.resources, self.resource_templates = prompts, resources, templates
         self._set_tools(tools)
+        await self._ask_for_logs(client)
 
-    async def _save_cache(self) -> None:
+    async def _ask_for_logs(self, client: Client) -> None:
+        """Handshake-era servers that offer logging send it after ``logging/setLevel``
+        (2026 sessions opt in per request instead, through ``log_level``)."""
+        from mcp import MCPError
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        caps = self.capabilities
+        if caps is None or caps.logging is None:
+            return
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            with handshake_era():
+                await client.set_logging_level(SERVER_LOG_LEVEL)
+        except MCPError as exc:
+            self.note(f"the server refused logging/setLevel: {describe(exc)}")
+
+    async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:
             return
         schema = schema_cache.CachedSchema(
@@ -817,107 +865,18 @@ class Connection:
         if isinstance(message, Exception):
             self.note(f"transport reported: {describe(message)}")
             return
-        method = getattr(message, "method", None)
-        kinds = {
-            "notifications/tools/list_changed": "tools",
-            "notifications/prompts/list_changed": "prompts",
-            "notifications/resources/list_changed": "resources",
-        }
-        kind = kinds.get(method or "")
-        if kind is not None:
-            self._schedule_refresh(kind)
+        method = getattr(message, "method", None) or ""
+        if method == "notifications/resources/updated":
+            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-    async def _start_listener(self, client: Any) -> asyncio.Task[None] | None:
-        """2026 sessions announce list changes only on a ``subscriptions/listen`` stream."""
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        caps = self.capabilities
-        if self.protocol_version not in MODERN_PROTOCOL_VERSIONS or caps is None:
-            return None
-        wanted = {
-            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
-            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
-            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
-        }
-        if not any(wanted.values()):
-            return None
-
-        acked = asyncio.Event()
-
-        async def listen() -> None:
-            from mcp.shared.subscriptions import (
-                PromptsListChanged,
-                ResourcesListChanged,
-                ToolsListChanged,
-            )
-
-            try:
-                async with client.listen(**wanted) as subscription:
-                    acked.set()
-                    async for event in subscription:
-                        if isinstance(event, ToolsListChanged):
-                            self._schedule_refresh("tools")
-                        elif isinstance(event, PromptsListChanged):
-                            self._schedule_refresh("prompts")
-                        elif isinstance(event, ResourcesListChanged):
-                            self._schedule_refresh("resources")
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the session itself carries on
-                self.note(f"list-change subscription ended: {describe(exc)}")
-            finally:
-                acked.set()
-
-        task = asyncio.create_task(listen(), name=f"mcp-listen:{self.name}")
-        # Running only once changes can be heard (a bounded wait: never block the start).
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(5.0):
-                await acked.wait()
-        return task
-
-    def _schedule_refresh(self, kind: str) -> None:
-        """Coalesce list_changed: at most one refresh in flight plus one pending.
-
-        One task per connection does the refreshing. A notification only marks its kind
-        as pending; the task waits for the burst to go quiet, takes everything pending,
-        refreshes, and loops while more arrived meanwhile (they all make one more round).
-        """
-        self._refresh_again.add(kind)
-        self._last_list_change = time.monotonic()
-        if self._refresh_task is None or self._refresh_task.done():
-            self._refresh_task = asyncio.create_task(self._refresh_loop())
-
-    async def _burst_quiet(self) -> None:
-        """Until no list_changed came for LIST_CHANGE_QUIET s (at most LIST_CHANGE_MAX_WAIT)."""
-        give_up = time.monotonic() + LIST_CHANGE_MAX_WAIT
-        while True:
-            delay = min(self._last_list_change + LIST_CHANGE_QUIET, give_up) - time.monotonic()
-            if delay <= 0:
-                return
-            await asyncio.sleep(delay)
-
-    async def _refresh_loop(self) -> None:
-        while self._refresh_again:
-            await self._burst_quiet()
-            kinds, self._refresh_again = self._refresh_again, set()
-            client = self._client
-            if client is None:
-                return
-            try:
-                if "tools" in kinds:
-                    tools = await self._all_pages(client.list_tools, "tools", cache_mode="refresh")
-                    self._set_tools(tools)
-                if "prompts" in kinds:
-                    self.prompts = await self._all_pages(
-                        client.list_prompts, "prompts", cache_mode="refresh"
-                    )
-                if "resources" in kinds:
-                    self.resources = await self._all_pages(
-                        client.list_resources, "resources", cache_mode="refresh"
-                    )
-                await self._save_cache()
-            except Exception as exc:
-                self.note(f"refreshing {', '.join(sorted(kinds))} failed: {describe(exc)}")
+            uri = str(getattr(getattr(message, "params", None), "uri", "") or "")
+            # 2026 sessions hear it on the listen stream (the refresher reports it there).
+            if uri in self.subscriptions and self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                self.resource_updated(uri)
+            return
+        kind = KIND_OF_METHOD.get(method)
+        if kind is not None and self._refresher is not None:
+            self._refresher.changed(kind)
 
     # --- calls --------------------------------------------------------------------------
 
@@ -932,32 +891,26 @@ class Connection:
         self._last_activity = time.monotonic()
         self._activity.set()
 
-    async def _live_client(self) -> Any:
+    async def _live_client(self) -> Client:
         """The running client, starting a lazy or recycled server on the way."""
         if self._client is not None and self._state.status is Status.RUNNING:
             return self._client
-        status = self._state.status
         if self._task is None or self._task.done():
-            if status is Status.DISABLED:
+            if self._life.phase is Phase.DISABLED:
                 raise RuntimeFailure(f"{self.name} is disabled in the config")
             raise RuntimeFailure(f"{self.name} is not started")
         try:
             async with asyncio.timeout(self.spec.connect_timeout + 5.0):
                 while True:
-                    state = self._state
-                    if state.status is Status.RUNNING and self._client is not None:
+                    phase = self._life.phase
+                    if phase is Phase.RUNNING and self._client is not None:
                         return self._client
-                    if state.status is Status.LAZY:
-                        self._want_live = True
-                        self._wake.set()
-                    elif (
-                        state.status in SETTLED
-                        and state.status is not Status.RUNNING
-                        and not self._pending_start
-                    ):
-                        raise RuntimeFailure(self._not_running(state))
-                    # Connecting, or Running while a recycled process winds down: wait.
-                    await self._status_changed.wait()
+                    if phase is Phase.LAZY:
+                        self._mail.post(Request.GO_LIVE)
+                    elif self._life.settled and phase is not Phase.RUNNING:
+                        raise RuntimeFailure(self._not_running(self._state))
+                    # Starting / Connecting, or Running while a recycled process winds down.
+                    await self._life.changed()
         except TimeoutError as exc:
             raise RuntimeFailure(f"{self.name} did not start in time") from exc
 
@@ -965,8 +918,8 @@ class Connection:
         """The error the owner task records after a lost connection, if any soon."""
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(wait):
-                while self._state.status in (Status.RUNNING, Status.CONNECTING):
-                    await self._status_changed.wait()
+                while self._life.phase in (Phase.RUNNING, Phase.CONNECTING, Phase.STARTING):
+                    await self._life.changed()
         if self._state.status in (Status.FAILED, Status.COOLDOWN, Status.NEEDS_AUTH):
             return self._state.error
         return None
@@ -1011,38 +964,6 @@ class Connection:
             if text != exc.error.message:
                 return RuntimeFailure(f"{self.name}: {what}: {text}")
         return exc
-
-
-def _base_folder(spec: ServerSpec) -> tuple[Path, str]:
-    """Where an unset or relative ``cwd`` points: (folder, how to say it)."""
-    path = spec.source.path
-    if spec.source.scope is Scope.PROJECT:
-        folder = path.parent
-        if folder.name == PROJECT_DIR_NAME:  # <project>/.portico/mcp.toml -> <project>
-            folder = folder.parent
-        return folder, "the project folder"
-    return path.parent, "the folder of the config file"
-
-
-def _checked_cwd(spec: ServerSpec) -> str | None:
-    """The stdio server's working folder.
-
-    Unset: the project folder for project servers, the user's home for global ones.
-    Relative: against the project folder (project) or the config file's folder (global).
-    """
-    base, what = _base_folder(spec)
-    if not spec.cwd:
-        default = base if spec.source.scope is Scope.PROJECT else Path.home()
-        return str(default) if default.is_dir() else None
-    given = Path(os.path.expanduser(spec.cwd))
-    cwd = given if given.is_absolute() else base / given
-    if not cwd.is_dir():
-        relative = "" if given.is_absolute() else f" ({spec.cwd!r} taken relative to {what})"
-        raise ConfigProblem(
-            f"{spec.source}: {spec.name}.cwd: folder {cwd} does not exist{relative};"
-            " create it or fix cwd"
-        )
-    return str(cwd)
 
 
 def _version() -> str:

@@ -90,6 +90,12 @@ class HttpErrorResponse:
     method: str
     url: str
     body: str
+    challenge: str = ""  # the WWW-Authenticate header of a 401 / 403
+
+    @property
+    def oauth_challenge(self) -> bool:
+        """A 401 that asks for an OAuth bearer token (sign-in by discovery)."""
+        return self.status == 401 and self.challenge.lower().startswith("bearer")
 
     def describe(self) -> str:
         body = self.body.strip().replace("\r", " ").replace("\n", " ")
@@ -111,8 +117,14 @@ class HttpErrorRecorder:
     def __init__(self, keep: int = 4) -> None:
         self.recent: deque[HttpErrorResponse] = deque(maxlen=keep)
         self.count = 0  # error responses seen so far (a mark for "since this call began")
+        self.last_any: tuple[int, str, str] | None = None  # (status, method, url) of any answer
 
     async def __call__(self, response: Any) -> None:
+        self.last_any = (
+            response.status_code,
+            response.request.method,
+            _no_query(response.request.url),
+        )
         if response.status_code < 400:
             return
         body = ""
@@ -123,7 +135,10 @@ class HttpErrorRecorder:
             body = ""
         request = response.request
         url = _no_query(request.url)
-        self.recent.append(HttpErrorResponse(response.status_code, request.method, url, body))
+        challenge = response.headers.get("www-authenticate", "")
+        self.recent.append(
+            HttpErrorResponse(response.status_code, request.method, url, body, challenge)
+        )
         self.count += 1
 
     @property
@@ -132,6 +147,7 @@ class HttpErrorRecorder:
 
     def clear(self) -> None:
         self.recent.clear()
+        self.last_any = None
 
 
 def leaves(exc: BaseException) -> list[BaseException]:
@@ -185,8 +201,45 @@ def describe(
         or (last.status in (401, 403) and "HTTP" not in text)
     ):
         detail = last.describe()
-        if detail not in text:
+        if detail.startswith(text):  # the same answer, now with its body
+            text = detail + _advice(last.status)
+        elif detail not in text:
             text = f"{text} ({detail})"
+    return _reword_body(text, recorder)
+
+
+def _advice(status: int) -> str:
+    if status >= 500:
+        return "; the server failed: try again later or look at its logs"
+    if status == 404:
+        return "; nothing at that address: check the url"
+    if status == 405:
+        return "; that address does not take MCP requests: check the url and transport"
+    return ""
+
+
+def _reword_body(text: str, recorder: HttpErrorRecorder | None) -> str:
+    """The SDK's words for an answer that is not MCP, as one line with the URL."""
+    answer = recorder.last_any if recorder is not None else None
+    where = f"{answer[1]} {answer[2]} got HTTP {answer[0]}" if answer is not None else "the server"
+    if text.startswith("Failed to parse JSON response") and "validation error" in text:
+        detail = ""
+        for line in text.splitlines()[1:]:
+            line = line.strip()
+            if line.startswith("Invalid JSON:"):
+                detail = line.removeprefix("Invalid JSON:").split("[type=")[0].strip()
+                break
+        why = f" ({detail})" if detail else ""
+        return (
+            f"{where} with a body that is not valid JSON{why}; the server is broken or the"
+            " url is not an MCP endpoint: check the url"
+        )
+    if text.startswith("Unexpected content type:"):
+        kind = text.removeprefix("Unexpected content type:").strip() or "no content type"
+        return (
+            f"{where} with {kind}, not JSON or an event stream; the url is probably a web"
+            " page (a login page, a proxy), not an MCP endpoint: check the url"
+        )
     return text
 
 

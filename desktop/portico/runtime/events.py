@@ -60,6 +60,14 @@ class LogLine:
 
 
 @dataclass(frozen=True)
+class ResourceUpdated:
+    """A resource the person subscribed to changed on the server (read it again)."""
+
+    server: str
+    uri: str
+
+
+@dataclass(frozen=True)
 class DiscoveryFinished:
     summary: str
 
@@ -94,6 +102,7 @@ Event = (
     | DiscoveryFinished
     | AuthRequired
     | ConfigChanged
+    | ResourceUpdated
     | ActivityChanged
 )
 Subscriber = Callable[[Event], None]

@@ -35,7 +35,7 @@ class ServerLog:
         file: Path | None = None,
         max_bytes: int = FILE_MAX_BYTES,
         backups: int = FILE_BACKUPS,
-        on_line: Callable[[str, str], None] | None = None,
+        on_line: Callable[[str, str, str], None] | None = None,
     ) -> None:
         self.server = server
         self.lines: deque[str] = deque(maxlen=ring_lines)
@@ -43,23 +43,30 @@ class ServerLog:
         self.file = file if file is not None else log_file_for(server)
         self.max_bytes = max_bytes
         self.backups = backups
-        self.on_line = on_line  # (text, stream) -> None; the connection publishes LogLine
+        self.on_line = on_line  # (text, stream, level) -> None; the connection publishes LogLine
         self._handle: TextIO | None = None
         self._size = 0
         self._stderr_total = 0  # lines the server ever wrote (the ring keeps the last ones)
         self._attempt_from = 0  # _stderr_total when the current attempt began
         self.write_error: str | None = None
 
-    def add(self, text: str, stream: str = "stderr") -> None:
+    def add(self, text: str, stream: str = "stderr", level: str = "") -> None:
+        """One line: the server's stderr, ours (``portico``), or the server's own log
+        notification (``mcp``, with its MCP level)."""
         text = text.rstrip("\r\n")
-        shown = text if stream == "stderr" else f"[portico] {text}"
+        if stream == "stderr":
+            shown = text
+        elif stream == "mcp":
+            shown = f"[{level or 'info'}] {text}"
+        else:
+            shown = f"[portico] {text}"
         self.lines.append(shown)
         if stream == "stderr":
             self.stderr_lines.append(text)
             self._stderr_total += 1
         self._write(shown + "\n")
         if self.on_line is not None:
-            self.on_line(text, stream)
+            self.on_line(text, stream, level)
 
     def tail(self, n: int = 10) -> list[str]:
         return list(self.lines)[-n:] if n > 0 else []

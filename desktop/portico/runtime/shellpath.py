@@ -8,8 +8,10 @@ search it (then our own PATH) for stdio commands.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import threading
 from collections.abc import Mapping
@@ -20,27 +22,43 @@ from portico.runtime.errors import CommandNotFound
 SHELL_TIMEOUT = 5.0
 _MARK = "__PORTICO_PATH__"
 _cache: dict[str, str] = {}
+_origin: dict[str, str] = {}  # how the cached PATH was made, for messages
 _lock = threading.Lock()  # servers connecting at once ask the shell once, not N times
 
 
-def _ask_shell(shell: str, timeout: float) -> str | None:
+def _ask_shell(shell: str, timeout: float) -> tuple[str | None, str]:
+    """(the login shell's PATH or None, why not). A shell that hangs is killed with its
+    whole process group, so nothing it started (a profile's ``sleep``, an agent) is left."""
     script = f'printf "%s%s%s" "{_MARK}" "$PATH" "{_MARK}"'
     try:
-        done = subprocess.run(
+        proc = subprocess.Popen(
             [shell, "-ilc", script],
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-            check=False,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
             start_new_session=True,  # an interactive shell must not grab our terminal
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    out = done.stdout.decode("utf-8", "replace")
+    except OSError as exc:
+        return None, f"the login shell {shell} could not start ({exc.strerror or exc})"
+    try:
+        raw, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        return None, f"the login shell {shell} gave no PATH within {timeout:g} s"
+    finally:
+        _kill_group(proc)  # a shell that exited may still have left children behind
+    out = raw.decode("utf-8", "replace")
     parts = out.split(_MARK)
     if len(parts) < 3 or not parts[1].strip():
-        return None
-    return parts[1].strip()
+        return None, f"the login shell {shell} printed no PATH"
+    return parts[1].strip(), ""
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=2.0)
 
 
 def merge_paths(*paths: str) -> str:
@@ -53,17 +71,35 @@ def merge_paths(*paths: str) -> str:
     return os.pathsep.join(seen)
 
 
+def _key(env: Mapping[str, str]) -> str:
+    return f"{env.get('SHELL') or ''}\0{env.get('PATH', os.defpath)}"
+
+
 def login_path(*, environ: Mapping[str, str] | None = None, timeout: float = SHELL_TIMEOUT) -> str:
     """The login shell's PATH merged before ours; computed once per shell, then cached."""
     env = os.environ if environ is None else environ
     shell = env.get("SHELL") or ""
     own = env.get("PATH", os.defpath)
-    key = f"{shell}\0{own}"
+    key = _key(env)
     with _lock:
         if key not in _cache:
-            found = _ask_shell(shell, timeout) if shell and os.name != "nt" else None
+            if shell and os.name != "nt":
+                found, why = _ask_shell(shell, timeout)
+            else:
+                found, why = None, "no login shell (SHELL is not set)"
             _cache[key] = merge_paths(found, own) if found else own
+            _origin[key] = (
+                "the login shell's PATH merged with Portico's"
+                if found
+                else f"Portico's own PATH; {why}"
+            )
         return _cache[key]
+
+
+def path_origin(*, environ: Mapping[str, str] | None = None) -> str:
+    """How :func:`login_path` made its answer (for CommandNotFound)."""
+    env = os.environ if environ is None else environ
+    return _origin.get(_key(env), "Portico's own PATH")
 
 
 async def login_path_async(
@@ -74,9 +110,17 @@ async def login_path_async(
 
 def clear_cache() -> None:
     _cache.clear()
+    _origin.clear()
 
 
-def find_command(command: str, path: str, *, cwd: str | None = None, server: str = "") -> str:
+def find_command(
+    command: str,
+    path: str,
+    *,
+    cwd: str | None = None,
+    server: str = "",
+    origin: str = "the login shell's PATH merged with Portico's",
+) -> str:
     """The executable for ``command``; raises CommandNotFound naming the PATH searched."""
     who = f"{server}: " if server else ""
     if os.sep in command or (os.altsep and os.altsep in command):
@@ -89,7 +133,7 @@ def find_command(command: str, path: str, *, cwd: str | None = None, server: str
     found = shutil.which(command, path=path)
     if found is None:
         raise CommandNotFound(
-            f"{who}command {command!r} not found on PATH={path} "
-            "(the login shell's PATH merged with Portico's); install it or give its full path"
+            f"{who}command {command!r} not found on PATH={path} ({origin});"
+            " install it or give its full path"
         )
     return found

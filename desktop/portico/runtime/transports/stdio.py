@@ -181,4 +181,8 @@ async def stdio_transport(
                 info.returncode = process.returncode
                 info.exited.set()
             tg.cancel_scope.cancel()
+    # Close every pipe, so the loop's subprocess transport is finished now rather than
+    # by the garbage collector later (on a loop that may be closed by then).
+    with anyio.CancelScope(shield=True), suppress(Exception):
+        await process.aclose()
     await anyio.lowlevel.cancel_shielded_checkpoint()

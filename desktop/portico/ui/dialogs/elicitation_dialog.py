@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
@@ -28,18 +29,33 @@ class ElicitationDialog(PromptDialog):
         self.error_label.setVisible(bool(request.error))
         self.layout_.addWidget(self.error_label)
         self.fields: dict[str, Field] = {}
+        self.warning_labels: list[QLabel] = []
         if request.mode == "url":
-            self.layout_.addWidget(QLabel("The server asks you to visit (not opened for you):"))
-            self.url_label = selectable_label(request.url or "", mono=True)
+            self.layout_.addWidget(
+                QLabel("The server asks you to open this page in your browser:")
+            )
+            self.url_label = selectable_label(_url_markup(request), mono=True, rich=True)
             self.url_label.setAccessibleName("address")
             self.layout_.addWidget(self.url_label)
+            if request.url_host:
+                site = selectable_label(f"The site is {request.url_host}")
+                site.setAccessibleName("site")
+                self.layout_.addWidget(site)
+            for warning in request.url_warnings:
+                label = QLabel(f"Warning: {warning}")
+                label.setWordWrap(True)
+                set_tone(label, "error")
+                label.setAccessibleName("warning")
+                self.warning_labels.append(label)
+                self.layout_.addWidget(label)
         else:
             self.form = SchemaForm(request.schema, request.defaults)
             self.fields = self.form.fields
             self.layout_.addWidget(self.form)
             if self.form.has_required:
                 self.layout_.addWidget(QLabel("* required"))
-        self.accept_button = self.add_button("&Accept", None)
+        accept_text = "&Open in browser" if request.mode == "url" else "&Accept"
+        self.accept_button = self.add_button(accept_text, None)
         self.accept_button.clicked.disconnect()
         self.accept_button.clicked.connect(self._accept)
         self.decline_button = self.add_button(
@@ -67,3 +83,18 @@ class ElicitationDialog(PromptDialog):
 
     def decline_value(self) -> ElicitationAnswer:
         return ElicitationAnswer("cancel")
+
+
+def _url_markup(request: ElicitationRequest) -> str:
+    """The whole URL, escaped, with the host in bold (the part that says whose site it is)."""
+    url = request.url or ""
+    host = request.url_host
+    if not host:
+        return html.escape(url)
+    from portico.policy.url_review import review_url
+
+    review = review_url(url)
+    return (
+        f"{html.escape(review.before_host)}<b>{html.escape(review.host)}</b>"
+        f"{html.escape(review.after_host)}"
+    )

@@ -1,0 +1,285 @@
+"""Build the SDK transport for one server: stdio process, Streamable HTTP or legacy SSE.
+
+Every transport comes back wrapped in :class:`WatchedTransport`, whose ``ended`` event is
+set when its read stream ends. That is how the owner learns that a legacy SSE server died
+(the SDK's SSE reader only closes the stream; nothing raises into the owner).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, AsyncExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from portico.config.model import Scope, ServerSpec, Transport
+from portico.paths import PROJECT_DIR_NAME
+from portico.runtime.errors import ConfigProblem, HttpErrorRecorder
+from portico.runtime.hooks import ConnectionHooks
+from portico.runtime.serverlog import ServerLog
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from portico.runtime.transports.stdio import StdioProcessInfo
+
+MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
+RememberSecrets = Callable[[tuple[tuple[str, str], ...], dict[str, str]], None]
+
+
+class _WatchedReadStream:
+    """Delegates to the transport's read stream; notes when it ends."""
+
+    def __init__(self, inner: Any, ended: asyncio.Event) -> None:
+        self._inner = inner
+        self._ended = ended
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self._ended.set()
+            raise
+        _default_result_type(item)
+        return item
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def __aiter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> _WatchedReadStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+
+def _default_result_type(item: Any) -> None:
+    """A result without ``resultType`` is complete (2026-07-28: "Absent resultType is
+    equivalent to complete"); the SDK's 2026 models require the field, so say it."""
+    message = getattr(getattr(item, "message", None), "result", None)
+    if isinstance(message, dict) and "resultType" not in message:
+        message["resultType"] = "complete"
+
+
+class WatchedTransport:
+    """An SDK transport whose end of input is observable (``ended``)."""
+
+    def __init__(self, inner: AbstractAsyncContextManager[Any]) -> None:
+        import asyncio
+
+        self._inner = inner
+        self.ended = asyncio.Event()
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self._inner.__aenter__()
+        return _WatchedReadStream(read, self.ended), write
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc, tb)
+
+
+@dataclass
+class BuiltTransport:
+    transport: WatchedTransport
+    proc: StdioProcessInfo | None  # the stdio child, None for HTTP
+
+
+async def build_transport(
+    spec: ServerSpec,
+    *,
+    hooks: ConnectionHooks,
+    stack: AsyncExitStack,
+    log: ServerLog,
+    recorder: HttpErrorRecorder,
+    shell_timeout: float,
+    note: Callable[[str], None],
+    pinned: Any = None,
+    remember_secrets: RememberSecrets | None = None,
+    watch_http: Callable[[Any], None] | None = None,
+) -> BuiltTransport:
+    """The transport for ``spec`` (raises ConfigProblem / CommandNotFound before any I/O).
+
+    ``remember_secrets(written, resolved)`` learns the values of env / header references
+    (to mask them in messages); ``watch_http(client)`` taps the HTTP client (activity)."""
+    remember = remember_secrets or (lambda written, resolved: None)
+    if spec.transport is Transport.STDIO:
+        transport, proc = await _stdio(spec, hooks, log, shell_timeout, note, remember)
+        return BuiltTransport(WatchedTransport(transport), proc)
+    transport = await _http(spec, hooks, stack, recorder, note, pinned, remember, watch_http)
+    return BuiltTransport(WatchedTransport(transport), None)
+
+
+async def _stdio(
+    spec: ServerSpec,
+    hooks: ConnectionHooks,
+    log: ServerLog,
+    shell_timeout: float,
+    note: Callable[[str], None],
+    remember: RememberSecrets,
+) -> tuple[AbstractAsyncContextManager[Any], StdioProcessInfo]:
+    from mcp.client.stdio import get_default_environment
+
+    from portico.runtime.shellpath import find_command, login_path_async, path_origin
+    from portico.runtime.transports.resolve import resolve_pairs
+    from portico.runtime.transports.stdio import StdioProcessInfo, stdio_transport
+
+    if spec.command is None:
+        raise ConfigProblem(f"{spec.source}: {spec.name}: no command to run")
+    if spec.identity_header is not None:
+        note("identity_header ignored: identity headers apply to HTTP servers only")
+    environ = hooks.environ
+    configured = await resolve_pairs(
+        spec.env,
+        lookup_keyring=hooks.lookup_secret,
+        environ=environ,
+        where=f"{spec.source}: {spec.name}.env",
+    )
+    remember(spec.env, configured)
+    path = await login_path_async(
+        environ=environ if environ is not None else os.environ,
+        shell_timeout=shell_timeout,
+    )
+    cwd = checked_cwd(spec)
+    search = configured.get("PATH", path)
+    origin = (
+        f"{spec.name}.env PATH"
+        if "PATH" in configured
+        else path_origin(environ=environ if environ is not None else os.environ)
+    )
+    command = find_command(spec.command, search, cwd=cwd, server=spec.name, origin=origin)
+    env = get_default_environment()
+    env["PATH"] = path
+    env.update(configured)
+    info = StdioProcessInfo()
+    return stdio_transport(command, list(spec.args), env=env, cwd=cwd, log=log, info=info), info
+
+
+async def _http(
+    spec: ServerSpec,
+    hooks: ConnectionHooks,
+    stack: AsyncExitStack,
+    recorder: HttpErrorRecorder,
+    note: Callable[[str], None],
+    pinned: Any,
+    remember: RememberSecrets,
+    watch_http: Callable[[Any], None] | None,
+) -> AbstractAsyncContextManager[Any]:
+    from mcp.client.sse import sse_client
+    from mcp.client.streamable_http import streamable_http_client
+
+    from portico.runtime.transports.http import build_client, identity_header
+    from portico.runtime.transports.proxies import ProxySettings
+    from portico.runtime.transports.resolve import resolve_pairs, resolve_text
+
+    if not spec.url:
+        raise ConfigProblem(f"{spec.source}: {spec.name}: no url to connect to")
+    environ = hooks.environ
+    headers = await resolve_pairs(
+        spec.headers,
+        lookup_keyring=hooks.lookup_secret,
+        environ=environ,
+        where=f"{spec.source}: {spec.name}.headers",
+    )
+    remember(spec.headers, headers)
+    profile = hooks.active_profile() if hooks.active_profile else "default"
+    extra, warning = identity_header(spec, headers, profile)
+    if warning:
+        note(warning)
+    if extra is not None:
+        headers[extra[0]] = extra[1]
+    password = None
+    if spec.client_cert is not None and spec.client_cert.password:
+        password = await resolve_text(
+            spec.client_cert.password,
+            lookup_keyring=hooks.lookup_secret,
+            environ=environ,
+            where=f"{spec.source}: {spec.name}.client_cert.password",
+        )
+    auth = None
+    if hooks.auth_for is not None:
+        auth = await hooks.auth_for(spec, interactive=False)
+    proxies = ProxySettings.from_environ(environ if environ is not None else os.environ)
+    client = build_client(
+        spec,
+        headers=headers,
+        proxies=proxies,
+        recorder=recorder,
+        auth=auth,
+        cert_password=password,
+        pins=hooks.pinned_addresses(spec) if hooks.pinned_addresses is not None else pinned,
+    )
+    if watch_http is not None:
+        watch_http(client)
+    if spec.transport is Transport.SSE:
+        # sse_client enters (and closes) the client it gets from the factory.
+        def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
+            return client
+
+        return sse_client(spec.url, httpx_client_factory=factory)
+    await stack.enter_async_context(client)
+    return streamable_http_client(
+        spec.url, http_client=client, max_sse_event_size=MAX_SSE_EVENT_BYTES
+    )
+
+
+def _base_folder(spec: ServerSpec) -> tuple[Path, str]:
+    """Where an unset or relative ``cwd`` points: (folder, how to say it)."""
+    path = spec.source.path
+    if spec.source.scope is Scope.PROJECT:
+        folder = path.parent
+        if folder.name == PROJECT_DIR_NAME:  # <project>/.portico/mcp.toml -> <project>
+            folder = folder.parent
+        return folder, "the project folder"
+    return path.parent, "the folder of the config file"
+
+
+def checked_cwd(spec: ServerSpec) -> str | None:
+    """The stdio server's working folder.
+
+    Unset: the project folder for project servers, the user's home for global ones.
+    Relative: against the project folder (project) or the config file's folder (global).
+    """
+    base, what = _base_folder(spec)
+    if not spec.cwd:
+        default = base if spec.source.scope is Scope.PROJECT else Path.home()
+        return str(default) if default.is_dir() else None
+    given = Path(os.path.expanduser(spec.cwd))
+    cwd = given if given.is_absolute() else base / given
+    if not cwd.is_dir():
+        relative = "" if given.is_absolute() else f" ({spec.cwd!r} taken relative to {what})"
+        raise ConfigProblem(
+            f"{spec.source}: {spec.name}.cwd: folder {cwd} does not exist{relative};"
+            " create it or fix cwd"
+        )
+    return str(cwd)
