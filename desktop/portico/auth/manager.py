@@ -261,7 +261,11 @@ class AuthManager:
             found = await self._prime(spec, storage, provider)
             if found is not None and not interactive:
                 await self._refresh_if_expired(spec, provider)
-        elif not interactive and spec.url and await requires_auth(spec.url, self._net(spec).client()):
+        elif (
+            not interactive
+            and spec.url
+            and await requires_auth(spec.url, self._net(spec).client())
+        ):
             raise NeedsAuth(_sign_in_text(spec.name))
         return provider
 
