@@ -205,3 +205,29 @@ async def test_browser_lookup_does_not_block_the_loop(
         beat.cancel()
     assert opened is False  # nothing runnable on this PATH
     assert ticks >= 5  # the loop ran while xdg-settings slept (0 when it blocked)
+
+
+async def test_an_opener_that_fails_after_starting_is_not_an_opened_browser(
+    tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """webbrowser.open says True for a background opener that merely started (xdg-open);
+    open_browser waits for its exit status."""
+    import stat
+    import webbrowser
+    from pathlib import Path
+
+    from portico.auth.handoff import open_browser
+
+    folder = Path(str(tmp_path)) / "bin"
+    folder.mkdir()
+    script = folder / "xdg-open"
+    script.write_text("#!/bin/sh\nexit 3\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("BROWSER", "false")
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setenv("PATH", str(folder))
+    monkeypatch.setattr(webbrowser, "_tryorder", None)
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+    assert await open_browser("http://127.0.0.1:9/authorize") is False
+    script.write_text("#!/bin/sh\nexit 0\n")
+    assert await open_browser("http://127.0.0.1:9/authorize") is True

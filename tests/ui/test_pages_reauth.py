@@ -196,3 +196,50 @@ async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(
         # signed in: the notices about it are gone, and the status bar says so at once
         await until(lambda: not window.notices.rows(), 10, "the notices to resolve")
         assert window.summary_label.text().startswith("1 server: 1 running")
+
+
+async def test_a_browser_that_fails_to_open_makes_the_dialog_say_copy_the_link(
+    oauth_peer: str, monkeypatch: pytest.MonkeyPatch, tmp_path: pytest.TempPathFactory
+) -> None:
+    """BROWSER names a command that fails and the system openers (xdg-open, gio) fail
+    after starting: Python's webbrowser.open says True, the dialog must not believe it."""
+    import os
+    import stat
+    import webbrowser
+    from pathlib import Path
+
+    from portico.ui.dialogs.oauth_dialog import OAuthDialog
+
+    folder = Path(str(tmp_path)) / "openers"
+    folder.mkdir()
+    for opener in ("xdg-open", "gio"):
+        script = folder / opener
+        script.write_text("#!/bin/sh\nexit 3\n")
+        script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("BROWSER", "false")
+    monkeypatch.setenv("DISPLAY", ":99")
+    monkeypatch.setenv("PATH", f"{folder}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(webbrowser, "_tryorder", None)  # forget earlier lookups
+    monkeypatch.setattr(webbrowser, "_browsers", {})
+    write_global(f'[mcp.linear]\nurl = "{oauth_peer}"\nauth = "oauth"\n')
+    async with running_app() as desktop:
+        await until(lambda: status_of(desktop, "linear") is Status.NEEDS_AUTH, 60, "NeedsAuth")
+
+        async def allow_private_issuer() -> None:
+            desktop.session.auth.endpoint_policy = None
+
+        await desktop.runtime.submit(allow_private_issuer())
+        window = desktop.window
+        row = await until(
+            lambda: next((r for r in window.notices.rows() if r.action_button), None),
+            10,
+            "the sign-in notice",
+        )
+        row.action_button.click()  # type: ignore[union-attr]
+        dialog = await until(lambda: desktop.prompter.current, 60, "the hand-off dialog")  # type: ignore[union-attr]
+        assert isinstance(dialog, OAuthDialog)
+        assert dialog.request.browser_opened is False
+        assert "No browser could be opened here: copy the link" in dialog.intro.text()
+        assert "sent to your browser" not in dialog.intro.text()
+        dialog.cancel_button.click()
+        assert gone(dialog) or await until(lambda: gone(dialog), 10, "the dialog to close")

@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import subprocess
 import webbrowser
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,7 @@ from portico.prompts import AuthorizeRequest, Prompter, Refused
 log = logging.getLogger(__name__)
 
 GRACE_SECONDS = 15.0
+OPENER_WAIT = 10.0  # seconds an opener such as xdg-open has to hand the link over
 
 
 class LoginCancelled(Exception):
@@ -79,9 +81,49 @@ def browser_available() -> bool:
     return True
 
 
+def _open_with(browser: webbrowser.BaseBrowser, url: str) -> bool:
+    if not isinstance(browser, webbrowser.BackgroundBrowser):
+        # the others report honestly: a command run to its end, or a remote call's status
+        return bool(browser.open(url, 2))
+    # A background opener (xdg-open, gio open, open) is only started by webbrowser, which
+    # then says True before it fails; it hands off and exits, so its exit status is the answer.
+    cmdline = [browser.name, *(arg.replace("%s", url) for arg in browser.args)]
+    try:
+        process = subprocess.Popen(
+            cmdline,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+            start_new_session=True,
+        )
+    except OSError:
+        return False
+    try:
+        return process.wait(OPENER_WAIT) == 0
+    except subprocess.TimeoutExpired:
+        return True  # still running: it became the browser rather than handing off
+
+
 def _open_if_available(url: str) -> bool:
+    """Open url the way webbrowser.open does (BROWSER first, then the system's openers),
+    but say True only when one of them reported success."""
     # the first webbrowser.get() runs xdg-settings and many shutil.which: never on the loop
-    return browser_available() and bool(webbrowser.open(url, 2))
+    if not browser_available():
+        return False
+    try:
+        webbrowser.get()  # registers the standard browsers once
+    except webbrowser.Error:
+        return False
+    for name in list(getattr(webbrowser, "_tryorder", None) or []):
+        try:
+            browser = webbrowser.get(name)
+        except webbrowser.Error:
+            continue
+        if _open_with(browser, url):
+            return True
+        log.info("the browser opener %s did not open the sign-in page", name)
+    return False
 
 
 async def open_browser(url: str) -> bool:
