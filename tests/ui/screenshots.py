@@ -70,10 +70,10 @@ def main_window() -> MainWindow:
     window.set_summary("6 servers: 2 running, 1 lazy, 2 need you, 1 retrying; 40 tools")
     window.post_auth_notice("linear", "the refresh token was revoked")
     window.post_notice(Notice("info", "Opened project ~/work/site (2 project servers)."))
-    window.server_list.setCurrentIndex(model.index(0))
+    window.show_servers("github")  # the rail on the left, the Servers place beside it
     for text in ("starting github-mcp-server 1.4.2", "listening on stdio", "26 tools"):
         window.add_log_line(LogLine("github", text))
-    window.resize(1000, 620)
+    window.resize(1100, 620)
     return window
 
 

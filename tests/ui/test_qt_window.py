@@ -134,3 +134,18 @@ def test_screenshots_render(tmp_path: Path) -> None:
     image = QImage(str(tmp_path / "main-window.png"))
     assert image.width() >= 900 and image.height() >= 500
     assert QImage(str(tmp_path / "dialog-trust.png")).width() >= 480
+
+
+def test_the_main_window_screenshot_shows_the_servers_place_beside_the_rail(
+    qtbot: QtBot,
+) -> None:
+    sys.path.insert(0, str(SCREENSHOTS.parent))
+    from screenshots import main_window
+
+    window = main_window()
+    qtbot.addWidget(window)
+    window.show()
+    assert window.place == "Servers"
+    assert window.rail.isVisible() and window.rail_buttons["Servers"].isChecked()
+    assert window.server_list.currentIndex().row() == 0
+    window.close()
