@@ -63,6 +63,29 @@ def protected_url() -> Iterator[str]:
         server.server_close()
 
 
+async def test_a_sign_in_notice_is_seen_and_usable_from_the_chats_place(
+    protected_url: str,
+) -> None:
+    write_global(f'[mcp.linear]\nurl = "{protected_url}"\nauth = "oauth"\n')
+    async with running_app() as desktop:
+        await until(lambda: status_of(desktop, "linear") is Status.NEEDS_AUTH, 60, "NeedsAuth")
+        window = desktop.window
+        window.show_chats()
+        row = await until(
+            lambda: next((r for r in window.notices.rows() if r.action_button), None),
+            10,
+            "the sign-in notice",
+        )
+        assert window.place == "Chats"
+        assert row.isVisible() and row.action_button.isVisible()  # type: ignore[union-attr]
+        assert "linear needs you to sign in" in row.label.text()
+        assert len([r for r in window.notices.rows() if "linear" in r.label.text()]) == 1
+        asked: list[tuple[str, str]] = []
+        window.serverActionRequested.connect(lambda a, s: asked.append((a, s)))
+        row.action_button.click()  # type: ignore[union-attr]
+        assert asked == [(ActionId.SIGN_IN, "linear")]
+
+
 async def test_needs_auth_shows_a_notice_whose_authorize_starts_the_sign_in(
     protected_url: str,
 ) -> None:

@@ -65,11 +65,24 @@ class MainWindow(QMainWindow):
         self.places.addWidget(self.servers)
         self.rail = self._build_rail()
         central = QWidget()
-        row = QHBoxLayout(central)
+        outer = QVBoxLayout(central)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(0)
+        # The notices sit above both places: a server that needs the person (sign-in,
+        # trust review, failure) is seen from Chats too, and its button works from there.
+        place_layout = self.servers.layout()
+        if place_layout is not None:
+            place_layout.removeWidget(self.notices)
+        notice_row = QHBoxLayout()
+        notice_row.setContentsMargins(6, 6, 6, 0)
+        notice_row.addWidget(self.notices)
+        outer.addLayout(notice_row)
+        row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(0)
         row.addWidget(self.rail)
         row.addWidget(self.places, 1)
+        outer.addLayout(row, 1)
         self.setCentralWidget(central)
 
         self.summary_label = QLabel("Starting…")
