@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -134,6 +135,10 @@ class Connection:
         self.protocol_version: str | None = None
         self.capabilities: Any = None
         self.instructions: str | None = None
+        # Announced icons, once fetched (files in hooks.icon_cache): the server's, per tool.
+        self.icon_path: str | None = None
+        self.tool_icons: dict[str, str] = {}
+        self._icon_task: asyncio.Task[None] | None = None
         self.from_cache = False
         self.connected_at: float | None = None  # time.time() of the last Running
         self.connect_seconds: float | None = None  # how long the last connect took
@@ -393,7 +398,12 @@ class Connection:
         if error:  # a state error is shown everywhere: never a password or a secret in it
             error = mask_text(error, self._known_secrets)
         state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
+            self.name,
+            status,
+            error=error,
+            retry_at=retry_at,
+            tool_count=self._offered(),
+            icon=self.icon_path,
         )
         if state == self._state and status is not Status.COOLDOWN:
             return
@@ -402,6 +412,8 @@ class Connection:
 
     def _finish(self) -> None:
         """The owner is gone (or never ran): end in Stopped."""
+        if self._icon_task is not None:
+            self._icon_task.cancel()
         if self._life.phase not in (Phase.IDLE, Phase.STOPPED, Phase.DISABLED, Phase.STOPPING):
             self._life.move(Phase.STOPPING)
         self._life.move(Phase.STOPPED)
@@ -421,14 +433,49 @@ class Connection:
         self.tools = list(tools)
         count = self._offered()
         if self._state.tool_count != count:
-            self._state = ServerState(
-                self.name,
-                self._state.status,
-                error=self._state.error,
-                retry_at=self._state.retry_at,
-                tool_count=count,
-            )
+            self._state = dataclasses.replace(self._state, tool_count=count)
         self.bus.publish(ToolsChanged(self.name, count))
+        self._want_icons()
+
+    def _want_icons(self) -> None:
+        """Fetch the announced icons in the background (the connect never waits for them)."""
+        if self.hooks.icon_cache is None:
+            return
+        if self._icon_task is not None and not self._icon_task.done():
+            self._icon_task.cancel()
+        self._icon_task = asyncio.create_task(self._fetch_icons(), name=f"icons:{self.name}")
+
+    async def _fetch_icons(self) -> None:
+        from portico.runtime import icons
+
+        cache = self.hooks.icon_cache
+        assert cache is not None
+        origin = self.spec.url if self.spec.is_remote else None
+        kept: dict[str, str] = {}  # src list -> file, so tools sharing an icon fetch it once
+
+        async def one(announced: Any) -> str | None:
+            key = repr([getattr(i, "src", i) for i in announced or ()])
+            if key not in kept:
+                path = await icons.fetch_best(
+                    announced, origin, cache, webp_ok=self.hooks.icon_webp, note=self.note
+                )
+                kept[key] = "" if path is None else str(path)
+            return kept[key] or None
+
+        server_icon = await one(getattr(self.server_info, "icons", None))
+        tool_icons: dict[str, str] = {}
+        for tool in self.tools[: icons.MAX_TOOL_ICONS]:
+            if getattr(tool, "icons", None):
+                path = await one(tool.icons)
+                if path is not None:
+                    tool_icons[tool.name] = path
+        self.tool_icons = tool_icons
+        if server_icon != self.icon_path:
+            self.icon_path = server_icon
+            self._state = dataclasses.replace(self._state, icon=server_icon)
+            self.bus.publish(StatusChanged(self._state))
+        if tool_icons:
+            self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
 
     def _offered(self) -> int:
         """The tools models may use: the server's list minus tools.include / exclude."""

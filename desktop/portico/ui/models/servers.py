@@ -25,6 +25,7 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
+from PySide6.QtGui import QIcon
 
 from portico.runtime.events import ServerState, Status
 from portico.ui.bridge import EventBridge
@@ -64,6 +65,7 @@ class ServerListModel(QAbstractListModel):
         self._rows: list[ServerState] = []
         self._scopes: dict[str, str] = {}
         self._rank: dict[str, int] = {}  # configured position by server name
+        self._server_icons: dict[str, QIcon] = {}  # icon file -> its QIcon
         self._clock = time.time
         clock().ticked.connect(self._tick)
 
@@ -141,7 +143,7 @@ class ServerListModel(QAbstractListModel):
             detail = f"{text} · {tools}" if state.status is Status.RUNNING else text
             return f"{state.name}{badge}\n{detail}"
         if role == Qt.ItemDataRole.DecorationRole:
-            return status_icon(state.status)
+            return self._icon(state)
         if role == Qt.ItemDataRole.ToolTipRole:
             return state.error or text
         if role == Qt.ItemDataRole.AccessibleTextRole:
@@ -175,6 +177,17 @@ class ServerListModel(QAbstractListModel):
         return {int(role): QByteArray(name) for role, name in names.items()}
 
     # --- internals -----------------------------------------------------------------------
+
+    def _icon(self, state: ServerState) -> QIcon:
+        """The server's own icon while it runs (a checked file in the icon cache), else
+        the status icon; a file that will not decode falls back too."""
+        if state.icon and state.status is Status.RUNNING:
+            icon = self._server_icons.get(state.icon)
+            if icon is None:
+                icon = self._server_icons[state.icon] = QIcon(state.icon)
+            if not icon.isNull() and icon.availableSizes():
+                return icon
+        return status_icon(state.status)
 
     def _insert_position(self, name: str) -> int:
         """Before the first row ranked after ``name``; unconfigured servers go last."""
