@@ -16,10 +16,11 @@ from portico.ui.models.servers import ServerListModel
 from tests.helpers.iconic import start_iconic
 from tests.helpers.servers import RunningServer, stop_server
 from tests.servers.iconic import png_bytes
-from tests.ui.pages_helpers import running_app, write_global
+from tests.ui.pages_helpers import running_app, select, write_global
 from tests.ui.qt_helpers import until
 
 ICON_BLUE = QColor(42, 100, 184)  # tests/servers/iconic.py's png_bytes() colour
+TOOL_RED = QColor(200, 40, 40)  # the colour of its tool "paint"'s icon
 
 
 @pytest.fixture
@@ -51,6 +52,19 @@ async def test_server_icon_in_the_server_list(iconic: RunningServer) -> None:
         state = desktop.model.state("iconic")
         assert state is not None and state.icon in cached
         assert len(cached) == 2 and all(p.endswith(".png") for p in cached)  # server + tool
+
+        # The tool table shows the tool's own (data:) icon beside its name.
+        select(desktop, "iconic")
+        page = desktop.pages.tools
+        await until(
+            lambda: page.server == "iconic" and page.row_of("paint") is not None, 30, "tools"
+        )
+        name_cell = page.model.index(page.row_of("paint"), 0)
+        await until(
+            lambda: _centre(name_cell.data(Qt.ItemDataRole.DecorationRole)) == TOOL_RED,
+            30,
+            "the tool's icon in the table",
+        )
 
 
 def test_list_falls_back_to_the_status_icon(qapp: object, tmp_path: Path) -> None:

@@ -96,3 +96,21 @@ def app_icon() -> QIcon:
         for png in sorted((root / "app").glob("portico-*.png")):
             icon.addFile(str(png))
     return icon if not icon.isNull() else _painted(_FALLBACK_COLOR["running"])
+
+
+_ANNOUNCED: dict[str, QIcon | None] = {}
+_ANNOUNCED_MAX = 512
+
+
+def announced_icon(path: str | None) -> QIcon | None:
+    """The icon a server announced (a checked file in the icon cache, runtime/icons.py),
+    or None when there is none or it does not decode. Files are named by content hash, so
+    one path always holds the same picture and the loaded icon can be kept."""
+    if not path:
+        return None
+    if path not in _ANNOUNCED:
+        if len(_ANNOUNCED) >= _ANNOUNCED_MAX:
+            _ANNOUNCED.clear()
+        icon = QIcon(path)
+        _ANNOUNCED[path] = icon if not icon.isNull() and icon.availableSizes() else None
+    return _ANNOUNCED[path]

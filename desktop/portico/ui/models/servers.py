@@ -29,7 +29,7 @@ from PySide6.QtGui import QIcon
 
 from portico.runtime.events import ServerState, Status
 from portico.ui.bridge import EventBridge
-from portico.ui.icons import status_icon
+from portico.ui.icons import announced_icon, status_icon
 from portico.ui.models.clock import clock
 from portico.ui.tray_state import status_text
 
@@ -65,7 +65,6 @@ class ServerListModel(QAbstractListModel):
         self._rows: list[ServerState] = []
         self._scopes: dict[str, str] = {}
         self._rank: dict[str, int] = {}  # configured position by server name
-        self._server_icons: dict[str, QIcon] = {}  # icon file -> its QIcon
         self._clock = time.time
         clock().ticked.connect(self._tick)
 
@@ -181,13 +180,8 @@ class ServerListModel(QAbstractListModel):
     def _icon(self, state: ServerState) -> QIcon:
         """The server's own icon while it runs (a checked file in the icon cache), else
         the status icon; a file that will not decode falls back too."""
-        if state.icon and state.status is Status.RUNNING:
-            icon = self._server_icons.get(state.icon)
-            if icon is None:
-                icon = self._server_icons[state.icon] = QIcon(state.icon)
-            if not icon.isNull() and icon.availableSizes():
-                return icon
-        return status_icon(state.status)
+        icon = announced_icon(state.icon) if state.status is Status.RUNNING else None
+        return icon or status_icon(state.status)
 
     def _insert_position(self, name: str) -> int:
         """Before the first row ranked after ``name``; unconfigured servers go last."""

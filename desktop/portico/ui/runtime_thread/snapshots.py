@@ -54,6 +54,7 @@ class ToolInfo:
     filtered_reason: str | None = None  # set: filtered out, not callable
     utility: bool = False
     asks_approval: bool = True  # a call may ask the person first (not read-only, …)
+    icon: str | None = None  # its announced icon, a file in the icon cache (runtime/icons.py)
 
     @property
     def badges(self) -> list[str]:
@@ -141,6 +142,8 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             return True
         return approval_reason(spec, annotations, skip_trust_prompts=off) is not None
 
+    conn = hub.connections.get(name)
+    icons = conn.tool_icons if conn is not None else {}
     out = [
         ToolInfo(
             name=t.tool,
@@ -151,12 +154,12 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             title=t.title,
             utility=t.utility,
             asks_approval=asks(t.annotations),
+            icon=None if t.utility else icons.get(t.tool),
         )
         for t in hub.registry.server_tools(name)
     ]
     utilities = [t for t in out if t.utility]
     out = [t for t in out if not t.utility]
-    conn = hub.connections.get(name)
     offered = {t.name: t for t in (conn.tools if conn is not None else [])}
     for decision in hub.registry.filtered_out(name):
         tool = offered.get(decision.tool)
