@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QIcon
 
 from portico.paths import paths
 from portico.runtime.events import ServerState, Status
+from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.icons import status_icon
 from portico.ui.models.servers import ServerListModel
 from tests.helpers.iconic import start_iconic
@@ -52,6 +53,15 @@ async def test_server_icon_in_the_server_list(iconic: RunningServer) -> None:
         state = desktop.model.state("iconic")
         assert state is not None and state.icon in cached
         assert len(cached) == 2 and all(p.endswith(".png") for p in cached)  # server + tool
+
+        # A chat tool card of this server shows the same icon in its header.
+        card = ToolCard(
+            CardState(id="1", server="iconic", tool="paint", qualified_name="iconic__paint"),
+            desktop.chat.transcript.icon_for("iconic"),
+        )
+        assert not card.icon.isHidden()
+        pixmap = card.icon.pixmap()
+        assert pixmap.toImage().pixelColor(8, 8) == ICON_BLUE
 
         # The tool table shows the tool's own (data:) icon beside its name.
         select(desktop, "iconic")
