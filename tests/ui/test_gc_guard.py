@@ -63,3 +63,22 @@ def test_garbage_dropped_on_a_worker_thread_dies_on_the_gui_thread(
     collector.thresholds = (0, 0, 0)  # make a collection due at the next tick
     assert collector.check() >= 0
     assert Cycle.finalized_in == [threading.main_thread().name]
+
+
+def test_a_full_collection_waits_while_busy_and_runs_after(
+    collector: GarbageCollector,
+) -> None:
+    Cycle.finalized_in.clear()
+    collector.thresholds = (0, 0, 0)
+    collector.set_busy(True)
+    Cycle()
+    for _ in range(12):  # enough young collections to make a full one due
+        gc.collect(0)
+        gc.collect(1)
+    assert gc.get_count()[2] > 0
+    assert collector.check() in (0, 1)  # young generations only
+    collector.set_busy(False)
+    Cycle()
+    assert collector.check() == 2
+    assert Cycle.finalized_in  # the full collection ran on this thread
+    assert gc.get_freeze_count() > 0  # its survivors are not walked again next time
