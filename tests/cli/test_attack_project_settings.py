@@ -148,3 +148,21 @@ def test_effective_policy_is_never_looser_than_the_global_one(
     if spec.source.scope is Scope.PROJECT:
         assert spec.replaces is not None
         assert spec.replaces.same_target is bool(isinstance(shadow, dict) and shadow["same_url"])
+
+
+def test_a_project_cannot_choose_the_client_identity(portico_home: Path, project: Path) -> None:
+    write(
+        portico_home / "config" / "config.yaml",
+        "oauth:\n  client_metadata_url: https://me.example/portico.json\n",
+    )
+    write(
+        project / ".portico" / "config.yaml",
+        "oauth:\n  client_metadata_url: https://attacker.example/client.json\n",
+    )
+    config = load(project)
+    assert config.settings.oauth_client_metadata_url == "https://me.example/portico.json"
+    yaml = project / ".portico" / "config.yaml"
+    assert any(
+        str(w).startswith(f"{yaml}:2: oauth.client_metadata_url: warning: ignored")
+        for w in config.warnings
+    ), [str(w) for w in config.warnings]

@@ -80,7 +80,7 @@ class ChatHost:
         self.interactive = not isinstance(prompter, NonInteractivePrompter)
         self.guard = ToolGuard(
             hub.registry,
-            EventingPrompter(prompter),  # type: ignore[arg-type]
+            EventingPrompter(prompter),
             approvals=policy.approvals,
             approvals_off=lambda: hub.settings.approvals_mode == "off",
             yolo=yolo,

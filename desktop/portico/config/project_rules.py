@@ -39,6 +39,8 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     # RuntimeSettings field: the rule
     "approvals_mode": lambda p, g: _APPROVALS_RANK.get(p, 1) >= _APPROVALS_RANK.get(g, 1),
     "file_fallback_for_secrets": lambda p, g: not p or bool(g),  # plaintext files: opt-in
+    # The client identity Portico presents to authorization servers is yours to choose.
+    "oauth_client_metadata_url": lambda p, g: p == g,
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}

@@ -14,7 +14,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 import tomlkit
 from tomlkit.container import Container, OutOfOrderTableProxy
@@ -74,7 +74,10 @@ def to_item(value: Any) -> Item:
 
 
 def _parse_item(text: str) -> Item:
-    return tomlkit.parse(f"v = {text}\n").item("v")
+    item = tomlkit.parse(f"v = {text}\n").item("v")
+    if not isinstance(item, Item):  # an out-of-order table: never from a single `v = ...`
+        raise TypeError(f"not a single TOML value: {text!r}")
+    return item
 
 
 def _plain(value: Any) -> Any:
@@ -344,7 +347,7 @@ class TomlTree:
         self.doc.add(tomlkit.nl())
 
 
-def _refillable(existing: Any, value: Any) -> bool:
+def _refillable(existing: Any, value: Any) -> TypeGuard[Table]:
     return (
         isinstance(existing, Table)
         and not existing.is_super_table()
@@ -463,8 +466,7 @@ def _render_inline(table: InlineTable, styles: dict[int, Style] | None = None) -
     for k, v in table.value.body:
         if k is None:
             continue
-        nested = isinstance(v, InlineTable)
-        value = _render_inline(v, styles) if nested else v.as_string().strip()
+        value = _render_inline(v, styles) if isinstance(v, InlineTable) else v.as_string().strip()
         entries.append(f"{k.as_string().strip()}{sep}{value}")
     if not entries:
         return "{}"

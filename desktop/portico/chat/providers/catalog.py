@@ -142,9 +142,9 @@ class ModelCatalog:
             default = self._config.default
             if default:
                 return self.resolve(default)
-            for spec in self._config.providers:
-                if spec.model:
-                    return spec.name, spec.model
+            for candidate in self._config.providers:
+                if candidate.model:
+                    return candidate.name, candidate.model
             raise ProviderError(self._unknown("(default)"), kind="no_model")
         if "/" in ref:
             provider, model = ref.split("/", 1)

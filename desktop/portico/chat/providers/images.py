@@ -36,8 +36,8 @@ def prepare(data: bytes, mime_type: str) -> ModelImage | None:
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
         # Pillow is strict (a bad CRC in an ancillary chunk fails it); a small PNG whose
         # header reads is sent as it is, since the models' decoders are tolerant.
-        size = _png_size(data)
-        if size is not None and max(size) <= MAX_SIDE and mime_type == "image/png":
+        header_size = _png_size(data)
+        if header_size is not None and max(header_size) <= MAX_SIDE and mime_type == "image/png":
             return ModelImage(mime_type, data)
         log.info("an image result could not be read for the model: %s", exc)
         return None

@@ -100,10 +100,7 @@ class OpenAIClient:
     def __init__(self, spec: ProviderSpec, api_key: str | None, *, http_client: Any = None):
         import httpx2
         import openai
-        from openai.types import chat as chat_types
 
-        self._openai = openai
-        self._types = chat_types
         self.name = spec.name
         self.spec = spec
         self.base_url = spec.base_url or DEFAULT_URL
@@ -156,16 +153,19 @@ class OpenAIClient:
         usage = (0, 0)
         model = request.model
         chunks = 0
+        from openai import AsyncStream  # loaded in __init__ already (kept off start-up)
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
         try:
             # The SDK's create() re-validates every message through its TypedDicts, which
             # costs ~2 ms per message per request; the body here is already plain JSON.
             stream = await self._client.post(
                 "/chat/completions",
-                cast_to=self._types.ChatCompletion,
+                cast_to=ChatCompletion,
                 body=kwargs,
-                options={"security": {"bearer_auth": True}},  # type: ignore[typeddict-unknown-key]
+                options={"security": {"bearer_auth": True}},
                 stream=True,
-                stream_cls=self._openai.AsyncStream[self._types.ChatCompletionChunk],
+                stream_cls=AsyncStream[ChatCompletionChunk],
             )
             async with stream:
                 async for chunk in stream:

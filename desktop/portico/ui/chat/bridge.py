@@ -6,7 +6,8 @@ from PySide6.QtCore import QObject, Qt, Signal
 
 
 class ChatBridge(QObject):
-    event = Signal(str, object)  # conversation id, event (on the GUI thread)
+    # Not named `event`: that would shadow QObject.event(), the virtual event handler.
+    delivered = Signal(str, object)  # conversation id, event (on the GUI thread)
     _crossed = Signal(str, object)  # emitted on the runtime thread
 
     def __init__(self, parent: QObject | None = None) -> None:
@@ -18,4 +19,4 @@ class ChatBridge(QObject):
         self._crossed.emit(conversation_id, event)
 
     def _deliver(self, conversation_id: str, event: object) -> None:
-        self.event.emit(conversation_id, event)
+        self.delivered.emit(conversation_id, event)

@@ -48,7 +48,8 @@ def image_attachment(image: QImage, name: str = "pasted image.png") -> Attachmen
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
+    # The stub says bytes, but PySide6 rejects b"PNG" here at run time and takes a str.
+    image.save(buffer, "PNG")  # type: ignore[call-overload]
     return Attachment("image", name, data=bytes(data.data()), mime="image/png")
 
 
@@ -331,8 +332,9 @@ class Composer(QWidget):
         self.attachments.clear()
         while self.chips.count() > 1:
             item = self.chips.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
 
     # --- completion --------------------------------------------------------------------
 

@@ -31,7 +31,7 @@ from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
 from portico.ui.chat.tool_card import ToolCard
-from portico.ui.palette import set_tone
+from portico.ui.palette import Tone, set_tone
 from portico.ui.runtime_thread.chat_service import (
     ChatService,
     ChatSnapshot,
@@ -41,6 +41,8 @@ from portico.ui.runtime_thread.chat_service import (
 )
 
 log = logging.getLogger(__name__)
+
+_NOTICE_TONES: dict[str, Tone] = {"info": "muted", "warning": "warning", "error": "error"}
 
 
 class ChatController(QObject):
@@ -67,7 +69,7 @@ class ChatController(QObject):
         self._completions: dict[tuple[str, str], list[Completion]] = {}
         self._prompt_hints: dict[str, str] = {}
         self.query = ""
-        bridge.event.connect(self.on_event)
+        bridge.delivered.connect(self.on_event)
         self._wire()
 
     # --- wiring --------------------------------------------------------------------------
@@ -102,13 +104,14 @@ class ChatController(QObject):
         ):
             shortcut = QShortcut(QKeySequence(key), self.place)
             shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-            shortcut.activated.connect(lambda s=slot: (self._bring_forward(), s()))
+            shortcut.activated.connect(lambda s=slot: self._bring_forward(then=s))
 
-    def _bring_forward(self) -> None:
+    def _bring_forward(self, then: Callable[[], object]) -> None:
         window = self.place.window()
         show = getattr(window, "show_chats", None)
         if callable(show) and not self.place.isVisible():
             show()
+        then()
 
     def _pick_model(self) -> None:
         self.composer.model_picker.setFocus(Qt.FocusReason.ShortcutFocusReason)
@@ -120,7 +123,7 @@ class ChatController(QObject):
         task.add_done_callback(self._finished)
 
     def _finished(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)  # type: ignore[arg-type]
+        self._tasks.discard(task)
         if task.cancelled():
             return
         exc = task.exception()
@@ -386,8 +389,7 @@ class ChatController(QObject):
             widget = (
                 self._answer_widget(event.message_id) if event.message_id else self._last_answer()
             )
-            card = widget.add_card(from_started(event))
-            self.cards[event.id] = card
+            self.cards[event.id] = widget.add_card(from_started(event))
         elif isinstance(event, ev.ToolCallProgress):
             card = self.cards.get(event.id)
             if card is not None:
@@ -446,11 +448,11 @@ class ChatController(QObject):
             if event.message_id:
                 t.finish_text(event.message_id)
             if event.stop_reason == "stopped":
-                widget = (
+                stopped = (
                     t.message_widget(event.message_id) if event.message_id else self._last_answer()
                 )
-                if widget is not None:
-                    widget.show_status("stopped")
+                if stopped is not None:
+                    stopped.show_status("stopped")
                 for card in self.cards.values():
                     if card.state.outcome is None:
                         card.state.outcome = "cancelled"
@@ -517,9 +519,7 @@ class ChatController(QObject):
         label.setWordWrap(True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setAccessibleName(f"{level} notice")
-        set_tone(
-            label, {"info": "muted", "warning": "warning", "error": "error"}.get(level, "muted")
-        )  # type: ignore[arg-type]
+        set_tone(label, _NOTICE_TONES.get(level, "muted"))
         self.transcript.add_widget(label)
         return label
 

@@ -192,6 +192,10 @@ class ConversationList(QWidget):
         menu.addAction("Delete", self.delete_current)
         menu.popup(self.list.viewport().mapToGlobal(pos))
 
+    def _renamed(self, conversation_id: str, text: str) -> None:
+        if text.strip():
+            self.renameRequested.emit(conversation_id, text.strip())
+
     def rename_current(self) -> None:
         conversation_id = self.current_id()
         if conversation_id is None:
@@ -202,9 +206,7 @@ class ConversationList(QWidget):
         dialog.setLabelText("Title:")
         dialog.setTextValue(title)
         dialog.setAccessibleName("Rename chat")
-        dialog.textValueSelected.connect(
-            lambda text: text.strip() and self.renameRequested.emit(conversation_id, text.strip())
-        )
+        dialog.textValueSelected.connect(lambda text: self._renamed(conversation_id, text))
         dialog.open()  # never exec(): no nested loop
         self.rename_dialog = dialog
 

@@ -163,7 +163,8 @@ class MarkdownView(QWidget):
             self.set_text(text)
 
     def widgets(self) -> list[QWidget]:
-        return [self.column.itemAt(i).widget() for i in range(self.column.count())]
+        items = (self.column.itemAt(i) for i in range(self.column.count()))
+        return [w for item in items if item is not None and (w := item.widget()) is not None]
 
     def set_text(self, text: str) -> None:
         self._splitter = None

@@ -404,8 +404,9 @@ class ToolCard(QFrame):
         state = self.state
         while self.result_box.count():
             item = self.result_box.takeAt(0)
-            if item is not None and item.widget() is not None:
-                item.widget().deleteLater()
+            widget = item.widget() if item is not None else None
+            if widget is not None:
+                widget.deleteLater()
         self.thumbs = []
         text = state.text
         if text:

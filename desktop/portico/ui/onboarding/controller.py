@@ -86,10 +86,14 @@ class Onboarding(QObject):
             for state in states:
                 flow.show_state(state)
 
+    def _forget(self, flow: Any) -> None:
+        if flow in self.flows:
+            self.flows.remove(flow)
+
     def _keep(self, flow: Any) -> None:
         self.flows.append(flow)
-        flow.finished.connect(lambda _r, f=flow: f in self.flows and self.flows.remove(f))
-        flow.destroyed.connect(lambda *_a, f=flow: f in self.flows and self.flows.remove(f))
+        flow.finished.connect(lambda _r, f=flow: self._forget(f))
+        flow.destroyed.connect(lambda *_a, f=flow: self._forget(f))
         flow.chatRequested.connect(self.chatRequested)
         flow.show()
         flow.raise_()

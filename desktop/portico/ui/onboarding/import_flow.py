@@ -34,7 +34,7 @@ class ImportFlow(QDialog):
     ) -> None:
         super().__init__(parent)
         self.found = found
-        self.result = result
+        self.import_result = result  # not `result`: that would shadow QDialog.result()
         self.setWindowTitle(f"Import from {found.label}")
         self.setAccessibleName(f"Import from {found.label}")
         self.setModal(False)
@@ -77,7 +77,7 @@ class ImportFlow(QDialog):
         self.chat_button = QPushButton("Start &chatting")
         self.chat_button.setAccessibleName("Start chatting")
         self.chat_button.setAutoDefault(False)
-        self.chat_button.clicked.connect(lambda: (self.chatRequested.emit(), self.close()))
+        self.chat_button.clicked.connect(self._start_chatting)
         self.chat_button.hide()
         row.addWidget(self.chat_button)
         self.import_button = QPushButton(f"&Import {len(result.servers)} {noun}")
@@ -90,6 +90,10 @@ class ImportFlow(QDialog):
         self.names: list[str] = []
         self.states: dict[str, ServerState] = {}
 
+    def _start_chatting(self) -> None:
+        self.chatRequested.emit()
+        self.close()
+
     def _count(self) -> None:
         n = len(self.chosen())
         self.import_button.setText(f"&Import {n} server{'s' if n != 1 else ''}")
@@ -101,7 +105,7 @@ class ImportFlow(QDialog):
             item = self.list.item(row)
             if item.checkState() == Qt.CheckState.Checked:
                 name = str(item.data(Qt.ItemDataRole.UserRole))
-                out.append((name, json.loads(json.dumps(self.result.fields(name)))))
+                out.append((name, json.loads(json.dumps(self.import_result.fields(name)))))
         return out
 
     def submit(self) -> None:

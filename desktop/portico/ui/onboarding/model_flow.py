@@ -117,10 +117,14 @@ class ModelFlow(QDialog):
         self.chat_button = QPushButton("Start &chatting")
         self.chat_button.setAccessibleName("Start chatting")
         self.chat_button.setAutoDefault(False)
-        self.chat_button.clicked.connect(lambda: (self.chatRequested.emit(), self.close()))
+        self.chat_button.clicked.connect(self._start_chatting)
         self.chat_button.hide()
         row.addWidget(self.chat_button)
         column.addLayout(row)
+
+    def _start_chatting(self) -> None:
+        self.chatRequested.emit()
+        self.close()
 
     # --- local servers -----------------------------------------------------------------
 
