@@ -211,6 +211,10 @@ async def test_connection_fetches_server_and_tool_icons(
         assert _bytes(conn.state.icon) == png_bytes()
         await eventually(lambda: "paint" in conn.tool_icons, what="the tool icon")
         assert _bytes(conn.tool_icons["paint"]) == png_bytes(rgb=(200, 40, 40))
+        green = png_bytes(rgb=(40, 160, 60))
+        assert _bytes(conn.prompt_icons.get("greet")) == green
+        assert _bytes(conn.resource_icons.get("iconic://readme")) == green
+        assert len({*conn.tool_icons.values(), conn.state.icon}) == 2
     finally:
         await conn.stop()
 
@@ -221,6 +225,6 @@ async def test_connection_without_cache_fetches_nothing(iconic: RunningServer) -
     await conn.start()
     try:
         assert (await conn.wait_settled(30)).status is Status.RUNNING
-        assert conn.state.icon is None and conn.tool_icons == {}
+        assert conn.state.icon is None and conn.tool_icons == conn.prompt_icons == {}
     finally:
         await conn.stop()

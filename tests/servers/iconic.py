@@ -2,7 +2,8 @@
 
 Run: ``python tests/servers/iconic.py --port N [--server-icon PATH]`` (endpoint ``/mcp``,
 on 127.0.0.1). The server's icon is ``http://127.0.0.1:N<PATH>`` (default ``/icon.png``);
-the tool ``paint`` carries a ``data:`` PNG icon. Besides MCP it serves:
+the tool ``paint`` carries a red ``data:`` PNG icon, the prompt ``greet`` and the
+resource ``iconic://readme`` a green one. Besides MCP it serves:
 
   /icon.png        a real 16x16 PNG (``png_bytes()``)
   /evil.svg        an SVG with a script, an onload handler and an external image
@@ -78,6 +79,17 @@ def main() -> None:
         icons=[Icon(src=data_url(png_bytes(rgb=(200, 40, 40))), mimeType="image/png")],
         structured_output=False,
     )
+
+    green = [Icon(src=data_url(png_bytes(rgb=(40, 160, 60))), mimeType="image/png")]
+
+    @server.prompt(icons=green)
+    def greet(who: str) -> str:
+        """Greet someone."""
+        return f"Hello {who}"
+
+    @server.resource("iconic://readme", icons=green, mime_type="text/plain")
+    def readme() -> str:
+        return "read me"
 
     @server.custom_route("/icon.png", methods=["GET"])
     async def icon(request: Request) -> Response:

@@ -22,6 +22,7 @@ from tests.ui.qt_helpers import until
 
 ICON_BLUE = QColor(42, 100, 184)  # tests/servers/iconic.py's png_bytes() colour
 TOOL_RED = QColor(200, 40, 40)  # the colour of its tool "paint"'s icon
+ICON_GREEN = QColor(40, 160, 60)  # its prompt's and resource's
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ async def test_server_icon_in_the_server_list(iconic: RunningServer) -> None:
         cached = sorted(str(p) for p in (paths().cache_dir / "icons").iterdir())
         state = desktop.model.state("iconic")
         assert state is not None and state.icon in cached
-        assert len(cached) == 2 and all(p.endswith(".png") for p in cached)  # server + tool
+        assert len(cached) == 3 and all(p.endswith(".png") for p in cached)  # server, tool, green
 
         # A chat tool card of this server shows the same icon in its header.
         card = ToolCard(
@@ -75,6 +76,13 @@ async def test_server_icon_in_the_server_list(iconic: RunningServer) -> None:
             30,
             "the tool's icon in the table",
         )
+
+        # The Prompts and Resources tables show theirs beside the name.
+        for tab, what in ((desktop.pages.prompts, "greet"), (desktop.pages.resources, "readme")):
+            desktop.window.page.setCurrentWidget(tab)  # a person opens the tab
+            await until(lambda t=tab: t.model.rowCount() == 1, 30, f"{what} listed")
+            cell = tab.model.index(0, 0)
+            assert _centre(cell.data(Qt.ItemDataRole.DecorationRole)) == ICON_GREEN, what
 
 
 def test_list_falls_back_to_the_status_icon(qapp: object, tmp_path: Path) -> None:

@@ -138,6 +138,8 @@ class Connection:
         # Announced icons, once fetched (files in hooks.icon_cache): the server's, per tool.
         self.icon_path: str | None = None
         self.tool_icons: dict[str, str] = {}
+        self.prompt_icons: dict[str, str] = {}  # by prompt name
+        self.resource_icons: dict[str, str] = {}  # by resource uri (or template)
         self._icon_task: asyncio.Task[None] | None = None
         self.from_cache = False
         self.connected_at: float | None = None  # time.time() of the last Running
@@ -451,7 +453,7 @@ class Connection:
         cache = self.hooks.icon_cache
         assert cache is not None
         origin = self.spec.url if self.spec.is_remote else None
-        kept: dict[str, str] = {}  # src list -> file, so tools sharing an icon fetch it once
+        kept: dict[str, str] = {}  # src list -> file: items sharing an icon fetch it once
 
         async def one(announced: Any) -> str | None:
             key = repr([getattr(i, "src", i) for i in announced or ()])
@@ -463,18 +465,33 @@ class Connection:
             return kept[key] or None
 
         server_icon = await one(getattr(self.server_info, "icons", None))
-        tool_icons: dict[str, str] = {}
-        for tool in self.tools[: icons.MAX_TOOL_ICONS]:
-            if getattr(tool, "icons", None):
-                path = await one(tool.icons)
-                if path is not None:
-                    tool_icons[tool.name] = path
-        self.tool_icons = tool_icons
+        found: list[dict[str, str]] = [
+            {},
+            {},
+            {},
+        ]  # tools by name, prompts by name, resources by uri
+        groups = [
+            (self.tools, "name"),
+            (self.prompts, "name"),
+            (list(self.resources) + list(self.resource_templates), "uri"),
+        ]
+        budget = icons.MAX_TOOL_ICONS
+        for (items, key), into in zip(groups, found, strict=True):
+            for item in items:
+                if budget <= 0:
+                    break
+                if getattr(item, "icons", None):
+                    budget -= 1
+                    path = await one(item.icons)
+                    ident = getattr(item, key, None) or getattr(item, "uri_template", None)
+                    if path is not None and ident is not None:
+                        into[str(ident)] = path
+        self.tool_icons, self.prompt_icons, self.resource_icons = found
         if server_icon != self.icon_path:
             self.icon_path = server_icon
             self._state = dataclasses.replace(self._state, icon=server_icon)
             self.bus.publish(StatusChanged(self._state))
-        if tool_icons:
+        if any(found):  # the pages re-read the server's lists, icons included
             self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
 
     def _offered(self) -> int:

@@ -40,7 +40,7 @@ import httpx2 as httpx
 MAX_ICON_BYTES = 256 * 1024
 MAX_CACHE_BYTES = 16 * 1024 * 1024
 MAX_REDIRECTS = 3
-MAX_TOOL_ICONS = 200  # a server with thousands of tools gets icons for the first ones
+MAX_TOOL_ICONS = 200  # per server (tools, prompts, resources): the first ones get icons
 FETCH_TIMEOUT = 10.0
 
 PNG, JPEG, SVG, WEBP = "image/png", "image/jpeg", "image/svg+xml", "image/webp"

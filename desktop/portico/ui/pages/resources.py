@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from portico.runtime.results import ToolResult
+from portico.ui.icons import announced_icon
 from portico.ui.models.page_items import (
     Column,
     ItemsModel,
@@ -32,7 +33,7 @@ def _tip(res: ResourceInfo) -> str | None:
 
 
 RESOURCE_COLUMNS: tuple[Column[ResourceInfo], ...] = (
-    Column("Name", lambda r: r.name, _tip),
+    Column("Name", lambda r: r.name, _tip, decoration=lambda r: announced_icon(r.icon)),
     Column("Address", lambda r: r.uri, _tip, stretch=True),
     Column("Type", lambda r: "template" if r.template else (r.mime_type or ""), _tip),
 )

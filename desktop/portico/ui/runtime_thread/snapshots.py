@@ -74,6 +74,7 @@ class PromptInfo:
     title: str | None
     description: str
     arguments: tuple[PromptArgument, ...] = ()
+    icon: str | None = None  # its announced icon (a file in the icon cache)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class ResourceInfo:
     description: str = ""
     mime_type: str | None = None
     template: bool = False
+    icon: str | None = None  # its announced icon (a file in the icon cache)
 
 
 def _plain(value: Any) -> dict[str, Any]:
@@ -194,7 +196,15 @@ async def server_prompts(hub: Hub, name: str) -> list[PromptInfo]:
             PromptArgument(a.name, a.description or "", bool(a.required))
             for a in (getattr(p, "arguments", None) or [])
         )
-        out.append(PromptInfo(p.name, getattr(p, "title", None), p.description or "", args))
+        out.append(
+            PromptInfo(
+                p.name,
+                getattr(p, "title", None),
+                p.description or "",
+                args,
+                icon=conn.prompt_icons.get(p.name),
+            )
+        )
     return out
 
 
@@ -207,7 +217,11 @@ async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
     )
     out = [
         ResourceInfo(
-            str(r.uri), r.name, getattr(r, "description", None) or "", getattr(r, "mime_type", None)
+            str(r.uri),
+            r.name,
+            getattr(r, "description", None) or "",
+            getattr(r, "mime_type", None),
+            icon=conn.resource_icons.get(str(r.uri)),
         )
         for r in resources or []
     ]
@@ -219,6 +233,7 @@ async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
                 getattr(t, "description", None) or "",
                 getattr(t, "mime_type", None),
                 template=True,
+                icon=conn.resource_icons.get(str(t.uri_template)),
             )
         )
     return out
