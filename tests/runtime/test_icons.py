@@ -168,6 +168,19 @@ async def test_fetch_png_from_the_servers_origin(iconic: RunningServer, tmp_path
 
 
 @slow
+async def test_a_known_icon_is_not_fetched_again(iconic: RunningServer, tmp_path: Path) -> None:
+    cache = IconCache(tmp_path / "icons")
+    ref = IconRef(origin(iconic) + "/icon.png")
+    first = await icons.fetch(ref, iconic.url, cache)
+    # Another origin now: a fetch would be refused, so an answer proves the cache answered.
+    cache.known[origin(iconic) + "/away"] = first
+    assert await icons.fetch(IconRef(origin(iconic) + "/away"), iconic.url, cache) == first
+    first.unlink()  # evicted: fetched again (and refused, being a cross-origin redirect)
+    with pytest.raises(IconRefused, match="redirect"):
+        await icons.fetch(IconRef(origin(iconic) + "/away"), iconic.url, cache)
+
+
+@slow
 async def test_fetch_sends_no_cookie_or_auth(iconic: RunningServer, tmp_path: Path) -> None:
     path = await icons.fetch(
         IconRef(origin(iconic) + "/cookie.png"), iconic.url, IconCache(tmp_path / "icons")

@@ -2,7 +2,7 @@
 resources): choose one, check where it may come from, fetch it without credentials,
 check what it is, and keep it on disk by content hash.
 
-Rules (docs/architecture.md, "Icons"):
+Rules:
 - ``data:`` always; ``https:`` only from the server's own origin (scheme, host, port), and
   only for a server reached over HTTP(S). A stdio server has no origin, so its icons must be
   ``data:`` (anything else would let a local process make Portico fetch arbitrary URLs).
@@ -392,6 +392,8 @@ class IconCache:
     def __init__(self, root: Path, *, max_bytes: int = MAX_CACHE_BYTES) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        # src -> its file, for this process: a reconnect does not download its icons again.
+        self.known: dict[str, Path] = {}
 
     def store(self, data: bytes, kind: str) -> Path:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -466,6 +468,9 @@ async def fetch(
 ) -> Path:
     """Fetch, check and cache one icon; its file, or ``IconRefused``."""
     check_source(ref.src, server_url)
+    known = cache.known.get(ref.src)
+    if known is not None and await asyncio.to_thread(known.is_file):
+        return known
     if ref.src.startswith("data:"):
         data, declared = decode_data_url(ref.src)
     else:
@@ -476,7 +481,12 @@ async def fetch(
             raise IconRefused(f"icon {_short(ref.src)} could not be fetched: {exc}") from None
         declared = ref.mime_type
     kept, kind = accept(data, declared or ref.mime_type, webp_ok=webp_ok)
-    return await asyncio.to_thread(cache.store, kept, kind)
+    path = await asyncio.to_thread(cache.store, kept, kind)
+    if not ref.src.startswith("data:"):  # data: costs no request (and makes a huge key)
+        if len(cache.known) >= 4096:
+            cache.known.clear()
+        cache.known[ref.src] = path
+    return path
 
 
 async def fetch_best(
