@@ -11,12 +11,13 @@ from PySide6.QtGui import QColor, QIcon
 
 from portico.paths import paths
 from portico.runtime.events import ServerState, Status
+from portico.runtime.icons import accept
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.icons import status_icon
 from portico.ui.models.servers import ServerListModel
 from tests.helpers.iconic import start_iconic
 from tests.helpers.servers import RunningServer, stop_server
-from tests.servers.iconic import png_bytes
+from tests.servers.iconic import EVIL_SVG, png_bytes
 from tests.ui.pages_helpers import running_app, select, write_global
 from tests.ui.qt_helpers import until
 
@@ -95,6 +96,9 @@ def test_list_falls_back_to_the_status_icon(qapp: object, tmp_path: Path) -> Non
     model.update_state(ServerState("b", Status.RUNNING, icon=str(broken)))
     model.update_state(ServerState("c", Status.FAILED, icon=str(good)))
     model.update_state(ServerState("d", Status.RUNNING))
+    svg = tmp_path / "clean.svg"  # what the runtime keeps of the malicious SVG
+    svg.write_bytes(accept(EVIL_SVG, "image/svg+xml")[0])
+    model.update_state(ServerState("e", Status.RUNNING, icon=str(svg)))
 
     def centre(row: int) -> QColor:
         return _centre(model.index(row).data(Qt.ItemDataRole.DecorationRole))
@@ -103,3 +107,4 @@ def test_list_falls_back_to_the_status_icon(qapp: object, tmp_path: Path) -> Non
     assert centre(1) == _centre(status_icon(Status.RUNNING))  # undecodable: status icon
     assert centre(2) == _centre(status_icon(Status.FAILED))  # not running: its status shows
     assert centre(3) == _centre(status_icon(Status.RUNNING))
+    assert centre(4) == ICON_BLUE  # its circle, in the same blue

@@ -112,5 +112,6 @@ def announced_icon(path: str | None) -> QIcon | None:
         if len(_ANNOUNCED) >= _ANNOUNCED_MAX:
             _ANNOUNCED.clear()
         icon = QIcon(path)
-        _ANNOUNCED[path] = icon if not icon.isNull() and icon.availableSizes() else None
+        # availableSizes() is empty for a scalable (SVG) icon: ask for a pixmap instead.
+        _ANNOUNCED[path] = None if icon.pixmap(16, 16).isNull() else icon
     return _ANNOUNCED[path]
