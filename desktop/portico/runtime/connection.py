@@ -452,14 +452,23 @@ class Connection:
 
         cache = self.hooks.icon_cache
         assert cache is not None
+        from portico.runtime.transports.pinning import pinned_transport
+
         origin = self.spec.url if self.spec.is_remote else None
+        hook = self.hooks.pinned_addresses
+        pins = hook(self.spec) if hook is not None else self._pinned
         kept: dict[str, str] = {}  # src list -> file: items sharing an icon fetch it once
 
         async def one(announced: Any) -> str | None:
             key = repr([getattr(i, "src", i) for i in announced or ()])
             if key not in kept:
                 path = await icons.fetch_best(
-                    announced, origin, cache, webp_ok=self.hooks.icon_webp, note=self.note
+                    announced,
+                    origin,
+                    cache,
+                    webp_ok=self.hooks.icon_webp,
+                    note=self.note,
+                    transports=lambda: pinned_transport(pins),
                 )
                 kept[key] = "" if path is None else str(path)
             return kept[key] or None

@@ -9,8 +9,10 @@ Rules:
 - ``http:`` only when the server itself is on loopback (``127.0.0.1``, ``::1`` or
   ``localhost``) and the icon has that same origin: nothing crosses the network in clear.
 - A URL carrying user:password is refused. The fetch uses a fresh client: no cookies, no
-  auth headers, no proxy from the environment, and redirects are followed by hand only
-  while they stay on the same origin.
+  auth headers, no client certificate, no proxy from the environment, and redirects are
+  followed by hand only while they stay on the same origin. The caller passes a transport
+  factory that dials the server's pinned addresses (policy's DNS pinning), so an icon
+  host cannot be re-resolved somewhere else.
 - PNG and JPEG are kept as they are (their magic bytes are checked). SVG is parsed and
   rebuilt from an allow-list (no scripts, foreignObject, event attributes or references
   outside the document); a DOCTYPE is refused outright. WebP is kept only when the caller
@@ -423,11 +425,17 @@ class IconCache:
 # --- fetching ----------------------------------------------------------------------------
 
 
-async def _get(src: str, server_url: str, transport: httpx.AsyncBaseTransport | None) -> bytes:
+Transports = Callable[[], httpx.AsyncBaseTransport]
+
+
+async def _get(src: str, server_url: str, transports: Transports | None) -> bytes:
     # A fresh client per icon: no cookie jar, no auth, no proxy settings from the
     # environment (trust_env=False), redirects followed by hand below.
     async with httpx.AsyncClient(
-        follow_redirects=False, trust_env=False, timeout=FETCH_TIMEOUT, transport=transport
+        follow_redirects=False,
+        trust_env=False,
+        timeout=FETCH_TIMEOUT,
+        transport=transports() if transports is not None else None,
     ) as client:
         url = src
         for _ in range(MAX_REDIRECTS + 1):
@@ -464,7 +472,7 @@ async def fetch(
     cache: IconCache,
     *,
     webp_ok: bool = False,
-    transport: httpx.AsyncBaseTransport | None = None,
+    transports: Transports | None = None,
 ) -> Path:
     """Fetch, check and cache one icon; its file, or ``IconRefused``."""
     check_source(ref.src, server_url)
@@ -476,7 +484,7 @@ async def fetch(
     else:
         assert server_url is not None  # check_source refused a stdio server's URL
         try:
-            data = await _get(ref.src, server_url, transport)
+            data = await _get(ref.src, server_url, transports)
         except httpx.HTTPError as exc:
             raise IconRefused(f"icon {_short(ref.src)} could not be fetched: {exc}") from None
         declared = ref.mime_type
@@ -496,11 +504,12 @@ async def fetch_best(
     *,
     webp_ok: bool = False,
     note: Callable[[str], None] | None = None,
+    transports: Transports | None = None,
 ) -> Path | None:
     """The first candidate that passes (best first), or ``None``; each refusal is noted."""
     for ref in choose(refs(icons)):
         try:
-            return await fetch(ref, server_url, cache, webp_ok=webp_ok)
+            return await fetch(ref, server_url, cache, webp_ok=webp_ok, transports=transports)
         except IconRefused as exc:
             if note is not None:
                 note(str(exc))
