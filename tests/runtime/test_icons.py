@@ -103,6 +103,9 @@ def test_malicious_svg_is_rebuilt_without_active_or_external_parts() -> None:
         b'<!DOCTYPE svg SYSTEM "http://x/evil.dtd"><svg/>',
         b"<svg><unclosed></svg>",
         b'<html xmlns="http://www.w3.org/1999/xhtml"><svg/></html>',
+        '<?xml version="1.0" encoding="UTF-16"?><!DOCTYPE svg [<!ENTITY a "b">]><svg/>'.encode(
+            "utf-16"
+        ),
     ],
 )
 def test_unsafe_or_broken_svg_is_refused(svg: bytes) -> None:

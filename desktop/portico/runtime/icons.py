@@ -299,6 +299,11 @@ def sanitize_svg(data: bytes) -> bytes:
     """Parse ``data`` and rebuild it from the allow-list; raise ``IconRefused`` if it cannot
     be parsed or is not an SVG. Dropped: scripts, foreignObject, styles, every element and
     attribute not listed, every ``on*`` attribute, and references outside the document."""
+    # Only UTF-8 (or ASCII): another encoding could hide a DOCTYPE from the check below.
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise IconRefused("SVG icon is not UTF-8") from None
     # A DOCTYPE can declare entities (billion laughs, external entities): refuse it before
     # the parser sees it; an icon has no need for one.
     if re.search(rb"<!\s*(DOCTYPE|ENTITY)", data, re.IGNORECASE):
