@@ -11,6 +11,10 @@ Tools (text results, structured_output=False):
                           age (integer 0..150, required), color (enum red|blue,
                           default "blue"), subscribe (boolean, default false);
                           returns JSON {"action": ..., "content": ...}
+  multi()                 form elicitation with multi-selects: toppings (array of enum
+                          cheese|ham|olives, default ["cheese"], maxItems 2) and sizes
+                          (array of anyOf const s|m|l titled Small|Medium|Large,
+                          default ["m"]); returns JSON {"action": ..., "content": ...}
   link()                  URL elicitation of https://example.com/connect; returns the action
   sample(prompt, max_tokens=100, model="", system="")
                           sampling/createMessage; returns JSON {"model", "text"} or
@@ -47,6 +51,31 @@ FORM_SCHEMA: dict[str, Any] = {
     "required": ["name", "age"],
 }
 
+MULTI_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "toppings": {
+            "type": "array",
+            "title": "Toppings",
+            "items": {"type": "string", "enum": ["cheese", "ham", "olives"]},
+            "default": ["cheese"],
+            "maxItems": 2,
+        },
+        "sizes": {
+            "type": "array",
+            "title": "Sizes",
+            "items": {
+                "anyOf": [
+                    {"const": "s", "title": "Small"},
+                    {"const": "m", "title": "Medium"},
+                    {"const": "l", "title": "Large"},
+                ]
+            },
+            "default": ["m"],
+        },
+    },
+}
+
 
 def build(desc: str) -> MCPServer:
     server = MCPServer("asker")
@@ -61,6 +90,15 @@ def build(desc: str) -> MCPServer:
         ran()
         result = await ctx.request_context.session.elicit_form(
             "Tell me about you", FORM_SCHEMA, related_request_id=ctx.request_id
+        )
+        return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool(structured_output=False)
+    async def multi(ctx: Context) -> str:
+        """Ask the person to pick several things."""
+        ran()
+        result = await ctx.request_context.session.elicit_form(
+            "Build your pizza", MULTI_SCHEMA, related_request_id=ctx.request_id
         )
         return json.dumps({"action": result.action, "content": result.content})
 
