@@ -362,6 +362,9 @@ class Connection:
         if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
             await refresher.relisten()
             return
+        caps = self.capabilities
+        if caps is None or caps.resources is None or not caps.resources.subscribe:
+            return  # the server offers none; asking would only get "method not found"
         mark = self._begin_call()
         try:
             with handshake_era():
