@@ -15,6 +15,8 @@ Tools (text results, structured_output=False):
                           cheese|ham|olives, default ["cheese"], maxItems 2) and sizes
                           (array of anyOf const s|m|l titled Small|Medium|Large,
                           default ["m"]); returns JSON {"action": ..., "content": ...}
+  roots()                 roots/list; returns JSON {"roots": [uri, ...]} or {"error": message}
+                          (also when the client declared no roots capability)
   link()                  URL elicitation of https://example.com/connect; returns the action
   sample(prompt, max_tokens=100, model="", system="")
                           sampling/createMessage; returns JSON {"model", "text"} or
@@ -101,6 +103,20 @@ def build(desc: str) -> MCPServer:
             "Build your pizza", MULTI_SCHEMA, related_request_id=ctx.request_id
         )
         return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool(structured_output=False)
+    async def roots(ctx: Context) -> str:
+        """Ask the client for its roots."""
+        ran()
+        session = ctx.request_context.session
+        caps = session.client_params.capabilities if session.client_params else None
+        if caps is None or caps.roots is None:
+            return json.dumps({"error": "the client declared no roots capability"})
+        try:
+            result = await session.list_roots()
+        except Exception as exc:
+            return json.dumps({"error": str(exc)})
+        return json.dumps({"roots": [str(r.uri) for r in result.roots]})
 
     @server.tool(structured_output=False)
     async def link(ctx: Context) -> str:

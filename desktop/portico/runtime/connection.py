@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import schema_cache, sdklog
+from portico.runtime import roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -805,7 +805,8 @@ class Connection:
             read_timeout_seconds=None,
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
-            list_roots_callback=callback(hooks.list_roots_callback),
+            list_roots_callback=callback(hooks.list_roots_callback)
+            or roots.list_roots_callback(spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
