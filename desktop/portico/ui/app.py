@@ -86,6 +86,7 @@ class DesktopApp(QObject):
         )
         self.chat_bridge = ChatBridge()
         self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
+        self.chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
         self.chat_service: Any = None
         self.onboarding = Onboarding(
             lambda: self.window,
