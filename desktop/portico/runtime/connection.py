@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import schema_cache, sdklog
+from portico.runtime import roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -158,6 +158,7 @@ class Connection:
         self._proc: StdioProcessInfo | None = None
         self._transport_ended: asyncio.Event | None = None
         self._refresher: ListRefresher | None = None
+        self._list_hints: list[tuple[int, str]] = []  # (ttlMs, cacheScope) per list page
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
@@ -369,6 +370,9 @@ class Connection:
         if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
             await refresher.relisten()
             return
+        caps = self.capabilities
+        if caps is None or caps.resources is None or not caps.resources.subscribe:
+            return  # the server offers none; asking would only get "method not found"
         mark = self._begin_call()
         try:
             with handshake_era():
@@ -388,7 +392,9 @@ class Connection:
     async def refresh_tools(self) -> list[Any]:
         """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
         client = await self._live_client()
-        tools = await all_pages(client.list_tools, "tools", cache_mode="refresh")
+        hints: list[tuple[int, str]] = []
+        tools = await all_pages(client.list_tools, "tools", hints, cache_mode="refresh")
+        self._list_hints = hints + self._list_hints  # the fresh tools page, the others as were
         self._set_tools(tools)
         await self.save_cache()
         return tools
@@ -710,6 +716,12 @@ class Connection:
         cached = await asyncio.to_thread(schema_cache.load, self.spec)
         if cached is None:
             return False
+        if cached.expired() and cached.ttl_ms is not None:
+            self.note(
+                f"the cached lists are older than the {cached.ttl_ms / 1000:g} s the server"
+                " allows: starting it to list them again"
+            )
+            return False
         self.prompts = cached.prompts
         self.resources = cached.resources
         self.resource_templates = cached.resource_templates
@@ -866,7 +878,8 @@ class Connection:
             read_timeout_seconds=None,
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
-            list_roots_callback=callback(hooks.list_roots_callback),
+            list_roots_callback=callback(hooks.list_roots_callback)
+            or roots.list_roots_callback(spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
@@ -882,19 +895,23 @@ class Connection:
         self.server_info = client.server_info
         self.protocol_version = client.protocol_version
         self.instructions = client.instructions
-        tools = await all_pages(client.list_tools, "tools") if caps.tools is not None else []
+        hints: list[tuple[int, str]] = []
+        tools = await all_pages(client.list_tools, "tools", hints) if caps.tools is not None else []
         prompts: list[Any] = []
         resources: list[Any] = []
         templates: list[Any] = []
         try:
             if caps.prompts is not None:
-                prompts = await all_pages(client.list_prompts, "prompts")
+                prompts = await all_pages(client.list_prompts, "prompts", hints)
             if caps.resources is not None:
-                resources = await all_pages(client.list_resources, "resources")
-                templates = await all_pages(client.list_resource_templates, "resource_templates")
+                resources = await all_pages(client.list_resources, "resources", hints)
+                templates = await all_pages(
+                    client.list_resource_templates, "resource_templates", hints
+                )
         except MCPError as exc:  # a server with broken prompts still offers its tools
             self.note(f"listing prompts/resources failed: {describe(exc)}")
         self.prompts, self.resources, self.resource_templates = prompts, resources, templates
+        self._list_hints = hints
         self._set_tools(tools)
         await self._ask_for_logs(client)
 
@@ -918,7 +935,10 @@ class Connection:
     async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:
             return
+        ttl_ms, scope = schema_cache.freshness(self._list_hints)
         schema = schema_cache.CachedSchema(
+            ttl_ms=ttl_ms,
+            cache_scope=scope,
             tools=list(self.tools),
             prompts=list(self.prompts),
             resources=list(self.resources),

@@ -128,6 +128,7 @@ class DesktopApp(QObject):
         )
         self.bridge.authRequired.connect(self.pages.auth_required)
         self.bridge.activityChanged.connect(self.pages.activity_changed)
+        self.bridge.resourceUpdated.connect(self.pages.resources.resource_updated)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
         self.window.quitRequested.connect(self.quit_asked)
