@@ -71,7 +71,7 @@ def _use_icon_cache(services: Services) -> None:
     from portico.runtime.icons import IconCache
 
     services.hooks.icon_cache = IconCache(paths().cache_dir / "icons")
-    services.hooks.icon_webp = b"webp" in {bytes(f) for f in QImageReader.supportedImageFormats()}
+    services.hooks.icon_webp = b"webp" in {f.data() for f in QImageReader.supportedImageFormats()}
 
 
 class RuntimeSession:
