@@ -114,6 +114,7 @@ def test_long_chat_opens_fast_and_scrolls_without_stalls() -> None:
 
     from portico.ui.chat.markdown import parse_blocks
     from portico.ui.chat.transcript import TranscriptView
+    from portico.ui.gc_guard import GarbageCollector
     from portico.ui.loop import ensure_application
 
     ensure_application()
@@ -130,6 +131,8 @@ def test_long_chat_opens_fast_and_scrolls_without_stalls() -> None:
         f"{len(view.widgets)} widgets built"
     )
 
+    collector = GarbageCollector()  # as the app collects: on a GUI timer, in slices
+    collector.start()
     beat = Heartbeat()
     loop = QEventLoop()
     bar = view.verticalScrollBar()
@@ -158,6 +161,7 @@ def test_long_chat_opens_fast_and_scrolls_without_stalls() -> None:
     loop.exec()
     scroller.stop()
     gap = beat.stop()
+    collector.stop()
     took = time.perf_counter() - started
     cards = len(seen_cards)
     gaps = sorted(beat.gaps)

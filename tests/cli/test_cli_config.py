@@ -150,11 +150,13 @@ def test_example_round_trip(
     # Everything is commented out: as written it defines nothing.
     commented = write(project / "commented" / name, text)
     assert load_files([(commented, Scope.GLOBAL)]).servers == ()
-    # Uncommented it parses and validates, with no error and no warning.
-    target = write(paths.project_config_dir(project) / name, uncomment(text))
+    # Uncommented, as your own global file, it parses and validates with no error and no
+    # warning. (As a project file its client identity setting would be ignored: a project
+    # may not choose it.)
+    target = write(paths.paths().config_dir / name, uncomment(text))
     code, out, _ = run(capsys, "config", "check", "--project", str(project))
     assert (code, out) == (0, "0 errors, 0 warnings; 2 servers load\n")
-    config = load_files([(target, Scope.PROJECT)])
+    config = load_files([(target, Scope.GLOBAL)])
     stdio, http = config.servers
     assert stdio.timeout == 30.0 and stdio.connect_timeout == 60.0
     assert http.oauth is not None and http.oauth.timeout == 300.0

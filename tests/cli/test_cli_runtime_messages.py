@@ -15,6 +15,8 @@ import pytest
 from portico.cli.main import main
 from portico.paths import paths
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 
 def test_a_failed_server_is_listed_as_failed_with_its_retry_time(
     capsys: pytest.CaptureFixture[str], tmp_path: Path

@@ -9,6 +9,8 @@ import pytest
 
 from tests.cli.attack import global_toml, global_yaml, portico, write
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 URL_PASSWORD = "hunter2pass"
 QUERY_TOKEN = "qk-secret-77"
 HEADER_VALUE = "sk-live-AAAA1111"

@@ -3,6 +3,7 @@ ring's bound and masking."""
 
 from __future__ import annotations
 
+import pytest
 from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
 from portico.runtime.activity import ActivityLog, json_lines, masked
@@ -11,6 +12,8 @@ from portico.runtime.events import EventBus, Status
 from portico.runtime.health import percentile, process_memory
 
 from .conftest import toolbox_spec
+
+pytestmark = pytest.mark.slow  # real servers, processes or the app
 
 
 async def test_a_stdio_server_s_calls_are_recorded_with_health(bus: EventBus) -> None:

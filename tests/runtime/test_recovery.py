@@ -23,6 +23,8 @@ from tests.helpers.specs import make_spec, toolbox_spec
 
 from .conftest import TOOLBOX, Recorder
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 
 def _serve(kind: str, port: int) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(

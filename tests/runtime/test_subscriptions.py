@@ -18,6 +18,8 @@ from tests.helpers.specs import make_spec
 
 from .conftest import Recorder
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 CHATTY = Path(__file__).resolve().parents[1] / "servers" / "chatty.py"
 URI = "memo://counter"
 

@@ -11,6 +11,12 @@ Tools (text results, structured_output=False):
                           age (integer 0..150, required), color (enum red|blue,
                           default "blue"), subscribe (boolean, default false);
                           returns JSON {"action": ..., "content": ...}
+  multi()                 form elicitation with multi-selects: toppings (array of enum
+                          cheese|ham|olives, default ["cheese"], maxItems 2) and sizes
+                          (array of anyOf const s|m|l titled Small|Medium|Large,
+                          default ["m"]); returns JSON {"action": ..., "content": ...}
+  roots()                 roots/list; returns JSON {"roots": [uri, ...]} or {"error": message}
+                          (also when the client declared no roots capability)
   link()                  URL elicitation of https://example.com/connect; returns the action
   sample(prompt, max_tokens=100, model="", system="")
                           sampling/createMessage; returns JSON {"model", "text"} or
@@ -47,6 +53,31 @@ FORM_SCHEMA: dict[str, Any] = {
     "required": ["name", "age"],
 }
 
+MULTI_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "toppings": {
+            "type": "array",
+            "title": "Toppings",
+            "items": {"type": "string", "enum": ["cheese", "ham", "olives"]},
+            "default": ["cheese"],
+            "maxItems": 2,
+        },
+        "sizes": {
+            "type": "array",
+            "title": "Sizes",
+            "items": {
+                "anyOf": [
+                    {"const": "s", "title": "Small"},
+                    {"const": "m", "title": "Medium"},
+                    {"const": "l", "title": "Large"},
+                ]
+            },
+            "default": ["m"],
+        },
+    },
+}
+
 
 def build(desc: str) -> MCPServer:
     server = MCPServer("asker")
@@ -63,6 +94,29 @@ def build(desc: str) -> MCPServer:
             "Tell me about you", FORM_SCHEMA, related_request_id=ctx.request_id
         )
         return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool(structured_output=False)
+    async def multi(ctx: Context) -> str:
+        """Ask the person to pick several things."""
+        ran()
+        result = await ctx.request_context.session.elicit_form(
+            "Build your pizza", MULTI_SCHEMA, related_request_id=ctx.request_id
+        )
+        return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool(structured_output=False)
+    async def roots(ctx: Context) -> str:
+        """Ask the client for its roots."""
+        ran()
+        session = ctx.request_context.session
+        caps = session.client_params.capabilities if session.client_params else None
+        if caps is None or caps.roots is None:
+            return json.dumps({"error": "the client declared no roots capability"})
+        try:
+            result = await session.list_roots()
+        except Exception as exc:
+            return json.dumps({"error": str(exc)})
+        return json.dumps({"roots": [str(r.uri) for r in result.roots]})
 
     @server.tool(structured_output=False)
     async def link(ctx: Context) -> str:

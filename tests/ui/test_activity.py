@@ -17,7 +17,10 @@ from tests.helpers.servers import EVERYTHING, NODE, free_port, wait_port
 from tests.ui.pages_helpers import running_app, select, write_global
 from tests.ui.qt_helpers import until
 
-pytestmark = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
+pytestmark = [
+    pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed"),
+    pytest.mark.slow,  # real servers, processes or the app
+]
 
 SECRET = "s3cret-token-value"
 

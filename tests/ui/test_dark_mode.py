@@ -9,11 +9,14 @@ import sys
 from pathlib import Path
 from typing import get_args
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage, QPalette
 
 from portico.ui.loop import ensure_application
 from portico.ui.palette import MIN_CONTRAST, Tone, contrast, follow_os_scheme, is_dark, tone_color
+
+pytestmark = pytest.mark.slow  # real servers, processes or the app
 
 SCRIPT = Path(__file__).with_name("servers_screenshot.py")
 

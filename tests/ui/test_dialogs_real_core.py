@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QSpinBox
 
 from portico.config.model import ToolCost
@@ -27,6 +29,7 @@ from portico.ui.dialogs.elicitation_dialog import ElicitationDialog
 from portico.ui.dialogs.sampling_dialog import SamplingDialog
 from portico.ui.facade import RuntimeThread
 from portico.ui.prompter import QtPrompter
+from portico.ui.schema_form import ChoiceList
 from tests.helpers.models import ScriptedModel
 from tests.helpers.specs import asker_spec, config_of
 from tests.ui.qt_helpers import gone, until
@@ -100,6 +103,30 @@ async def test_elicitation_dialog_answers_the_real_server(core: Core) -> None:
     dialog.decline_button.click()
     got = json.loads((await asyncio.wait_for(answer, 30)).text())
     assert got == {"action": "decline", "content": None}
+
+
+async def test_multi_select_fields_are_check_boxes_and_answer_lists(core: Core) -> None:
+    answer = core.call("multi", {})
+    dialog = await dialog_of(core, ElicitationDialog)
+    toppings, sizes = dialog.fields["toppings"].widget, dialog.fields["sizes"].widget
+    assert isinstance(toppings, ChoiceList) and isinstance(sizes, ChoiceList)
+    assert [b.text() for _, b in toppings.boxes] == ["cheese", "ham", "olives"]
+    assert [b.text() for _, b in sizes.boxes] == ["Small", "Medium", "Large"]  # the titles
+    assert toppings.chosen() == ["cheese"] and sizes.chosen() == ["m"]  # defaults filled in
+    QTest.mouseClick(toppings.box("ham"), Qt.MouseButton.LeftButton)
+    QTest.mouseClick(toppings.box("olives"), Qt.MouseButton.LeftButton)
+    assert toppings.chosen() == ["cheese", "ham", "olives"]
+    dialog.accept_button.click()  # three toppings: over maxItems 2, the dialog says so
+    assert dialog.error_label.isVisible()
+    assert dialog.error_label.text() == "Toppings: choose at most 2"
+    QTest.mouseClick(toppings.box("cheese"), Qt.MouseButton.LeftButton)
+    QTest.mouseClick(sizes.box("Large"), Qt.MouseButton.LeftButton)
+    dialog.accept_button.click()
+    got = json.loads((await asyncio.wait_for(answer, 30)).text())
+    assert got == {
+        "action": "accept",
+        "content": {"toppings": ["ham", "olives"], "sizes": ["m", "l"]},
+    }
 
 
 async def test_sampling_dialog_gates_the_model_call(core: Core) -> None:

@@ -16,6 +16,8 @@ from portico.config.load import load
 from portico.ui.editor.form import MappingEditor
 from tests.ui.editor_helpers import install_global, open_editor
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 # What a single-line field can hold (an empty field unsets the key, by design).
 TYPED = [
     "abc #def",

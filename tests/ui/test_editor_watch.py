@@ -5,11 +5,14 @@ Save / Discard / Cancel."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from portico.config.document import ConfigDocument
 from tests.ui.pages_helpers import command, running_app, write_global
 from tests.ui.qt_helpers import gone, until
+
+pytestmark = pytest.mark.slow  # real servers, processes or the app
 
 CONFIG = f"""# two servers
 [mcp.tiny]

@@ -63,3 +63,27 @@ def test_garbage_dropped_on_a_worker_thread_dies_on_the_gui_thread(
     collector.thresholds = (0, 0, 0)  # make a collection due at the next tick
     assert collector.check() >= 0
     assert Cycle.finalized_in == [threading.main_thread().name]
+
+
+def test_while_busy_only_the_youngest_is_collected_and_the_deep_sweep_gets_the_rest(
+    collector: GarbageCollector,
+) -> None:
+    Cycle.finalized_in.clear()
+    collector.thresholds = (0, 0, 0)
+    old = Cycle()
+    gc.collect(1)  # alive: promoted to the oldest generation
+    del old  # now garbage that only a full collection finds
+    for _ in range(12):  # young collections enough to make a full one due
+        gc.collect(0)
+        gc.collect(1)
+    collector.set_busy(True)
+    assert collector.check() == 0  # the youngest generation only
+    assert Cycle.finalized_in == []
+    assert gc.get_freeze_count() > 0  # survivors are not walked again while busy
+    collector.set_busy(False)
+    collector._last_deep -= 10_000  # the deep sweep is due
+    for _ in range(12):
+        gc.collect(0)
+        gc.collect(1)
+    assert collector.check() == 2
+    assert Cycle.finalized_in == [threading.main_thread().name]

@@ -15,6 +15,8 @@ from tests.helpers.servers import EVERYTHING, NODE
 from tests.ui.pages_helpers import SHOWCASE, running_app, select, write_global
 from tests.ui.qt_helpers import until
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 
 async def test_one_tool_count_everywhere_and_the_overview_ticks() -> None:
     write_global(SHOWCASE)  # six tools, one excluded by tools.exclude

@@ -20,6 +20,8 @@ from tests.servers.model_server import ModelServer, text
 from tests.ui.chat_helpers import memory_keyring, model_server, models
 from tests.ui.qt_helpers import until
 
+pytestmark = pytest.mark.slow  # real servers, processes or the app
+
 __all__ = ["memory_keyring", "model_server", "models"]
 OLLAMA_PORT = 11434
 

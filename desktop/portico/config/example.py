@@ -79,7 +79,7 @@ def _keys_for(server: str) -> list[KeySpec]:
 
 
 def _setting_line(spec: SettingSpec, dialect: Dialect, indent: str, key: str) -> str:
-    value = spec.default
+    value = spec.default if spec.default is not None else spec.example
     text = _toml_value(value) if dialect is Dialect.TOML else _yaml_value(value)
     sep = " =" if dialect is Dialect.TOML else ":"
     return f"{indent}#{key}{sep} {text}  # {spec.help}"
@@ -98,7 +98,7 @@ def toml_example() -> str:
     ]
     for setting in schema.SETTINGS:
         if setting.toml is not None:
-            out.append(_setting_line(setting, d, "", setting.toml[-1]))
+            out.append(_setting_line(setting, d, "", ".".join(setting.toml)))
     for server, title in (
         (STDIO_NAME, "A local server, started as a process (stdio)."),
         (HTTP_NAME, "A remote server over HTTP (Streamable HTTP, or SSE with transport)."),

@@ -58,6 +58,8 @@ def is_security_note(diagnostic: Diagnostic) -> bool:
 
 
 def _shown(value: Any) -> str:
+    if value is None:
+        return "not set"
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)

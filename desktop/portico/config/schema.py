@@ -141,6 +141,7 @@ class SettingSpec:
 
     ``toml`` / ``yaml`` are full key paths from the top of the file, or None when that
     dialect does not carry the setting. ``field`` is the RuntimeSettings attribute.
+    ``example`` is what ``config example`` shows for a setting that has no default.
     """
 
     name: str
@@ -153,6 +154,7 @@ class SettingSpec:
     min: float | None = None
     max: float | None = None
     choices: tuple[str, ...] = ()
+    example: Any = None
 
 
 def _whole(value: float) -> int | float:
@@ -910,6 +912,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         None,
         "https URL of Portico's Client ID Metadata Document (docs/oauth-client-metadata.md),"
         " used as the client id where the authorization server supports it.",
+        example="https://example.com/portico/client.json",
     ),
 )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -26,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import schema_cache, sdklog
+from portico.runtime import roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -134,6 +135,12 @@ class Connection:
         self.protocol_version: str | None = None
         self.capabilities: Any = None
         self.instructions: str | None = None
+        # Announced icons, once fetched (files in hooks.icon_cache): the server's, per tool.
+        self.icon_path: str | None = None
+        self.tool_icons: dict[str, str] = {}
+        self.prompt_icons: dict[str, str] = {}  # by prompt name
+        self.resource_icons: dict[str, str] = {}  # by resource uri (or template)
+        self._icon_task: asyncio.Task[None] | None = None
         self.from_cache = False
         self.connected_at: float | None = None  # time.time() of the last Running
         self.connect_seconds: float | None = None  # how long the last connect took
@@ -151,6 +158,7 @@ class Connection:
         self._proc: StdioProcessInfo | None = None
         self._transport_ended: asyncio.Event | None = None
         self._refresher: ListRefresher | None = None
+        self._list_hints: list[tuple[int, str]] = []  # (ttlMs, cacheScope) per list page
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
@@ -362,6 +370,9 @@ class Connection:
         if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
             await refresher.relisten()
             return
+        caps = self.capabilities
+        if caps is None or caps.resources is None or not caps.resources.subscribe:
+            return  # the server offers none; asking would only get "method not found"
         mark = self._begin_call()
         try:
             with handshake_era():
@@ -381,7 +392,9 @@ class Connection:
     async def refresh_tools(self) -> list[Any]:
         """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
         client = await self._live_client()
-        tools = await all_pages(client.list_tools, "tools", cache_mode="refresh")
+        hints: list[tuple[int, str]] = []
+        tools = await all_pages(client.list_tools, "tools", hints, cache_mode="refresh")
+        self._list_hints = hints + self._list_hints  # the fresh tools page, the others as were
         self._set_tools(tools)
         await self.save_cache()
         return tools
@@ -393,7 +406,12 @@ class Connection:
         if error:  # a state error is shown everywhere: never a password or a secret in it
             error = mask_text(error, self._known_secrets)
         state = ServerState(
-            self.name, status, error=error, retry_at=retry_at, tool_count=self._offered()
+            self.name,
+            status,
+            error=error,
+            retry_at=retry_at,
+            tool_count=self._offered(),
+            icon=self.icon_path,
         )
         if state == self._state and status is not Status.COOLDOWN:
             return
@@ -402,6 +420,8 @@ class Connection:
 
     def _finish(self) -> None:
         """The owner is gone (or never ran): end in Stopped."""
+        if self._icon_task is not None:
+            self._icon_task.cancel()
         if self._life.phase not in (Phase.IDLE, Phase.STOPPED, Phase.DISABLED, Phase.STOPPING):
             self._life.move(Phase.STOPPING)
         self._life.move(Phase.STOPPED)
@@ -421,14 +441,73 @@ class Connection:
         self.tools = list(tools)
         count = self._offered()
         if self._state.tool_count != count:
-            self._state = ServerState(
-                self.name,
-                self._state.status,
-                error=self._state.error,
-                retry_at=self._state.retry_at,
-                tool_count=count,
-            )
+            self._state = dataclasses.replace(self._state, tool_count=count)
         self.bus.publish(ToolsChanged(self.name, count))
+        self._want_icons()
+
+    def _want_icons(self) -> None:
+        """Fetch the announced icons in the background (the connect never waits for them)."""
+        if self.hooks.icon_cache is None:
+            return
+        if self._icon_task is not None and not self._icon_task.done():
+            self._icon_task.cancel()
+        self._icon_task = asyncio.create_task(self._fetch_icons(), name=f"icons:{self.name}")
+
+    async def _fetch_icons(self) -> None:
+        from portico.runtime import icons
+
+        cache = self.hooks.icon_cache
+        assert cache is not None
+        from portico.runtime.transports.pinning import pinned_transport
+
+        origin = self.spec.url if self.spec.is_remote else None
+        hook = self.hooks.pinned_addresses
+        pins = hook(self.spec) if hook is not None else self._pinned
+        kept: dict[str, str] = {}  # src list -> file: items sharing an icon fetch it once
+
+        async def one(announced: Any) -> str | None:
+            key = repr([getattr(i, "src", i) for i in announced or ()])
+            if key not in kept:
+                path = await icons.fetch_best(
+                    announced,
+                    origin,
+                    cache,
+                    webp_ok=self.hooks.icon_webp,
+                    note=self.note,
+                    transports=lambda: pinned_transport(pins),
+                )
+                kept[key] = "" if path is None else str(path)
+            return kept[key] or None
+
+        server_icon = await one(getattr(self.server_info, "icons", None))
+        found: list[dict[str, str]] = [
+            {},
+            {},
+            {},
+        ]  # tools by name, prompts by name, resources by uri
+        groups = [
+            (self.tools, "name"),
+            (self.prompts, "name"),
+            (list(self.resources) + list(self.resource_templates), "uri"),
+        ]
+        budget = icons.MAX_TOOL_ICONS
+        for (items, key), into in zip(groups, found, strict=True):
+            for item in items:
+                if budget <= 0:
+                    break
+                if getattr(item, "icons", None):
+                    budget -= 1
+                    path = await one(item.icons)
+                    ident = getattr(item, key, None) or getattr(item, "uri_template", None)
+                    if path is not None and ident is not None:
+                        into[str(ident)] = path
+        self.tool_icons, self.prompt_icons, self.resource_icons = found
+        if server_icon != self.icon_path:
+            self.icon_path = server_icon
+            self._state = dataclasses.replace(self._state, icon=server_icon)
+            self.bus.publish(StatusChanged(self._state))
+        if any(found):  # the pages re-read the server's lists, icons included
+            self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
 
     def _offered(self) -> int:
         """The tools models may use: the server's list minus tools.include / exclude."""
@@ -637,6 +716,12 @@ class Connection:
         cached = await asyncio.to_thread(schema_cache.load, self.spec)
         if cached is None:
             return False
+        if cached.expired() and cached.ttl_ms is not None:
+            self.note(
+                f"the cached lists are older than the {cached.ttl_ms / 1000:g} s the server"
+                " allows: starting it to list them again"
+            )
+            return False
         self.prompts = cached.prompts
         self.resources = cached.resources
         self.resource_templates = cached.resource_templates
@@ -793,7 +878,8 @@ class Connection:
             read_timeout_seconds=None,
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
-            list_roots_callback=callback(hooks.list_roots_callback),
+            list_roots_callback=callback(hooks.list_roots_callback)
+            or roots.list_roots_callback(spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
@@ -809,19 +895,23 @@ class Connection:
         self.server_info = client.server_info
         self.protocol_version = client.protocol_version
         self.instructions = client.instructions
-        tools = await all_pages(client.list_tools, "tools") if caps.tools is not None else []
+        hints: list[tuple[int, str]] = []
+        tools = await all_pages(client.list_tools, "tools", hints) if caps.tools is not None else []
         prompts: list[Any] = []
         resources: list[Any] = []
         templates: list[Any] = []
         try:
             if caps.prompts is not None:
-                prompts = await all_pages(client.list_prompts, "prompts")
+                prompts = await all_pages(client.list_prompts, "prompts", hints)
             if caps.resources is not None:
-                resources = await all_pages(client.list_resources, "resources")
-                templates = await all_pages(client.list_resource_templates, "resource_templates")
+                resources = await all_pages(client.list_resources, "resources", hints)
+                templates = await all_pages(
+                    client.list_resource_templates, "resource_templates", hints
+                )
         except MCPError as exc:  # a server with broken prompts still offers its tools
             self.note(f"listing prompts/resources failed: {describe(exc)}")
         self.prompts, self.resources, self.resource_templates = prompts, resources, templates
+        self._list_hints = hints
         self._set_tools(tools)
         await self._ask_for_logs(client)
 
@@ -845,7 +935,10 @@ class Connection:
     async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:
             return
+        ttl_ms, scope = schema_cache.freshness(self._list_hints)
         schema = schema_cache.CachedSchema(
+            ttl_ms=ttl_ms,
+            cache_scope=scope,
             tools=list(self.tools),
             prompts=list(self.prompts),
             resources=list(self.resources),

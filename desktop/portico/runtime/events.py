@@ -36,6 +36,7 @@ class ServerState:
     error: str | None = None
     retry_at: float | None = None  # time.time() of the next try (Cooldown)
     tool_count: int = 0
+    icon: str | None = None  # the server's own icon, a file in the icon cache (runtime/icons.py)
 
 
 @dataclass(frozen=True)

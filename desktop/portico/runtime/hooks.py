@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     import httpx2
 
     from portico.config.model import ServerSpec
+    from portico.runtime.icons import IconCache
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,8 @@ class ConnectionHooks:
     - ``write_schema_cache``: False for a one-off probe (``portico mcp test``): its
       connection is not the configured server's live connect, so it must not replace
       (or delete) that server's schema cache entry.
+    - ``icon_cache``: where announced icons (server, tools) are kept; ``None`` (the CLI)
+      fetches none. ``icon_webp``: the face can decode WebP, so WebP icons are kept.
     """
 
     trust_gate: TrustGate | None = None
@@ -78,3 +81,5 @@ class ConnectionHooks:
     environ: Mapping[str, str] | None = None
     auth_stamp: AuthStamp | None = None
     write_schema_cache: bool = True
+    icon_cache: IconCache | None = None
+    icon_webp: bool = False

@@ -54,13 +54,19 @@ def handshake_era() -> Iterator[None]:
 
 
 async def all_pages(
-    method: Callable[..., Awaitable[Any]], attribute: str, **kwargs: Any
+    method: Callable[..., Awaitable[Any]],
+    attribute: str,
+    hints: list[tuple[int, str]] | None = None,
+    **kwargs: Any,
 ) -> list[Any]:
-    """Every page of a ``list_*`` call."""
+    """Every page of a ``list_*`` call. With ``hints``, each page's caching hint
+    ``(ttlMs, cacheScope)`` is appended to it, for pages whose server sent one."""
     items: list[Any] = []
     cursor: str | None = None
     for _ in range(1000):
         page = await method(cursor=cursor, **kwargs)
+        if hints is not None and "ttl_ms" in getattr(page, "model_fields_set", ()):
+            hints.append((int(page.ttl_ms), str(page.cache_scope)))
         items.extend(getattr(page, attribute))
         cursor = page.next_cursor
         if not cursor:

@@ -3,6 +3,13 @@
 One JSON file per server under ``paths().schema_cache_dir``, keyed by the server name and
 the digest of its config: a changed config never reads a stale entry. Written after
 every live connect (and after a tools list_changed refresh).
+
+A 2026 server's list results say how long they stay fresh (``ttlMs``) and whether they
+may be shared (``cacheScope``). The entry records the shortest positive ttl of its lists
+and the strictest scope; a lazy start does not trust an expired entry (the server is
+started to list again). A ttl of 0 is what the SDK sends when a server states nothing,
+so it promises nothing either way: such an entry is kept until the config or a
+list_changed replaces it, as for handshake-era servers.
 """
 
 from __future__ import annotations
@@ -33,6 +40,22 @@ class CachedSchema:
     protocol_version: str | None = None
     capabilities: Any = None  # mcp_types.ServerCapabilities | None
     written_at: float = 0.0
+    ttl_ms: int | None = None  # how long the lists stay fresh, from written_at
+    cache_scope: str | None = None  # "private" or "public", when the server said
+
+    def expired(self, now: float | None = None) -> bool:
+        if self.ttl_ms is None:
+            return False
+        return (time.time() if now is None else now) >= self.written_at + self.ttl_ms / 1000
+
+
+def freshness(hints: list[tuple[int, str]]) -> tuple[int | None, str | None]:
+    """The entry's (ttl_ms, cache_scope) from every list page's hint: the shortest
+    positive ttl, and "private" if any page is private."""
+    ttls = [ttl for ttl, _ in hints if ttl > 0]
+    scopes = {scope for _, scope in hints}
+    scope = ("private" if "private" in scopes else "public") if scopes else None
+    return (min(ttls) if ttls else None), scope
 
 
 def cache_file(spec: ServerSpec, root: Path | None = None) -> Path:
@@ -53,6 +76,8 @@ def save(spec: ServerSpec, schema: CachedSchema, root: Path | None = None) -> Pa
         "server": spec.name,
         "digest": spec.digest(),
         "written_at": time.time(),
+        "ttl_ms": schema.ttl_ms,
+        "cache_scope": schema.cache_scope,
         "protocol_version": schema.protocol_version,
         "server_info": schema.server_info.model_dump(mode="json", by_alias=True)
         if schema.server_info is not None
@@ -106,6 +131,16 @@ def load(spec: ServerSpec, root: Path | None = None) -> CachedSchema | None:
             if data.get("capabilities")
             else None,
             written_at=float(data.get("written_at", 0.0)),
+            ttl_ms=_ttl(data.get("ttl_ms")),
+            cache_scope=data.get("cache_scope")
+            if data.get("cache_scope") in ("private", "public")
+            else None,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _ttl(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None

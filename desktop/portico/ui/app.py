@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtGui import QAction
+from PySide6.QtGui import QAction, QIcon
 from PySide6.QtWidgets import QApplication, QMenu
 
 from portico import __version__
@@ -29,7 +29,7 @@ from portico.ui.chat.bridge import ChatBridge
 from portico.ui.chat.controller import ChatController
 from portico.ui.facade import RuntimeThread
 from portico.ui.gc_guard import GarbageCollector
-from portico.ui.icons import app_icon
+from portico.ui.icons import announced_icon, app_icon
 from portico.ui.link_flow import LinkFlow
 from portico.ui.login_setting import StartAtLoginAction
 from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
@@ -86,6 +86,8 @@ class DesktopApp(QObject):
         )
         self.chat_bridge = ChatBridge()
         self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
+        self.chat.transcript.icon_for = self._server_icon  # tool cards show their server's
+        self.chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
         self.chat_service: Any = None
         self.onboarding = Onboarding(
             lambda: self.window,
@@ -126,6 +128,7 @@ class DesktopApp(QObject):
         )
         self.bridge.authRequired.connect(self.pages.auth_required)
         self.bridge.activityChanged.connect(self.pages.activity_changed)
+        self.bridge.resourceUpdated.connect(self.pages.resources.resource_updated)
         self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
         self.window.quitRequested.connect(self.quit_asked)
@@ -426,6 +429,11 @@ class DesktopApp(QObject):
             self.editor.ask_unsaved(self.request_quit)
             return
         self.request_quit()
+
+    def _server_icon(self, server: str) -> QIcon | None:
+        """A tool card's icon: its server's announced one (none: the card shows no icon)."""
+        state = self.model.state(server)
+        return announced_icon(state.icon) if state is not None else None
 
     def request_quit(self) -> None:
         if self._quit is not None:

@@ -19,6 +19,7 @@ from portico.runtime.events import (
     Event,
     EventBus,
     LogLine,
+    ResourceUpdated,
     StatusChanged,
     ToolsChanged,
 )
@@ -32,6 +33,7 @@ class EventBridge(QObject):
     authRequired = Signal(str, str)  # server, reason
     configChanged = Signal()  # a config file changed on disk
     activityChanged = Signal(str)  # server: new exchanges in its activity log
+    resourceUpdated = Signal(str, str)  # server, uri: a subscribed resource changed
 
     _crossed = Signal(object)  # internal: emitted on the runtime thread
 
@@ -70,6 +72,8 @@ class EventBridge(QObject):
             self.configChanged.emit()
         elif isinstance(event, ActivityChanged):
             self.activityChanged.emit(event.server)
+        elif isinstance(event, ResourceUpdated):
+            self.resourceUpdated.emit(event.server, event.uri)
 
 
 async def attach_on_runtime(bridge: EventBridge, bus: EventBus) -> Callable[[], None]:

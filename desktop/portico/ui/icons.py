@@ -96,3 +96,22 @@ def app_icon() -> QIcon:
         for png in sorted((root / "app").glob("portico-*.png")):
             icon.addFile(str(png))
     return icon if not icon.isNull() else _painted(_FALLBACK_COLOR["running"])
+
+
+_ANNOUNCED: dict[str, QIcon | None] = {}
+_ANNOUNCED_MAX = 512
+
+
+def announced_icon(path: str | None) -> QIcon | None:
+    """The icon a server announced (a checked file in the icon cache, runtime/icons.py),
+    or None when there is none or it does not decode. Files are named by content hash, so
+    one path always holds the same picture and the loaded icon can be kept."""
+    if not path:
+        return None
+    if path not in _ANNOUNCED:
+        if len(_ANNOUNCED) >= _ANNOUNCED_MAX:
+            _ANNOUNCED.clear()
+        icon = QIcon(path)
+        # availableSizes() is empty for a scalable (SVG) icon: ask for a pixmap instead.
+        _ANNOUNCED[path] = None if icon.pixmap(16, 16).isNull() else icon
+    return _ANNOUNCED[path]

@@ -1,8 +1,9 @@
 """A form generated from a JSON schema (object with properties): one widget per property.
 
 Shared by the elicitation dialog and the Tools tab's "Try it" form. Strings, numbers,
-integers, booleans and enums get their natural widget (enums a combo box); arrays,
-objects and anything else structured get a one-line JSON field. Required properties are
+integers, booleans and enums get their natural widget (enums a combo box, arrays of enum
+values a checkable list); other arrays, objects and anything else structured get a
+one-line JSON field. Required properties are
 marked with " *"; defaults are filled in; optional numbers start unset ("—").
 """
 
@@ -13,7 +14,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +22,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLineEdit,
     QSpinBox,
+    QVBoxLayout,
     QWidget,
 )
 
@@ -56,6 +58,28 @@ class NumberSpin(QDoubleSpinBox):
         return f"{value:.{self.decimals()}f}".rstrip("0").rstrip(".") or "0"
 
 
+class ChoiceList(QWidget):
+    """A multi-select: one check box per choice, in the schema's order."""
+
+    def __init__(self, choices: list[tuple[Any, str]], chosen: list[Any]) -> None:
+        super().__init__()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.boxes: list[tuple[Any, QCheckBox]] = []
+        for value, title in choices:
+            box = QCheckBox(title)
+            box.setChecked(value in chosen)
+            layout.addWidget(box, 0, Qt.AlignmentFlag.AlignLeft)
+            self.boxes.append((value, box))
+
+    def box(self, title: str) -> QCheckBox:
+        return next(b for _, b in self.boxes if b.text() == title)
+
+    def chosen(self) -> list[Any]:
+        return [value for value, box in self.boxes if box.isChecked()]
+
+
 class Field:
     """One schema property as a widget, with a way to read its value back."""
 
@@ -65,8 +89,15 @@ class Field:
         self.unset_allowed = False
         self.kind = schema_kind(prop)
         options = _enum_options(prop)
+        choices = _multi_options(prop)
         self.widget: QWidget
-        if options is not None:
+        self.min_items = _count(prop.get("minItems"))
+        self.max_items = _count(prop.get("maxItems"))
+        if choices is not None:
+            chosen = default if isinstance(default, list) else []
+            self.widget = ChoiceList(choices, chosen)
+            self.kind = "multi"
+        elif options is not None:
             combo = QComboBox()
             if not required and default is None:
                 combo.addItem("—", None)
@@ -136,6 +167,9 @@ class Field:
     def value(self) -> tuple[bool, Any]:
         """(present, value). Raises FieldError when a JSON field does not parse."""
         w = self.widget
+        if isinstance(w, ChoiceList):
+            picked = w.chosen()
+            return bool(picked) or self.required, picked
         if isinstance(w, QComboBox):
             data = w.currentData()
             return data is not None, data
@@ -221,9 +255,12 @@ class SchemaForm(QWidget):
             out.append("Please fill in: " + ", ".join(missing))
         for f in self.fields.values():
             try:
-                f.value()
+                present, value = f.value()
             except FieldError as exc:
                 out.append(str(exc))
+                continue
+            if f.kind == "multi" and present:
+                out.extend(_count_problem(f, len(value)))
         return out
 
 
@@ -247,3 +284,29 @@ def _enum_options(prop: Mapping[str, Any]) -> list[tuple[Any, str]] | None:
         ):
             return [(o["const"], str(o.get("title", o["const"]))) for o in prop[key]]
     return None
+
+
+def _multi_options(prop: Mapping[str, Any]) -> list[tuple[Any, str]] | None:
+    """The choices of a multi-select: an array whose ``items`` are an enum (``enum`` or
+    ``anyOf``/``oneOf`` of ``const``), as the MCP elicitation schema defines them."""
+    if schema_kind(prop) != "array":
+        return None
+    items = prop.get("items")
+    if not isinstance(items, Mapping):
+        return None
+    return _enum_options(items)
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _count_problem(field: Field, n: int) -> list[str]:
+    name = field.label.rstrip(" *")
+    if field.min_items is not None and n < field.min_items:
+        return [f"{name}: choose at least {field.min_items}"]
+    if field.max_items is not None and n > field.max_items:
+        return [f"{name}: choose at most {field.max_items}"]
+    return []

@@ -27,6 +27,7 @@ from portico.ui.chat.card_state import apply_finished, from_started
 from portico.ui.chat.completion import Completion
 from portico.ui.chat.composer import Attachment
 from portico.ui.chat.conversation_list import ConversationRow
+from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
 from portico.ui.chat.tool_card import ToolCard
@@ -47,6 +48,7 @@ _NOTICE_TONES: dict[str, Tone] = {"info": "muted", "warning": "warning", "error"
 class ChatController(QObject):
     opened = Signal(str)  # conversation id now shown
     turnEnded = Signal(str)  # conversation id
+    runningChanged = Signal(bool)  # a turn started or ended (the app defers full GCs)
     eventRendered = Signal(object)  # every event, after it was rendered (tests wait on it)
 
     def __init__(self, place: ChatsPlace, runtime: Any, bridge: ChatBridge) -> None:
@@ -144,6 +146,7 @@ class ChatController(QObject):
     # --- chats ---------------------------------------------------------------------------
 
     async def attach(self, service: ChatService) -> None:
+        self._spawn(asyncio.to_thread(warm_up))
         self.service = service
         await self.refresh_list()
 
@@ -339,7 +342,10 @@ class ChatController(QObject):
         self._spawn(self._call(self.service.answer, call_id, value))
 
     def set_running(self, running: bool) -> None:
+        changed = running != self.running
         self.running = running
+        if changed:
+            self.runningChanged.emit(running)
         self.composer.set_running(running, "Answering… (Esc stops)" if running else "")
         self.transcript.set_running(running)
 

@@ -6,7 +6,7 @@ selectable by mouse and keyboard; links are reachable with Tab.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
@@ -30,7 +30,38 @@ def open_link(link: str) -> bool:
     return QDesktopServices.openUrl(url)
 
 
-class RichLabel(QLabel):
+class MeasuredLabel(QLabel):
+    """A word-wrapped label that remembers its height per width until its text changes.
+
+    QLabel answers heightForWidth by laying its document out again, and a layout asks every
+    label on every relayout: while an answer streams, its growing tail relayouts the whole
+    message each frame, and with dozens of finished paragraphs above it that cost hundreds
+    of milliseconds per frame on the GUI thread.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._heights: dict[int, int] = {}
+
+    def setText(self, text: str) -> None:
+        self._heights.clear()
+        super().setText(text)
+
+    def heightForWidth(self, width: int) -> int:
+        height = self._heights.get(width)
+        if height is None:
+            if len(self._heights) > 8:  # a resize drag walks through many widths
+                self._heights.clear()
+            height = self._heights[width] = super().heightForWidth(width)
+        return height
+
+    def changeEvent(self, event: QEvent) -> None:
+        if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
+            self._heights.clear()
+        super().changeEvent(event)
+
+
+class RichLabel(MeasuredLabel):
     """Selectable rich text whose links go to the system browser."""
 
     linkOpened = Signal(str)
@@ -72,7 +103,7 @@ class CodeBlockWidget(QFrame):
         self.copy_button.clicked.connect(self.copy)
         header.addWidget(self.copy_button)
         column.addLayout(header)
-        self.code = QLabel()
+        self.code = MeasuredLabel()
         self.code.setTextFormat(Qt.TextFormat.RichText)
         self.code.setWordWrap(True)
         self.code.setTextInteractionFlags(

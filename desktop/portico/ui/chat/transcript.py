@@ -19,7 +19,7 @@ from portico.chat.messages import Message
 from portico.ui.chat.message_widget import MessageWidget
 
 FIRST_WINDOW = 24  # messages built when a chat opens
-BATCH = 4  # messages built per step when scrolling up
+BATCH = 1  # messages built per event-loop turn when scrolling (one widget is ~10-30 ms)
 NEAR_TOP = 200  # px from the top that triggers the next batch
 FRAME_MS = 16  # at most one render of streamed text per frame
 FOLLOW_SLACK = 24  # px from the bottom that still counts as "at the bottom"
@@ -372,6 +372,7 @@ class TranscriptView(QScrollArea):
         if self._anchor is not None:
             bar.setValue(min(self._anchor, maximum))
             self._anchor = None
+            self._keep_loading()
         elif self.following:
             bar.setValue(maximum)
 
@@ -380,6 +381,17 @@ class TranscriptView(QScrollArea):
             bar = self.verticalScrollBar()
             bar.setValue(min(self._anchor, bar.maximum()))
             self._anchor = None
+            self._keep_loading()
+
+    def _keep_loading(self) -> None:
+        """One message is built per event-loop turn: still near an end after the last one,
+        build the next on the next turn (input and paints run in between)."""
+        bar = self.verticalScrollBar()
+        value = bar.value()
+        if value <= NEAR_TOP and self.first > 0:
+            self._earlier_timer.start()
+        elif value >= bar.maximum() - NEAR_TOP and self.last < len(self.messages):
+            self._later_timer.start()
 
     def scroll_to_bottom(self) -> None:
         bar = self.verticalScrollBar()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt
-from PySide6.QtGui import QBrush
+from PySide6.QtGui import QBrush, QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 T = TypeVar("T")
@@ -27,6 +27,7 @@ class Column(Generic[T]):
     brush: Callable[[T], QBrush | None] | None = None
     accessible: Callable[[T, str], str] | None = None
     stretch: bool = False
+    decoration: Callable[[T], QIcon | None] | None = None
 
 
 class ItemsModel(QAbstractTableModel, Generic[T]):
@@ -68,6 +69,8 @@ class ItemsModel(QAbstractTableModel, Generic[T]):
             return column.text(item)
         if role == Qt.ItemDataRole.ToolTipRole and column.tip is not None:
             return column.tip(item)
+        if role == Qt.ItemDataRole.DecorationRole and column.decoration is not None:
+            return column.decoration(item)
         if role == Qt.ItemDataRole.ForegroundRole and column.brush is not None:
             return column.brush(item)
         if role == Qt.ItemDataRole.AccessibleTextRole and column.accessible is not None:

@@ -25,10 +25,11 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
+from PySide6.QtGui import QIcon
 
 from portico.runtime.events import ServerState, Status
 from portico.ui.bridge import EventBridge
-from portico.ui.icons import status_icon
+from portico.ui.icons import announced_icon, status_icon
 from portico.ui.models.clock import clock
 from portico.ui.tray_state import status_text
 
@@ -141,7 +142,7 @@ class ServerListModel(QAbstractListModel):
             detail = f"{text} · {tools}" if state.status is Status.RUNNING else text
             return f"{state.name}{badge}\n{detail}"
         if role == Qt.ItemDataRole.DecorationRole:
-            return status_icon(state.status)
+            return self._icon(state)
         if role == Qt.ItemDataRole.ToolTipRole:
             return state.error or text
         if role == Qt.ItemDataRole.AccessibleTextRole:
@@ -175,6 +176,12 @@ class ServerListModel(QAbstractListModel):
         return {int(role): QByteArray(name) for role, name in names.items()}
 
     # --- internals -----------------------------------------------------------------------
+
+    def _icon(self, state: ServerState) -> QIcon:
+        """The server's own icon while it runs (a checked file in the icon cache), else
+        the status icon; a file that will not decode falls back too."""
+        icon = announced_icon(state.icon) if state.status is Status.RUNNING else None
+        return icon or status_icon(state.status)
 
     def _insert_position(self, name: str) -> int:
         """Before the first row ranked after ``name``; unconfigured servers go last."""

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from portico.runtime.results import ToolResult
+from portico.ui.icons import announced_icon
 from portico.ui.models.page_items import (
     Column,
     ItemsModel,
@@ -34,7 +35,13 @@ def _signature(prompt: PromptInfo) -> str:
 
 
 PROMPT_COLUMNS: tuple[Column[PromptInfo], ...] = (
-    Column("Prompt", _signature, lambda p: p.description or None, stretch=True),
+    Column(
+        "Prompt",
+        _signature,
+        lambda p: p.description or None,
+        stretch=True,
+        decoration=lambda p: announced_icon(p.icon),
+    ),
 )
 
 

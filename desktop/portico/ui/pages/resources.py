@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from portico.runtime.results import ToolResult
+from portico.ui.icons import announced_icon
 from portico.ui.models.page_items import (
     Column,
     ItemsModel,
@@ -32,7 +33,7 @@ def _tip(res: ResourceInfo) -> str | None:
 
 
 RESOURCE_COLUMNS: tuple[Column[ResourceInfo], ...] = (
-    Column("Name", lambda r: r.name, _tip),
+    Column("Name", lambda r: r.name, _tip, decoration=lambda r: announced_icon(r.icon)),
     Column("Address", lambda r: r.uri, _tip, stretch=True),
     Column("Type", lambda r: "template" if r.template else (r.mime_type or ""), _tip),
 )
@@ -43,6 +44,7 @@ class ResourcesPage(QWidget):
         super().__init__(parent)
         self.backend = backend
         self.server: str | None = None
+        self.shown: str | None = None  # the address whose content is on show (kept live)
         self.setAccessibleName("resources")
         self.status = status_label("resources status")
         self.status.setText("Resources appear here once the server is running.")
@@ -87,6 +89,7 @@ class ResourcesPage(QWidget):
 
     def set_loading(self, server: str | None) -> None:
         self.server = server
+        self._watch(None)
         self.model.set_items([])
         self.result_view.clear()
         self.address.clear()
@@ -118,6 +121,8 @@ class ResourcesPage(QWidget):
     def _selected_changed(self) -> None:
         res = self.model.item(current_row(self.table))
         if res is not None:
+            if res.uri != self.shown:
+                self._watch(None)
             self.address.setText(res.uri)
             if res.template:
                 self.address.setFocus()
@@ -134,12 +139,14 @@ class ResourcesPage(QWidget):
                 "Fill in the parts in {braces} of the template first.", error=True
             )
             return
+        if uri != self.shown:
+            self._watch(None)  # its content is about to be replaced
         self.read_button.setEnabled(False)
         self.result_view.show_message(f"Reading {uri}…")
         server = self.server
         (
             self.backend.op(lambda pages: pages.read_resource(server, uri), f"Read {uri}")
-            .success(lambda result: self._show(server, result))
+            .success(lambda result: self._show(server, result, uri))
             .failure(lambda exc: self._failed(server, exc))
             .finally_(lambda: self.read_button.setEnabled(True))
             .run()
@@ -149,6 +156,39 @@ class ResourcesPage(QWidget):
         if self.server == server:
             self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
 
-    def _show(self, server: str, result: ToolResult) -> None:
+    def _show(self, server: str, result: ToolResult, uri: str) -> None:
         if self.server == server:
             self.result_view.show_result(result)
+            self._watch(uri)
+
+    def _watch(self, uri: str | None) -> None:
+        """Keep the resource on show live: subscribe to it (and drop the one before)."""
+        if uri == self.shown:
+            return
+        self.shown = uri
+        server = self.server if uri is not None else None
+        if not self.backend.available:
+            return
+        (
+            self.backend.op(
+                lambda pages: pages.watch_resource(server, uri),
+                f"Subscribe to {uri}" if uri else "Unsubscribe",
+            )
+            .failure(lambda exc: self._watch_failed(uri, exc))
+            .run()
+        )
+
+    def _watch_failed(self, uri: str | None, exc: Exception) -> None:
+        if uri is not None and uri == self.shown:
+            self.status.setText(f"{uri} is not kept up to date: {exc}")
+
+    def resource_updated(self, server: str, uri: str) -> None:
+        """A subscribed resource changed on the server: read it again if still on show."""
+        if server != self.server or uri != self.shown:
+            return
+        (
+            self.backend.op(lambda pages: pages.read_resource(server, uri), f"Read {uri}")
+            .success(lambda result: self._show(server, result, uri))
+            .failure(lambda exc: self._failed(server, exc))
+            .run()
+        )

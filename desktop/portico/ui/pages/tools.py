@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QBrush, QPalette
+from PySide6.QtGui import QBrush, QIcon, QPalette
 from PySide6.QtWidgets import (
     QApplication,
     QGroupBox,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.ui.icons import announced_icon
 from portico.ui.models.page_items import (
     Column,
     ItemsModel,
@@ -133,6 +134,10 @@ def _notes(tool: ToolInfo) -> str:
     return ", ".join(tool.badges)
 
 
+def _icon(tool: ToolInfo) -> QIcon | None:
+    return announced_icon(tool.icon)
+
+
 def _grey(tool: ToolInfo) -> QBrush | None:
     if not tool.filtered_reason:
         return None
@@ -155,7 +160,7 @@ def _accessible(tool: ToolInfo, text: str) -> str:
 
 
 TOOL_COLUMNS: tuple[Column[ToolInfo], ...] = (
-    Column("Name", lambda t: t.name, _tip, _grey, _accessible),
+    Column("Name", lambda t: t.name, _tip, _grey, _accessible, decoration=_icon),
     Column(
         "Description",
         _summary,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from portico.runtime.health import HealthSnapshot
     from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.session import RuntimeSession
+
+log = logging.getLogger(__name__)
 
 DIRECT_CHAT_ID = "direct"
 Progress = Callable[[float, float | None, str | None], None]
@@ -78,6 +81,7 @@ class PageService:
         self.last_calls: dict[str, float] = {}
         self._guard: Any = None
         self._chat: Any = None
+        self._watched: tuple[str, str] | None = None  # the resource on the Resources tab
 
     # --- reading ---------------------------------------------------------------------
 
@@ -169,6 +173,23 @@ class PageService:
         conn = self.hub.connection(server)
         self.last_calls[server] = time.time()
         return process_resource(await conn.read_resource(uri))
+
+    async def watch_resource(self, server: str | None, uri: str | None) -> None:
+        """Subscribe to the resource on show (one at a time, so its updates arrive as
+        ``ResourceUpdated``); the one watched before is unsubscribed. ``None`` stops."""
+        wanted = (server, uri) if server and uri else None
+        if wanted == self._watched:
+            return
+        before, self._watched = self._watched, wanted
+        if before is not None:
+            conn = self.hub.connections.get(before[0])
+            if conn is not None:
+                try:
+                    await conn.unsubscribe(before[1])
+                except Exception as exc:  # the subscription is gone on our side either way
+                    log.info("%s: could not unsubscribe %s: %s", before[0], before[1], exc)
+        if wanted is not None:
+            await self.hub.connection(wanted[0]).subscribe(wanted[1])
 
     # --- config write-back -----------------------------------------------------------
 

@@ -62,6 +62,18 @@ def _preimport() -> None:
             log.info("pre-import of %s skipped: %s", name, exc)
 
 
+def _use_icon_cache(services: Services) -> None:
+    """The app shows servers' and tools' icons: keep them under the cache dir; WebP only
+    where this Qt has the plugin to decode it."""
+    from PySide6.QtGui import QImageReader
+
+    from portico.paths import paths
+    from portico.runtime.icons import IconCache
+
+    services.hooks.icon_cache = IconCache(paths().cache_dir / "icons")
+    services.hooks.icon_webp = b"webp" in {f.data() for f in QImageReader.supportedImageFormats()}
+
+
 class RuntimeSession:
     def __init__(self, bus: EventBus, hub: Hub, services: Services) -> None:
         self.bus = bus
@@ -85,6 +97,7 @@ class RuntimeSession:
         bus = EventBus()
         bridge.attach(bus)
         services = build_services(prompter)
+        _use_icon_cache(services)
         return cls(bus, Hub(bus, services.hooks), services)
 
     async def load(self, project: Path | None) -> LoadResult:

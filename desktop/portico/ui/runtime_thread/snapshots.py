@@ -54,6 +54,7 @@ class ToolInfo:
     filtered_reason: str | None = None  # set: filtered out, not callable
     utility: bool = False
     asks_approval: bool = True  # a call may ask the person first (not read-only, …)
+    icon: str | None = None  # its announced icon, a file in the icon cache (runtime/icons.py)
 
     @property
     def badges(self) -> list[str]:
@@ -73,6 +74,7 @@ class PromptInfo:
     title: str | None
     description: str
     arguments: tuple[PromptArgument, ...] = ()
+    icon: str | None = None  # its announced icon (a file in the icon cache)
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,7 @@ class ResourceInfo:
     description: str = ""
     mime_type: str | None = None
     template: bool = False
+    icon: str | None = None  # its announced icon (a file in the icon cache)
 
 
 def _plain(value: Any) -> dict[str, Any]:
@@ -141,6 +144,8 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             return True
         return approval_reason(spec, annotations, skip_trust_prompts=off) is not None
 
+    conn = hub.connections.get(name)
+    icons = conn.tool_icons if conn is not None else {}
     out = [
         ToolInfo(
             name=t.tool,
@@ -151,12 +156,12 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             title=t.title,
             utility=t.utility,
             asks_approval=asks(t.annotations),
+            icon=None if t.utility else icons.get(t.tool),
         )
         for t in hub.registry.server_tools(name)
     ]
     utilities = [t for t in out if t.utility]
     out = [t for t in out if not t.utility]
-    conn = hub.connections.get(name)
     offered = {t.name: t for t in (conn.tools if conn is not None else [])}
     for decision in hub.registry.filtered_out(name):
         tool = offered.get(decision.tool)
@@ -191,7 +196,15 @@ async def server_prompts(hub: Hub, name: str) -> list[PromptInfo]:
             PromptArgument(a.name, a.description or "", bool(a.required))
             for a in (getattr(p, "arguments", None) or [])
         )
-        out.append(PromptInfo(p.name, getattr(p, "title", None), p.description or "", args))
+        out.append(
+            PromptInfo(
+                p.name,
+                getattr(p, "title", None),
+                p.description or "",
+                args,
+                icon=conn.prompt_icons.get(p.name),
+            )
+        )
     return out
 
 
@@ -204,7 +217,11 @@ async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
     )
     out = [
         ResourceInfo(
-            str(r.uri), r.name, getattr(r, "description", None) or "", getattr(r, "mime_type", None)
+            str(r.uri),
+            r.name,
+            getattr(r, "description", None) or "",
+            getattr(r, "mime_type", None),
+            icon=conn.resource_icons.get(str(r.uri)),
         )
         for r in resources or []
     ]
@@ -216,6 +233,7 @@ async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
                 getattr(t, "description", None) or "",
                 getattr(t, "mime_type", None),
                 template=True,
+                icon=conn.resource_icons.get(str(t.uri_template)),
             )
         )
     return out
