@@ -31,9 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from portico.config.document import valid_server_name
-from portico.config.presets import PRESET_INFO, preset_fields
+from portico.config.presets import preset_fields
 from portico.ui.dialogs.base import monospace_view
 from portico.ui.palette import set_tone
+from portico.ui.preset_list import preset_list
 
 BLANK, PRESET, IMPORT = "Blank", "Preset", "Import"
 
@@ -119,12 +120,7 @@ class AddServerDialog(QDialog):
     def _preset_tab(self) -> QWidget:
         page = QWidget()
         column = QVBoxLayout(page)
-        self.preset_list = QListWidget()
-        self.preset_list.setAccessibleName("presets")
-        for name, info in PRESET_INFO.items():
-            item = QListWidgetItem(f"{name} — {info.description}\n    needs {info.requires}")
-            item.setData(Qt.ItemDataRole.UserRole, name)
-            self.preset_list.addItem(item)
+        self.preset_list = preset_list()
         self.preset_list.currentItemChanged.connect(self._preset_changed)
         column.addWidget(self.preset_list, 1)
         form = QFormLayout()

@@ -18,8 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
-    QListWidgetItem,
     QPushButton,
     QTabWidget,
     QVBoxLayout,
@@ -30,6 +28,7 @@ from portico.config.document import valid_server_name
 from portico.config.presets import PRESET_INFO, preset_fields
 from portico.runtime.events import ServerState, Status
 from portico.ui.palette import set_tone
+from portico.ui.preset_list import preset_list
 from portico.ui.tray_state import status_text
 
 PRESET, URL, COMMAND = "Preset", "URL", "Command"
@@ -116,12 +115,7 @@ class AddServerFlow(QDialog):
     def _preset_tab(self) -> QWidget:
         page = QWidget()
         column = QVBoxLayout(page)
-        self.presets = QListWidget()
-        self.presets.setAccessibleName("presets")
-        for name, info in PRESET_INFO.items():
-            item = QListWidgetItem(f"{name} — {info.description}\n    needs {info.requires}")
-            item.setData(Qt.ItemDataRole.UserRole, name)
-            self.presets.addItem(item)
+        self.presets = preset_list()
         self.presets.currentItemChanged.connect(self._preset_changed)
         column.addWidget(self.presets)
         return page
