@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,30 +27,15 @@ from portico.config.model import (
 from portico.policy.setup import Policy
 from portico.prompts import Prompter
 from portico.runtime.hub import Hub
+from tests.helpers.model_server import model_server, models
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.servers import EVERYTHING, NODE
 from tests.helpers.specs import spec_for
+from tests.servers.model_server import ModelServer
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "servers"))
-from model_server import ModelServer
+__all__ = ["ModelServer", "model_server", "models"]
 
 needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
-
-
-@pytest.fixture(scope="module")
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def models(model_server: ModelServer) -> ModelServer:
-    """The module's model server with an empty script and no recorded requests."""
-    model_server.script()
-    model_server.set_default({"text": "ok"})
-    with model_server.state.lock:
-        model_server.state.requests.clear()
-    return model_server
 
 
 def provider(

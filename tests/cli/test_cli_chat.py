@@ -13,9 +13,8 @@ from pathlib import Path
 import pytest
 
 from portico.paths import paths
-from tests.chat.conftest import ModelServer
 from tests.helpers.servers import EVERYTHING, NODE
-from tests.servers.model_server import text, tool_call
+from tests.servers.model_server import ModelServer, text, tool_call
 
 REPO = Path(__file__).resolve().parents[2]
 

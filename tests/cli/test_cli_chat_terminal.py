@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from portico.paths import paths
-from tests.chat.conftest import ModelServer
+from tests.servers.model_server import ModelServer
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 

@@ -4,7 +4,6 @@ into the config the way the first run writes them."""
 from __future__ import annotations
 
 import asyncio
-import sys
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -18,34 +17,14 @@ from portico.paths import paths
 from portico.ui.app import DesktopApp
 from portico.ui.loop import ensure_application
 from portico.ui.onboarding.setup import add_provider
+from tests.helpers.model_server import model_server, models
+from tests.helpers.servers import EVERYTHING, NODE
+from tests.servers.model_server import ModelServer
 from tests.ui.qt_helpers import until
 
-REPO = Path(__file__).resolve().parents[2]
-NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
-EVERYTHING = (
-    (REPO / "tests" / "peers" / "node_modules" / "@modelcontextprotocol" / "server-everything")
-    / "dist"
-    / "index.js"
-)
 needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not installed")
 
-sys.path.insert(0, str(REPO / "tests" / "servers"))
-from model_server import ModelServer  # noqa: E402
-
-
-@pytest.fixture(scope="module")
-def model_server() -> Iterator[ModelServer]:
-    with ModelServer() as server:
-        yield server
-
-
-@pytest.fixture
-def models(model_server: ModelServer) -> ModelServer:
-    model_server.script()
-    model_server.set_default({"text": "ok"})
-    with model_server.state.lock:
-        model_server.state.requests.clear()
-    return model_server
+__all__ = ["ModelServer", "model_server", "models"]
 
 
 def write_config(server: ModelServer | None, *, everything: bool = True) -> Path:
