@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from portico.config.importers import ImportResult
 from portico.runtime.events import ServerState, Status
+from portico.ui.dialogs.base import action_button
 from portico.ui.onboarding.setup import FoundImport
 from portico.ui.palette import set_tone
 from portico.ui.tray_state import status_text
@@ -70,14 +71,8 @@ class ImportFlow(QDialog):
         column.addWidget(self.status)
         row = QHBoxLayout()
         row.addStretch(1)
-        close = QPushButton("Close")
-        close.setAutoDefault(False)
-        close.clicked.connect(self.close)
-        row.addWidget(close)
-        self.chat_button = QPushButton("Start &chatting")
-        self.chat_button.setAccessibleName("Start chatting")
-        self.chat_button.setAutoDefault(False)
-        self.chat_button.clicked.connect(self._start_chatting)
+        row.addWidget(action_button("Close", self.close))
+        self.chat_button = action_button("Start &chatting", self._start_chatting)
         self.chat_button.hide()
         row.addWidget(self.chat_button)
         self.import_button = QPushButton(f"&Import {len(result.servers)} {noun}")

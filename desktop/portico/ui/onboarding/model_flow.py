@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.ui.dialogs.base import action_button
 from portico.ui.palette import set_tone
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
@@ -110,14 +111,8 @@ class ModelFlow(QDialog):
         column.addWidget(self.status)
         row = QHBoxLayout()
         row.addStretch(1)
-        close = QPushButton("Close")
-        close.setAutoDefault(False)
-        close.clicked.connect(self.close)
-        row.addWidget(close)
-        self.chat_button = QPushButton("Start &chatting")
-        self.chat_button.setAccessibleName("Start chatting")
-        self.chat_button.setAutoDefault(False)
-        self.chat_button.clicked.connect(self._start_chatting)
+        row.addWidget(action_button("Close", self.close))
+        self.chat_button = action_button("Start &chatting", self._start_chatting)
         self.chat_button.hide()
         row.addWidget(self.chat_button)
         column.addLayout(row)
