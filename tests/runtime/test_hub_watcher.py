@@ -13,6 +13,7 @@ from portico.paths import paths
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.runtime.watcher import ConfigWatcher
+from tests.helpers.logs import AllowLogs
 
 from .conftest import eventually
 
@@ -26,7 +27,8 @@ def server_block(name: str, tools: int) -> str:
     return f"[mcp.{name}]\ncommand = {command}\n\n"
 
 
-async def test_edits_are_applied(project: Path) -> None:
+async def test_edits_are_applied(project: Path, allow_logs: AllowLogs) -> None:
+    allow_logs(r"not valid TOML.*keep their previous settings")
     toml = paths().global_toml
     toml.parent.mkdir(parents=True, exist_ok=True)
     toml.write_text(server_block("alpha", 1))
