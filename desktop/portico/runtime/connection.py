@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import roots, schema_cache, sdklog
+from portico.runtime import cache_context, roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -159,6 +159,7 @@ class Connection:
         self._transport_ended: asyncio.Event | None = None
         self._refresher: ListRefresher | None = None
         self._list_hints: list[tuple[int, str]] = []  # (ttlMs, cacheScope) per list page
+        self._told_private = False  # the log said once that the lists stay off the disk
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
@@ -712,9 +713,23 @@ class Connection:
             since=self._describe_since,
         )
 
+    async def _cache_context(self) -> str | None:
+        """The authorization context of a private entry; None when it cannot be read."""
+        try:
+            return await cache_context.authorization_context(self.spec, self.hooks)
+        except Exception as exc:
+            self.note(f"cannot fingerprint the credentials for the schema cache: {describe(exc)}")
+            return None
+
     async def _adopt_cache(self) -> bool:
         cached = await asyncio.to_thread(schema_cache.load, self.spec)
         if cached is None:
+            return False
+        if cached.cache_scope == "private" and await self._cache_context() != cached.context:
+            self.note(
+                "the cached lists are private to other credentials or another sign-in:"
+                " starting the server to list them again"
+            )
             return False
         if cached.expired() and cached.ttl_ms is not None:
             self.note(
@@ -936,9 +951,11 @@ class Connection:
         if not self.hooks.write_schema_cache:
             return
         ttl_ms, scope = schema_cache.freshness(self._list_hints)
+        context = await self._cache_context() if scope == "private" else None
         schema = schema_cache.CachedSchema(
             ttl_ms=ttl_ms,
             cache_scope=scope,
+            context=context,
             tools=list(self.tools),
             prompts=list(self.prompts),
             resources=list(self.resources),
@@ -948,9 +965,16 @@ class Connection:
             capabilities=self.capabilities,
         )
         try:
-            await asyncio.to_thread(schema_cache.save, self.spec, schema)
+            written = await asyncio.to_thread(schema_cache.save, self.spec, schema)
         except OSError as exc:
             self.note(f"cannot write the schema cache: {exc}")
+            return
+        if written is None and not self._told_private:
+            self._told_private = True
+            self.note(
+                "the server marks its lists private (cacheScope) and Portico cannot tell"
+                " its credentials apart: they stay in memory for this session only"
+            )
 
     # --- notifications ----------------------------------------------------------------
 
