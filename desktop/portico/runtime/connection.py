@@ -19,6 +19,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -162,6 +163,7 @@ class Connection:
         self._told_private = False  # the log said once that the lists stay off the disk
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
+        self._tls: ssl.SSLContext | bool | None = None  # the last connect's TLS settings (icons)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
         self._inflight = 0
         self._activity = asyncio.Event()
@@ -464,6 +466,7 @@ class Connection:
         origin = self.spec.url if self.spec.is_remote else None
         hook = self.hooks.pinned_addresses
         pins = hook(self.spec) if hook is not None else self._pinned
+        tls = await self._icon_tls() if origin is not None else True
         kept: dict[str, str] = {}  # src list -> file: items sharing an icon fetch it once
 
         async def one(announced: Any) -> str | None:
@@ -475,7 +478,7 @@ class Connection:
                     cache,
                     webp_ok=self.hooks.icon_webp,
                     note=self.note,
-                    transports=lambda: pinned_transport(pins),
+                    transports=lambda: pinned_transport(pins, verify=tls, trust_env=False),
                 )
                 kept[key] = "" if path is None else str(path)
             return kept[key] or None
@@ -509,6 +512,20 @@ class Connection:
             self.bus.publish(StatusChanged(self._state))
         if any(found):  # the pages re-read the server's lists, icons included
             self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
+
+    async def _icon_tls(self) -> ssl.SSLContext | bool:
+        """Icons come from the server's origin, so they use its TLS settings (private CA,
+        client certificate): the last connect's, or built now for a lazy server."""
+        if self._tls is not None:
+            return self._tls
+        from portico.runtime.transports.factory import server_tls
+
+        try:
+            self._tls = await server_tls(self.spec, self.hooks)
+        except RuntimeFailure as exc:  # a bad ca_cert / client_cert, a missing password
+            self.note(f"icons use the system's TLS trust: {exc}")
+            return True
+        return self._tls
 
     def _offered(self) -> int:
         """The tools models may use: the server's list minus tools.include / exclude."""
@@ -880,6 +897,7 @@ class Connection:
             watch_http=self.activity.watch_http,
         )
         self._proc = built.proc
+        self._tls = built.tls
         self._transport_ended = built.transport.ended
         transport = tapped(built.transport, self.activity)
         hooks = self.hooks
