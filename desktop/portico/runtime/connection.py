@@ -415,6 +415,7 @@ class Connection:
             retry_at=retry_at,
             tool_count=self._offered(),
             icon=self.icon_path,
+            tool_icons=tuple(sorted(self.tool_icons.items())),
         )
         if state == self._state and status is not Status.COOLDOWN:
             return
@@ -506,10 +507,13 @@ class Connection:
                     if path is not None and ident is not None:
                         into[str(ident)] = path
         self.tool_icons, self.prompt_icons, self.resource_icons = found
-        if server_icon != self.icon_path:
-            self.icon_path = server_icon
-            self._state = dataclasses.replace(self._state, icon=server_icon)
-            self.bus.publish(StatusChanged(self._state))
+        self.icon_path = server_icon
+        shown = dataclasses.replace(
+            self._state, icon=server_icon, tool_icons=tuple(sorted(self.tool_icons.items()))
+        )
+        if shown != self._state:  # the server list and the chat's tool cards show them
+            self._state = shown
+            self.bus.publish(StatusChanged(shown))
         if any(found):  # the pages re-read the server's lists, icons included
             self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
 
