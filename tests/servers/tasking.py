@@ -80,11 +80,11 @@ class Job:
 
 
 class TaskParams(RequestParams):
-    taskId: str  # noqa: N815 - the wire name
+    taskId: str  # the wire name
 
 
 class UpdateParams(TaskParams):
-    inputResponses: dict[str, Any]  # noqa: N815
+    inputResponses: dict[str, Any]
 
 
 def _declared(meta: Any) -> bool:
@@ -129,7 +129,11 @@ class TaskExtension(Extension):
 
     def _job(self, params: TaskParams) -> Job:
         if not _declared(params.meta):
-            raise MCPError(-32021, "Missing required client capability", {"requiredCapabilities": {"extensions": {TASKS: {}}}})
+            raise MCPError(
+                -32021,
+                "Missing required client capability",
+                {"requiredCapabilities": {"extensions": {TASKS: {}}}},
+            )
         job = self.jobs.get(params.taskId)
         expired = (
             job is not None

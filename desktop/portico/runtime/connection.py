@@ -176,6 +176,9 @@ class Connection:
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
         self._describe_since = 0
+        # True while the app shuts down: cancelled calls leave their tasks running.
+        self.detach_tasks = False
+        self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
 
     # --- public surface -------------------------------------------------------------
 
@@ -300,7 +303,10 @@ class Connection:
                     deadline.reschedule(loop.time() + limit)
 
                 try:
-                    with keeping_alive(alive), watching(self._task_listener(report)):
+                    with (
+                        keeping_alive(alive, lambda: self.detach_tasks),
+                        watching(self._task_listener(report)),
+                    ):
                         return await client.call_tool(
                             name, arguments or {}, progress_callback=on_progress
                         )
@@ -322,10 +328,12 @@ class Connection:
 
         def heard(update: TaskUpdate) -> None:
             self.bus.publish(TaskChanged(self.name, update))
-            if report is not None:
+            if report is not None and not update.terminal:  # the call's end says the rest
                 outcome = report(float(update.polls), None, update.describe())
                 if asyncio.iscoroutine(outcome):
-                    asyncio.ensure_future(outcome)
+                    pending = asyncio.ensure_future(outcome)
+                    self._reports.add(pending)
+                    pending.add_done_callback(self._reports.discard)
             if outer is not None:
                 outer(update)
 
@@ -346,7 +354,11 @@ class Connection:
             )
         mark = self._begin_call()
         try:
-            with sdklog.bind(self.log), watching(self._task_listener(progress)):
+            with (
+                sdklog.bind(self.log),
+                keeping_alive(lambda: None, lambda: self.detach_tasks),
+                watching(self._task_listener(progress)),
+            ):
                 return await tasks.follow(client.session, self.name, tool, task_id)
         except tasks.TaskGone:
             raise

@@ -78,14 +78,23 @@ def watching(listener: TaskListener) -> Iterator[None]:
         _listener.reset(token)
 
 
+_detached: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
+    "portico_task_detached", default=None
+)
+
+
 @contextlib.contextmanager
-def keeping_alive(touch: Callable[[], None]) -> Iterator[None]:
-    """The connection's call deadline: every answered poll proves the server is alive."""
-    token = _keepalive.set(touch)
+def keeping_alive(touch: Callable[[], None], detached: Callable[[], bool]) -> Iterator[None]:
+    """Set by the connection around a call: ``touch`` pushes the call's deadline (every
+    answered poll proves the server is alive); ``detached()`` is true while the app shuts
+    down, when a cancelled call leaves its task running on the server (to be followed
+    again after the restart) instead of sending ``tasks/cancel``."""
+    tokens = (_keepalive.set(touch), _detached.set(detached))
     try:
         yield
     finally:
-        _keepalive.reset(token)
+        _keepalive.reset(tokens[0])
+        _detached.reset(tokens[1])
 
 
 def current_listener() -> TaskListener | None:
@@ -94,6 +103,11 @@ def current_listener() -> TaskListener | None:
 
 def current_keepalive() -> Callable[[], None] | None:
     return _keepalive.get()
+
+
+def detached() -> bool:
+    check = _detached.get()
+    return check is not None and check()
 
 
 def offers_tasks(capabilities: Any) -> bool:

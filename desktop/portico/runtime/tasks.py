@@ -38,6 +38,7 @@ from portico.runtime.task_events import (
     TaskUpdate,
     current_keepalive,
     current_listener,
+    detached,
 )
 
 if TYPE_CHECKING:
@@ -136,6 +137,11 @@ class _Follower:
         self.answered: set[str] = set()  # inputRequests keys already answered
         self.listener = current_listener()
         self.keepalive = current_keepalive()
+        self._detached = detached
+
+    @property
+    def detached(self) -> bool:
+        return self._detached()
 
     def tell(self, task: _Task, status: str | None = None, message: str | None = None) -> None:
         if self.listener is None:
@@ -240,18 +246,23 @@ class _Follower:
             error = task.error or {"code": -32603, "message": "the task failed"}
             raise MCPError.from_error_data(ErrorData.model_validate(error))
         why = f": {task.status_message}" if task.status_message else ""
-        raise TaskCancelled(f"{self.server}: task {self.task_id} of {self.tool!r} was cancelled{why}")
+        raise TaskCancelled(
+            f"{self.server}: task {self.task_id} of {self.tool!r} was cancelled{why}"
+        )
 
     async def cancel(self, task: _Task) -> None:
         """Tell the server (shielded, bounded) while our own cancellation goes on."""
         if task.status in TERMINAL:
+            return
+        if self.detached:
+            log.info("%s: leaving task %s running (shutting down)", self.server, self.task_id)
             return
         self.tell(task, "cancelled", "cancelled by you")
         sender = asyncio.ensure_future(cancel_task(self.session, self.task_id))
         try:
             async with asyncio.timeout(CANCEL_GRACE):
                 await asyncio.shield(sender)
-        except BaseException as exc:  # noqa: BLE001 - the call is being cancelled anyway
+        except BaseException as exc:  # the call is being cancelled anyway
             if not isinstance(exc, asyncio.CancelledError):
                 log.info("%s: tasks/cancel %s failed: %s", self.server, self.task_id, exc)
 
@@ -266,9 +277,7 @@ def _unknown_task(exc: Any) -> bool:
     return error.code == -32602 or any(w in text for w in ("not found", "unknown", "expired"))
 
 
-async def follow(
-    session: ClientSession, server: str, tool: str, task_id: str
-) -> CallToolResult:
+async def follow(session: ClientSession, server: str, tool: str, task_id: str) -> CallToolResult:
     """Follow a known task (one persisted before a restart) to its result."""
     follower = _Follower(session, server, tool, task_id)
     return await follower.run(await follower.poll())
