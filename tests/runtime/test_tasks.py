@@ -107,7 +107,7 @@ async def test_cancelling_the_call_cancels_the_task_on_the_server() -> None:
         assert heard[-1].status == "cancelled"
         task_id = heard[0].task_id
         async with asyncio.timeout(10):
-            while (await _task_log(conn))[task_id][0] != "cancelled":
+            while (await _task_log(conn))[task_id][0] != "cancelled":  # noqa: ASYNC110
                 await asyncio.sleep(0.05)
     finally:
         await conn.stop()
@@ -170,7 +170,7 @@ async def test_an_expired_task_says_so() -> None:
             result = await conn.call_tool("slow_compute", {"seconds": 0.05, "steps": 1})
         assert result.content[0].text == "computed 1 steps"
         await asyncio.sleep(0.4)
-        with pytest.raises(TaskGone, match="no longer has task .* it may have expired"):
+        with pytest.raises(TaskGone, match=r"no longer has task .* it may have expired"):
             await conn.follow_task("slow_compute", heard[0].task_id)
     finally:
         await conn.stop()
@@ -192,7 +192,7 @@ async def test_without_the_extension_calls_run_as_before(
         assert result.content[0].text == "computed 2 steps"
         assert heard == []
         assert not any(isinstance(e, TaskChanged) for e in events.events)
-        with pytest.raises(Exception, match="no longer offers tasks|no longer has task"):
+        with pytest.raises(Exception, match=r"no longer offers tasks|no longer has task"):
             await conn.follow_task("slow_compute", "no-such-task")
     finally:
         await conn.stop()
