@@ -8,7 +8,7 @@ request's own client capabilities declare ``io.modelcontextprotocol/tasks`` (oth
 tool runs synchronously), and ``tasks/get`` / ``tasks/update`` / ``tasks/cancel`` serve the
 in-memory tasks. ``--no-tasks`` serves the same tools without the extension.
 
-Tools (text results):
+Tools (text results; greet, slow_compute, confirm_job and task_log are read-only):
   greet(name)                       sync-only: "Hello, <name>!"
   slow_compute(seconds=1, steps=5)  a task: ``steps`` steps over ``seconds``, status message
                                     "step i of steps"; completes with "computed <steps> steps";
@@ -37,7 +37,7 @@ from typing import Any
 from mcp import MCPError
 from mcp.server import MCPServer
 from mcp.server.extension import Extension, MethodBinding
-from mcp_types import CallToolRequestParams, RequestParams, TextContent
+from mcp_types import CallToolRequestParams, RequestParams, TextContent, ToolAnnotations
 
 TASKS = "io.modelcontextprotocol/tasks"
 TASK_TOOLS = ("slow_compute", "failing_job", "protocol_error_job", "confirm_job")
@@ -225,12 +225,13 @@ class TaskExtension(Extension):
 def build(poll_ms: int, ttl_ms: int | None, tasks: bool) -> MCPServer:
     extension = TaskExtension(poll_ms, ttl_ms)
     server = MCPServer("tasking", extensions=[extension] if tasks else [])
+    quiet = ToolAnnotations(read_only_hint=True)  # runs without an approval question
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=quiet)
     def greet(name: str = "you") -> str:
         return f"Hello, {name}!"
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=quiet)
     async def slow_compute(seconds: float = 1.0, steps: int = 5) -> str:
         """Works for a while (a task when the client supports tasks)."""
         await asyncio.sleep(seconds)
@@ -244,11 +245,11 @@ def build(poll_ms: int, ttl_ms: int | None, tasks: bool) -> MCPServer:
     def protocol_error_job() -> str:
         raise MCPError(-32603, "the worker crashed")
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=quiet)
     def confirm_job(question: str = "Go ahead?") -> str:
         return "confirm_job needs a client that supports tasks"
 
-    @server.tool(structured_output=False)
+    @server.tool(structured_output=False, annotations=quiet)
     def task_log() -> str:
         return json.dumps({k: [j.status, j.gets] for k, j in extension.jobs.items()})
 
