@@ -34,6 +34,7 @@ from portico.chat.events import (
     TitleChanged,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallTask,
     ToolsChanged,
     TurnFailed,
     TurnFinished,
@@ -54,6 +55,7 @@ from portico.chat.providers.wire import (
     parse_arguments,
 )
 from portico.chat.store import StoredConversation
+from portico.chat.task_store import ChatTask, updated
 from portico.chat.tools import CallReport, PlannedCall, run_calls
 from portico.chat.tree import newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
@@ -98,6 +100,7 @@ class Chat:
         self._persisted = bool(stored.messages)
         self._row_pending = False
         self._images = ImageCache()
+        self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
 
     # --- state --------------------------------------------------------------------
     @property
@@ -254,6 +257,23 @@ class Chat:
         return self._host.completions(text)
 
     # --- plumbing -----------------------------------------------------------------
+    def note_task(self, message_id: str, event: ToolCallTask) -> ChatTask:
+        """Keep a call's task state (in memory and in the chat store)."""
+        task = updated(
+            self.tasks.get(event.id),
+            conversation_id=self.id,
+            message_id=message_id,
+            call_id=event.id,
+            server=event.server,
+            tool=event.tool,
+            task_id=event.task_id,
+            status=event.status,
+            message=event.message,
+        )
+        self.tasks[event.id] = task
+        self._host.tasks.record(task)
+        return task
+
     def _check_idle(self) -> None:
         if self._running:
             raise ChatBusy("a turn is still running in this chat: stop it or wait for it")
@@ -593,7 +613,12 @@ class Chat:
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
 
-        await run_calls(host.guard, self._context, self._active, planned, emit, done)
+        def emit_noting_tasks(event: Event) -> None:
+            if isinstance(event, ToolCallTask):
+                self.note_task(assistant.id, event)
+            emit(event)
+
+        await run_calls(host.guard, self._context, self._active, planned, emit_noting_tasks, done)
         if dict(self._context.spend.totals) != spent:
             emit(SpendChanged(dict(self._context.spend.totals)))
         if len(self._active) != loaded:
