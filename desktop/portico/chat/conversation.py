@@ -7,6 +7,7 @@ that iterates it: streaming stops, running tool calls are cancelled (their serve
 ``notifications/cancelled``), the partial answer is kept with ``status="stopped"``, and a
 ``TurnFinished(stop_reason="stopped")`` is yielded if the iterator is still consumed
 (``Chat.stop()`` does the cancelling for a face that does not hold the task).
+``Chat.cancel_call(call_id)`` cancels one running tool call and lets the turn go on.
 
 Only one turn runs at a time per Chat: starting another while one runs raises ChatBusy.
 Everything is saved as it happens (the store writes it in batches, see portico.chat.store).
@@ -57,7 +58,7 @@ from portico.chat.providers.wire import (
 )
 from portico.chat.store import StoredConversation
 from portico.chat.task_store import ChatTask, updated
-from portico.chat.tools import CallReport, PlannedCall, run_calls
+from portico.chat.tools import CallReport, PlannedCall, cancel_call, run_calls
 from portico.chat.tree import newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
@@ -97,6 +98,7 @@ class Chat:
         self._active = ActiveSet(stored.active_tools)
         self._context = context
         self._task: asyncio.Task[None] | None = None
+        self._calls: dict[str, asyncio.Task[CallReport]] = {}
         self._running = False
         self._persisted = bool(stored.messages)
         self._images = ImageCache()
@@ -210,6 +212,13 @@ class Chat:
             return False
         task.cancel()
         return True
+
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one running tool call of the turn: its server gets
+        ``notifications/cancelled``, the call ends ``outcome="cancelled"`` with a result
+        telling the model the person cancelled it, and the turn goes on (the other calls
+        of the round finish, the model answers). False if that call is not running."""
+        return cancel_call(self._calls, call_id)
 
     # --- branches -------------------------------------------------------------------
     def siblings(self, message_id: str) -> list[str]:
@@ -617,7 +626,9 @@ class Chat:
                 self.note_task(assistant.id, event)
             emit(event)
 
-        await run_calls(host.guard, self._context, self._active, planned, emit_noting_tasks, done)
+        await run_calls(
+            host.guard, self._context, self._active, planned, emit_noting_tasks, done, self._calls
+        )
         if dict(self._context.spend.totals) != spent:
             emit(SpendChanged(dict(self._context.spend.totals)))
         if len(self._active) != loaded:
