@@ -22,7 +22,7 @@ from tomlkit.exceptions import ParseError, TOMLKitError
 from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, Table, Whitespace
 
 from portico.config import schema
-from portico.config.document import DocumentParseError, EditError
+from portico.config.edit_errors import DocumentParseError, EditError
 from portico.config.model import Dialect
 from portico.config.parse_count import counted
 from portico.config.raw import KeyPath

@@ -15,19 +15,20 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from portico.runtime.events import ServerState
 from portico.ui.runtime_thread import snapshots
 from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, ServerDetails, ToolInfo
 
 if TYPE_CHECKING:
-    from portico.config.model import ServerSpec
+    from portico.config.model import Config, ServerSpec
     from portico.policy.guard import ToolGuard
+    from portico.policy.setup import Policy
     from portico.runtime.activity import Exchange
     from portico.runtime.health import HealthSnapshot
+    from portico.runtime.hub import Hub
     from portico.runtime.results import ToolResult
-    from portico.ui.runtime_thread.session import RuntimeSession
 
 log = logging.getLogger(__name__)
 
@@ -74,8 +75,16 @@ def refusal_for_person(text: str) -> str:
     return first.rstrip(".") + "."
 
 
+class SessionView(Protocol):
+    """What the pages need of the runtime session (``RuntimeSession`` is one)."""
+
+    hub: Hub
+    policy: Policy
+    config: Config | None
+
+
 class PageService:
-    def __init__(self, session: RuntimeSession) -> None:
+    def __init__(self, session: SessionView) -> None:
         self.session = session
         self.hub = session.hub
         self.last_calls: dict[str, float] = {}
