@@ -86,6 +86,7 @@ async def test_add_a_provider_with_a_keychain_key_default_and_test(
     toml = _write(paths().global_toml, TOML)
     window = open_editor(qtbot)
     tab = _models_tab(window, "mcp.toml (global")
+    assert not window.test_button.isVisible()  # it tests servers: not offered here
     assert tab.provider_list.count() == 0
     assert not tab.form.test_button.isEnabled()
 
@@ -158,6 +159,14 @@ async def test_edit_and_remove_in_yaml_with_errors_at_the_key(
         "old (anthropic)",
     ]
     assert tab.default_combo.currentData() == "old/claude-x"
+    # A raw edit shows in the tab once it settles (and a half-typed one says why not).
+    raw = window.raw_tab(yaml)
+    raw.setPlainText(YAML.replace("    old:\n", "    typed:\n      kind: openai\n    old:\n"))
+    raw.flush()
+    assert tab.select("typed")
+    raw.setPlainText(YAML)
+    raw.flush()
+    assert not tab.select("typed")
     assert tab.select("cloud")
 
     _type(qtbot, tab.form.base_url, "ftp://nope")

@@ -115,7 +115,7 @@ class ProviderForm(QWidget):
             ("&Kind:", "kind", self.kind, self.kind),
             ("&Base URL:", "base_url", self.base_url, self.base_url),
             ("API key &reference:", "api_key", self.api_key, self.api_key),
-            ("API &key:", "key", self.key, key_row),
+            ("API ke&y:", "key", self.key, key_row),
             ("&Models:", "models", self.models, self.models),
             ("De&fault model:", "default_model", self.default_model, self.default_model),
             ("", "vision", self.vision, self.vision),

@@ -124,7 +124,7 @@ class ConfigEditorWindow(QMainWindow):
         self.settings_file = QComboBox()
         self.settings_file.setAccessibleName("settings file")
         self.settings_file.currentIndexChanged.connect(lambda _i: self._show_settings())
-        settings_page = QWidget()
+        settings_page = self.settings_page = QWidget()
         settings_column = QVBoxLayout(settings_page)
         file_row = QHBoxLayout()
         file_label = QLabel("F&ile:")
@@ -137,7 +137,7 @@ class ConfigEditorWindow(QMainWindow):
         self.models = ModelsTab(self._secret_store, lambda: self.runtime)
         self.models.edited.connect(self._models_edited)
         self.tabs.addTab(self.models, MODELS_TAB)
-        self.tabs.currentChanged.connect(lambda _i: self.flush_raw())
+        self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
 
         left = QWidget()
         left_column = QVBoxLayout(left)
@@ -486,6 +486,12 @@ class ConfigEditorWindow(QMainWindow):
         self.select(new, file.path)
         self._refresh_titles()
         self._say(f"Renamed {server} to {new} in {file.path.name}; Save to keep.")
+
+    def _tab_changed(self) -> None:
+        self.flush_raw()
+        # Test connects the selected server: not offered where no server is shown.
+        shown = self.tabs.currentWidget()
+        self.test_button.setVisible(shown is not self.models and shown is not self.settings_page)
 
     def flush_raw(self) -> None:
         """Apply raw edits still waiting for their debounce timer."""
