@@ -49,6 +49,7 @@ from portico.runtime.events import (
     ServerState,
     Status,
     StatusChanged,
+    TaskChanged,
     ToolsChanged,
 )
 from portico.runtime.filtering import apply_filter
@@ -56,6 +57,16 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
+from portico.runtime.task_events import (
+    TASKS_EXTENSION,
+    TaskGone,
+    TaskListener,
+    TaskUpdate,
+    current_listener,
+    keeping_alive,
+    offers_tasks,
+    watching,
+)
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -170,6 +181,9 @@ class Connection:
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
         self._describe_since = 0
+        # True while the app shuts down: cancelled calls leave their tasks running.
+        self.detach_tasks = False
+        self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
 
     # --- public surface -------------------------------------------------------------
 
@@ -290,10 +304,17 @@ class Connection:
                         if asyncio.iscoroutine(outcome):
                             await outcome
 
+                def alive() -> None:  # a task that answers a poll is alive: no hard stop
+                    deadline.reschedule(loop.time() + limit)
+
                 try:
-                    return await client.call_tool(
-                        name, arguments or {}, progress_callback=on_progress
-                    )
+                    with (
+                        keeping_alive(alive, lambda: self.detach_tasks),
+                        watching(self._task_listener(report)),
+                    ):
+                        return await client.call_tool(
+                            name, arguments or {}, progress_callback=on_progress
+                        )
                 except Exception as exc:
                     raise await self._call_failure(exc, f"tools/call {name}", mark) from exc
         except TimeoutError as exc:
@@ -304,6 +325,52 @@ class Connection:
                     f" {limit * PROGRESS_EXTENSION_CAP:g} s); the call was cancelled"
                 ) from exc
             raise
+
+    def _task_listener(self, report: ProgressCallback | None) -> TaskListener:
+        """Publish a call's task updates, show them as the call's progress, and pass
+        them to whoever watches the call (the chat, Try it)."""
+        outer = current_listener()
+
+        def heard(update: TaskUpdate) -> None:
+            self.bus.publish(TaskChanged(self.name, update))
+            if report is not None and not update.terminal:  # the call's end says the rest
+                outcome = report(float(update.polls), None, update.describe())
+                if asyncio.iscoroutine(outcome):
+                    pending = asyncio.ensure_future(outcome)
+                    self._reports.add(pending)
+                    pending.add_done_callback(self._reports.discard)
+            if outer is not None:
+                outer(update)
+
+        return heard
+
+    async def follow_task(
+        self, tool: str, task_id: str, *, progress: ProgressCallback | None = None
+    ) -> Any:
+        """Follow a task this server created earlier (before a restart) to its
+        CallToolResult; ``TaskGone`` when the server no longer has it."""
+        from portico.runtime import tasks
+
+        client = await self._live_client()
+        if not offers_tasks(self.capabilities):
+            raise RuntimeFailure(
+                f"{self.name} no longer offers tasks ({TASKS_EXTENSION}); the result"
+                f" of task {task_id} cannot be fetched"
+            )
+        mark = self._begin_call()
+        try:
+            with (
+                sdklog.bind(self.log),
+                keeping_alive(lambda: None, lambda: self.detach_tasks),
+                watching(self._task_listener(progress)),
+            ):
+                return await tasks.follow(client.session, self.name, tool, task_id)
+        except TaskGone:
+            raise
+        except Exception as exc:
+            raise await self._call_failure(exc, f"tasks/get {task_id}", mark) from exc
+        finally:
+            self._end_call()
 
     async def list_prompts(self) -> list[Any]:
         client = await self._live_client()
@@ -904,6 +971,7 @@ class Connection:
         from mcp import Client
         from mcp_types import Implementation
 
+        from portico.runtime.tasks import TasksExtension
         from portico.runtime.transports.factory import build_transport
 
         spec = self.spec
@@ -940,6 +1008,7 @@ class Connection:
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
+            extensions=[TasksExtension(spec.name)],  # advertised on 2026-07-28 requests only
         )
         return await stack.enter_async_context(client)
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,15 @@ class ResourceUpdated:
 
 
 @dataclass(frozen=True)
+class TaskChanged:
+    """A tool call's task changed state (tasks extension; ``update`` is a
+    ``runtime.task_events.TaskUpdate``)."""
+
+    server: str
+    update: Any
+
+
+@dataclass(frozen=True)
 class DiscoveryFinished:
     summary: str
 
@@ -106,6 +116,7 @@ Event = (
     | ConfigChanged
     | ResourceUpdated
     | ActivityChanged
+    | TaskChanged
 )
 Subscriber = Callable[[Event], None]
 

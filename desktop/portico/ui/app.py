@@ -445,6 +445,10 @@ class DesktopApp(QObject):
 
     async def shutdown(self) -> None:
         self.window.save_state()
+        if self.session is not None and self.runtime.is_running:
+            # Before calls are cancelled: their server-side tasks keep running, to be
+            # followed again on the next start (runtime/tasks.py).
+            await self.runtime.submit(self.session.detach_tasks())
         self.pages.close()
         self.chat.close()
         self.onboarding.close()
