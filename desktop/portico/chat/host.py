@@ -247,9 +247,6 @@ class ChatHost:
         for chat in list(self._chats.values()):
             chat.stop()
         await asyncio.sleep(0)
-        for chat in list(self._chats.values()):
-            if chat._row_pending:
-                chat._write_row()
         await self._store.close()
         if self._owns_models:
             await self._models.aclose()

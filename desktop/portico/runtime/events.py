@@ -38,6 +38,7 @@ class ServerState:
     retry_at: float | None = None  # time.time() of the next try (Cooldown)
     tool_count: int = 0
     icon: str | None = None  # the server's own icon, a file in the icon cache (runtime/icons.py)
+    tool_icons: tuple[tuple[str, str], ...] = ()  # (tool name, icon file), sorted by name
 
 
 @dataclass(frozen=True)

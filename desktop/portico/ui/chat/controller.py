@@ -87,7 +87,7 @@ class ChatController(QObject):
         t.regenerateRequested.connect(self.regenerate)
         t.retryRequested.connect(self.retry)
         t.switchRequested.connect(lambda mid: self._spawn(self.switch_to(mid)))
-        t.cancelCall.connect(lambda _call: self.stop())
+        t.cancelCall.connect(self.cancel_call)
         t.approvalAnswered.connect(self.answer)
         lst = self.place.conversations
         lst.selected.connect(lambda cid: self._spawn(self.open(cid)))
@@ -360,6 +360,22 @@ class ChatController(QObject):
         if self.service is None or self.current is None or not self.running:
             return
         self._spawn(self._call(self.service.stop, self.current.id))
+
+    def cancel_call(self, call_id: str) -> None:
+        """The card's Cancel: only that call stops; the model hears of it and goes on."""
+        if self.service is None or self.current is None:
+            return
+        card = self.cards.get(call_id)
+        if card is not None:
+            card.cancelling()
+        self._spawn(self._cancel_call(self.current.id, call_id))
+
+    async def _cancel_call(self, conversation_id: str, call_id: str) -> None:
+        assert self.service is not None
+        if not await self._call(self.service.cancel_call, conversation_id, call_id):
+            card = self.cards.get(call_id)
+            if card is not None and card.state.outcome is None:
+                card.refresh()  # it was not running (any more): Cancel comes back
 
     def answer(self, call_id: str, value: object) -> None:
         if self.service is None:

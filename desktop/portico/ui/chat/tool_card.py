@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.chat.events import CANCELLED_BY_PERSON
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
@@ -385,6 +386,12 @@ class ToolCard(QFrame):
             self.status.setText("Running")
             set_tone(self.status, "muted")
 
+    def cancelling(self) -> None:
+        """Cancel was pressed: the call's server is being told."""
+        self.cancel_button.setEnabled(False)
+        self.status.setText("Cancelling…")
+        set_tone(self.status, "muted")
+
     def finish(self, state: CardState) -> None:
         self.state = state
         if self._ticker is not None:
@@ -396,6 +403,7 @@ class ToolCard(QFrame):
         state = self.state
         running = state.outcome is None
         self.cancel_button.setVisible(running)
+        self.cancel_button.setEnabled(running)
         self._show_elapsed()
         if running:
             if self.approval is None:
@@ -408,6 +416,10 @@ class ToolCard(QFrame):
         words = OUTCOME_WORDS.get(outcome, outcome)
         if outcome == "ok" and state.is_error:
             words = "The tool reported an error"
+        error = state.error
+        if outcome == "cancelled" and error == CANCELLED_BY_PERSON:
+            words = "You cancelled this call"
+            error = "Its server was told to stop, and the model was told you cancelled it."
         self.status.setText(words)
         tone = (
             "ok"
@@ -419,8 +431,8 @@ class ToolCard(QFrame):
             else "error"
         )
         set_tone(self.status, tone)  # type: ignore[arg-type]
-        if state.error:
-            self.error_label.setText(state.error)
+        if error:
+            self.error_label.setText(error)
             set_tone(self.error_label, "muted" if outcome in ("denied", "cancelled") else "error")
             self.error_label.show()
         self._show_result()

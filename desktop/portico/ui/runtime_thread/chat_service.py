@@ -419,6 +419,11 @@ class ChatService:
             stopped = True
         return stopped
 
+    def cancel_call(self, conversation_id: str, call_id: str) -> bool:
+        """Cancel one running tool call; the turn goes on (False: it is not running)."""
+        chat = self.chats.get(conversation_id)
+        return chat.cancel_call(call_id) if chat is not None else False
+
     def answer(self, call_id: str, value: Any) -> bool:
         return self.prompter.answer(call_id, value)
 
