@@ -7,6 +7,7 @@ that iterates it: streaming stops, running tool calls are cancelled (their serve
 ``notifications/cancelled``), the partial answer is kept with ``status="stopped"``, and a
 ``TurnFinished(stop_reason="stopped")`` is yielded if the iterator is still consumed
 (``Chat.stop()`` does the cancelling for a face that does not hold the task).
+``Chat.cancel_call(call_id)`` cancels one running tool call and lets the turn go on.
 
 Only one turn runs at a time per Chat: starting another while one runs raises ChatBusy.
 Everything is saved as it happens (the store writes it in batches, see portico.chat.store).
@@ -35,6 +36,7 @@ from portico.chat.events import (
     TitleChanged,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallTask,
     ToolsChanged,
     TurnFailed,
     TurnFinished,
@@ -55,7 +57,8 @@ from portico.chat.providers.wire import (
     parse_arguments,
 )
 from portico.chat.store import StoredConversation
-from portico.chat.tools import CallReport, PlannedCall, run_calls
+from portico.chat.task_store import ChatTask, updated
+from portico.chat.tools import CallReport, PlannedCall, cancel_call, run_calls
 from portico.chat.tree import newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
@@ -95,9 +98,11 @@ class Chat:
         self._active = ActiveSet(stored.active_tools)
         self._context = context
         self._task: asyncio.Task[None] | None = None
+        self._calls: dict[str, asyncio.Task[CallReport]] = {}
         self._running = False
         self._persisted = bool(stored.messages)
         self._images = ImageCache()
+        self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
 
     # --- state --------------------------------------------------------------------
     @property
@@ -208,6 +213,13 @@ class Chat:
         task.cancel()
         return True
 
+    def cancel_call(self, call_id: str) -> bool:
+        """Cancel one running tool call of the turn: its server gets
+        ``notifications/cancelled``, the call ends ``outcome="cancelled"`` with a result
+        telling the model the person cancelled it, and the turn goes on (the other calls
+        of the round finish, the model answers). False if that call is not running."""
+        return cancel_call(self._calls, call_id)
+
     # --- branches -------------------------------------------------------------------
     def siblings(self, message_id: str) -> list[str]:
         """Ids of the versions of that message (itself included), oldest first."""
@@ -254,6 +266,23 @@ class Chat:
         return self._host.completions(text)
 
     # --- plumbing -----------------------------------------------------------------
+    def note_task(self, message_id: str, event: ToolCallTask) -> ChatTask:
+        """Keep a call's task state (in memory and in the chat store)."""
+        task = updated(
+            self.tasks.get(event.id),
+            conversation_id=self.id,
+            message_id=message_id,
+            call_id=event.id,
+            server=event.server,
+            tool=event.tool,
+            task_id=event.task_id,
+            status=event.status,
+            message=event.message,
+        )
+        self.tasks[event.id] = task
+        self._host.tasks.record(task)
+        return task
+
     def _check_idle(self) -> None:
         if self._running:
             raise ChatBusy("a turn is still running in this chat: stop it or wait for it")
@@ -592,7 +621,14 @@ class Chat:
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
 
-        await run_calls(host.guard, self._context, self._active, planned, emit, done)
+        def emit_noting_tasks(event: Event) -> None:
+            if isinstance(event, ToolCallTask):
+                self.note_task(assistant.id, event)
+            emit(event)
+
+        await run_calls(
+            host.guard, self._context, self._active, planned, emit_noting_tasks, done, self._calls
+        )
         if dict(self._context.spend.totals) != spent:
             emit(SpendChanged(dict(self._context.spend.totals)))
         if len(self._active) != loaded:

@@ -368,6 +368,10 @@ class ChatStore:
             self._writes.hand_over()  # reads see every write made before them
         return await asyncio.wrap_future(self._submit(job))
 
+    async def read(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``job`` on the writer thread after every write queued before it."""
+        return await self._call(job)
+
     def write(self, job: Callable[[sqlite3.Connection], Any]) -> None:
         """Queue a write; it happens in order (after every save made before it), off the
         loop, within ``WRITE_DELAY``. Failures are logged."""
