@@ -218,3 +218,26 @@ def test_project_files_may_not_configure_models(qtbot: QtBot, tmp_path: Path) ->
     problems = tab.problems.text()
     assert f"{local}:1: models: warning: ignored: a project file may not add" in problems
     window.close()
+
+
+async def test_a_locked_keyring_stores_nothing_and_writes_no_reference(qtbot: QtBot) -> None:
+    import keyring
+
+    from tests.helpers.keyrings import LockedKeyring
+
+    yaml = _write(paths().global_yaml, YAML)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    try:
+        window = open_editor(qtbot)
+        tab = _models_tab(window, "config.yaml (global")
+        assert tab.select("old")
+        qtbot.keyClicks(tab.form.key, "sk-ant-secret")
+        qtbot.keyClick(tab.form.key, Qt.Key.Key_Return)  # Enter stores, as the button does
+        await until(lambda: "Could not store the key" in tab.notice.text(), 5, "the refusal")
+        assert "locked" in tab.notice.text()
+        assert window.file_for(yaml).text == YAML and not window.dirty
+        assert "sk-ant-secret" not in tab.notice.text()
+        window.close()
+    finally:
+        keyring.set_keyring(previous)
