@@ -241,3 +241,24 @@ async def test_a_locked_keyring_stores_nothing_and_writes_no_reference(qtbot: Qt
         window.close()
     finally:
         keyring.set_keyring(previous)
+
+
+def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_is_named(
+    qtbot: QtBot,
+) -> None:
+    yaml = _write(paths().global_yaml, YAML)
+    window = open_editor(qtbot)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    tab = _models_tab(window, "mcp.toml (global")
+    assert tab.default_combo.itemText(0) == "(none here; config.yaml sets old/claude-x)"
+    tab = _models_tab(window, "config.yaml (global")
+    assert tab.select("old")
+    tab.form.base_url.setFocus()
+    qtbot.keyClicks(tab.form.base_url, "https://api.example.com")
+    qtbot.keyClick(tab.form.base_url, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert yaml.read_text() == YAML.replace(
+        "      models: [claude-x]\n",
+        "      models: [claude-x]\n      base_url: https://api.example.com\n",
+    )
+    window.close()

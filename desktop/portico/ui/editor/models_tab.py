@@ -297,6 +297,15 @@ class ModelsTab(QWidget):
                 if not shown:
                     refs.append(name)
         current = models_edit.default_model(file.doc) if file and file.doc else None
+        elsewhere = [
+            (other, models_edit.default_model(other.doc))
+            for other in self.files
+            if other is not file and other.scope is Scope.GLOBAL and other.doc is not None
+        ]
+        found = [(other, ref) for other, ref in elsewhere if ref]
+        if current is None and found:
+            other, ref = found[0]
+            self.default_combo.setItemText(0, f"(none here; {other.path.name} sets {ref})")
         if current and current not in refs:
             refs.append(current)  # as written (the validator says what is wrong with it)
         for ref in dict.fromkeys(refs):

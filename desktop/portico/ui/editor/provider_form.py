@@ -205,6 +205,12 @@ class ProviderForm(QWidget):
         self.provider_errors.setText("\n".join(general))
         self.provider_errors.setVisible(bool(general))
 
+    def commit_pending(self, focused: QWidget | None) -> None:
+        """Apply the field that still has focus (Ctrl+S while typing)."""
+        if focused in (self.base_url, self.api_key, self.models, self.default_model):
+            assert isinstance(focused, QLineEdit)
+            focused.editingFinished.emit()
+
     def error_text(self, key: str) -> str:
         label = self.errors[key]
         return label.text() if not label.isHidden() else ""
