@@ -15,6 +15,7 @@ from portico.config import load
 from portico.paths import paths
 from portico.ui.editor.models_tab import AddProviderDialog, ModelsTab
 from portico.ui.editor.window import ConfigEditorWindow
+from portico.ui.facade import RuntimeThread
 from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.model_server import model_server, models
 from tests.servers.model_server import ModelServer, text
@@ -81,10 +82,10 @@ def _type(qtbot: QtBot, line: object, value: str) -> None:
 
 
 async def test_add_a_provider_with_a_keychain_key_default_and_test(
-    qtbot: QtBot, memory_keyring: MemoryKeyring, models: ModelServer
+    qtbot: QtBot, memory_keyring: MemoryKeyring, models: ModelServer, runtime: RuntimeThread
 ) -> None:
     toml = _write(paths().global_toml, TOML)
-    window = open_editor(qtbot)
+    window = open_editor(qtbot, runtime=runtime)  # Test connection runs on the runtime thread
     tab = _models_tab(window, "mcp.toml (global")
     assert not window.test_button.isVisible()  # it tests servers: not offered here
     assert tab.provider_list.count() == 0
@@ -124,6 +125,7 @@ async def test_add_a_provider_with_a_keychain_key_default_and_test(
     tab.form.test_button.click()
     await until(lambda: "answered" in tab.form.test_result.text(), 20, "the test answer")
     assert tab.form.test_result.text().startswith("local/gpt-test answered in ")
+    assert tab.last_test is not None and tab.last_test.text == "ready"
     request = models.requests[-1]
     assert request.headers.get("authorization") == "Bearer sk-secret-123"
     assert request.body["model"] == "gpt-test"
