@@ -58,6 +58,8 @@ from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
 from portico.runtime.task_events import (
+    TASKS_EXTENSION,
+    TaskGone,
     TaskListener,
     TaskUpdate,
     current_listener,
@@ -352,7 +354,7 @@ class Connection:
         client = await self._live_client()
         if not offers_tasks(self.capabilities):
             raise RuntimeFailure(
-                f"{self.name} no longer offers tasks ({tasks.TASKS_EXTENSION}); the result"
+                f"{self.name} no longer offers tasks ({TASKS_EXTENSION}); the result"
                 f" of task {task_id} cannot be fetched"
             )
         mark = self._begin_call()
@@ -363,7 +365,7 @@ class Connection:
                 watching(self._task_listener(progress)),
             ):
                 return await tasks.follow(client.session, self.name, tool, task_id)
-        except tasks.TaskGone:
+        except TaskGone:
             raise
         except Exception as exc:
             raise await self._call_failure(exc, f"tasks/get {task_id}", mark) from exc
