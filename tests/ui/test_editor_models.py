@@ -18,7 +18,7 @@ from portico.ui.editor.window import ConfigEditorWindow
 from portico.ui.facade import RuntimeThread
 from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.model_server import model_server, models
-from tests.servers.model_server import ModelServer, text
+from tests.servers.model_server import MODELS, ModelServer, text
 from tests.ui.editor_helpers import open_editor
 from tests.ui.qt_helpers import until
 
@@ -264,3 +264,31 @@ def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_is_nam
         "      models: [claude-x]\n      base_url: https://api.example.com\n",
     )
     window.close()
+
+
+async def test_fetch_list_offers_the_server_s_models_to_add(
+    qtbot: QtBot, models: ModelServer
+) -> None:
+    yaml = _write(
+        paths().global_yaml,
+        f"models:\n  providers:\n    local:\n      kind: openai\n"
+        f"      base_url: {models.openai_url}\n      models: [gpt-test]\n",
+    )
+    models.set_models(["alpha", "beta", "gpt-test"])
+    try:
+        window = open_editor(qtbot)
+        tab = _models_tab(window, "config.yaml (global")
+        assert tab.select("local")
+        tab.form.fetch_button.click()
+        menu = await until(lambda: tab.models_menu, 20, "the list of models")
+        offered = {a.text(): a for a in menu.actions()}
+        assert list(offered) == ["alpha", "beta", "gpt-test"]
+        assert offered["gpt-test"].isChecked() and not offered["gpt-test"].isEnabled()
+        with models.state.lock:
+            assert models.state.requests[-1].path == "/v1/models"
+        offered["beta"].trigger()
+        assert window.file_for(yaml).text.endswith("      models: [gpt-test, beta]\n")
+        assert tab.form.models.text() == "gpt-test, beta"
+        window.close()
+    finally:
+        models.set_models(MODELS)  # the module's server is shared
