@@ -6,6 +6,11 @@ the messages changes. A request and its reply form one :class:`Exchange` (direct
 method, time, duration, size, status). :meth:`ActivityLog.watch_http` adds the HTTP
 request headers of a Streamable HTTP / SSE server to the exchange they carried.
 
+Cost: the tap keeps each message as the SDK built it and serialises it only when a face
+asks (:class:`Payload`), so a message costs tens of microseconds, not a JSON round trip; the
+ring holds at most ``KEPT_BUDGET`` bytes of messages (older ones keep their size only).
+``tests/benchmarks/test_bench_activity.py`` measures calls with the tap on and paused.
+
 Secrets: an exchange keeps the messages as sent (the log lives in memory only, like the
 session itself); :func:`masked` gives the copy any face shows or exports, with the values
 of secret-looking keys and headers replaced. Runs on the runtime loop; no Qt here.
