@@ -206,7 +206,7 @@ class DesktopApp(QObject):
         from portico.ui.onboarding.controller import Onboarding
 
         chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
-        chat.transcript.icon_for = self._server_icon  # tool cards show their server's
+        chat.transcript.icon_for = self._card_icon  # the tool's, else its server's
         chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
         onboarding = Onboarding(
             lambda: self.window,
@@ -501,10 +501,14 @@ class DesktopApp(QObject):
             return
         self.request_quit()
 
-    def _server_icon(self, server: str) -> QIcon | None:
-        """A tool card's icon: its server's announced one (none: the card shows no icon)."""
+    def _card_icon(self, server: str, tool: str) -> QIcon | None:
+        """A tool card's icon: the tool's announced one, else its server's (neither: the
+        card shows no icon)."""
         state = self.model.state(server)
-        return announced_icon(state.icon) if state is not None else None
+        if state is None:
+            return None
+        own = dict(state.tool_icons).get(tool)
+        return (announced_icon(own) if own else None) or announced_icon(state.icon)
 
     def request_quit(self) -> None:
         if self._quit is not None:
@@ -512,6 +516,10 @@ class DesktopApp(QObject):
 
     async def shutdown(self) -> None:
         self.window.save_state()
+        if self.session is not None and self.runtime.is_running:
+            # Before calls are cancelled: their server-side tasks keep running, to be
+            # followed again on the next start (runtime/tasks.py).
+            await self.runtime.submit(self.session.detach_tasks())
         if self._pages is not None:
             self._pages.close()
         if self._chat is not None:
