@@ -245,7 +245,8 @@ class DesktopApp(QObject):
             if self.open_url:
                 self.open_link(self.open_url)
             await self.build_after_paint()
-            await self.start_runtime()
+            if not self._quit.is_set():  # not when told to quit while starting (SIGTERM)
+                await self.start_runtime()
             if self.session is not None:
                 self._spawn(self._first_start())
             await self._quit.wait()
