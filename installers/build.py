@@ -507,7 +507,8 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "target", choices=["stage", "linux", "linux-briefcase", "flatpak", "macos", "windows"]
+        "target",
+        choices=["stage", "validate", "linux", "linux-briefcase", "flatpak", "macos", "windows"],
     )
     args = parser.parse_args(argv)
     if args.target == "stage":
