@@ -8,11 +8,14 @@ then (``NAME cpu``), which does not depend on how loaded the machine is.
 ``--eager`` imports the modules the app defers past its first paint (ui/after_paint.py)
 before the window is built, as the app did before: the baseline of the launch benchmark.
 A line ``portico-probe: first paint`` goes to stderr at the first paint, so the output of
-``python -X importtime`` splits into the imports before it and after it.
+``python -X importtime`` splits into the imports before it and after it. ``longest stall``
+is the longest the GUI loop went without running a 5 ms timer between the first paint
+and chat-ready: how long input would have waited.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import sys
@@ -64,12 +67,24 @@ def main(argv: list[str]) -> int:
     desktop = app_mod.DesktopApp(qapp, None)
     mark("window built")
 
+    from PySide6.QtCore import QTimer
+
+    beats: list[float] = []
+    heartbeat = QTimer()
+    heartbeat.setInterval(5)
+    heartbeat.timeout.connect(lambda: beats.append(time.perf_counter()))
+
     def painted() -> None:
         mark("first paint")
         print("portico-probe: first paint", file=sys.stderr, flush=True)
+        beats.append(time.perf_counter())
+        heartbeat.start()
 
     def chats_ready() -> None:
+        heartbeat.stop()
+        beats.append(time.perf_counter())
         mark("chats ready")
+        marks["longest stall"] = round(max(b - a for a, b in itertools.pairwise(beats)), 4)
         print(json.dumps(marks), flush=True)
         desktop.request_quit()
 
