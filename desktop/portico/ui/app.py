@@ -406,6 +406,7 @@ class DesktopApp(QObject):
             return
         if not self.model.states():
             self.window.set_summary(live_summary([]))
+        trace("config applied")
         self.configApplied.emit(summary)
 
     # --- actions -------------------------------------------------------------------------
