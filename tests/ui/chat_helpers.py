@@ -27,7 +27,10 @@ needs_npm = pytest.mark.skipif(not EVERYTHING.exists(), reason="npm peers not in
 __all__ = ["ModelServer", "model_server", "models"]
 
 
-def write_config(server: ModelServer | None, *, everything: bool = True) -> Path:
+def write_config(
+    server: ModelServer | None, *, everything: bool = True, **everything_keys: object
+) -> Path:
+    """``everything_keys``: more keys of the everything server (tool_costs, spend_limit…)."""
     path = paths().global_toml
     path.parent.mkdir(parents=True, exist_ok=True)
     doc = ConfigDocument.open(path)
@@ -39,6 +42,7 @@ def write_config(server: ModelServer | None, *, everything: bool = True) -> Path
                 "args": [str(EVERYTHING), "stdio"],
                 "protocol": "legacy",
                 "connect_timeout": 30,
+                **everything_keys,
             },
         )
     doc.save()

@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from portico.prompts import ApprovalChoice
-from tests.servers.model_server import text, tool_call
+from tests.servers.model_server import text, tool_call, tool_calls
 from tests.ui.chat_helpers import model_server, models, needs_npm, running_app, write_config
 from tests.ui.qt_helpers import until
 
@@ -83,6 +83,45 @@ async def test_stop_during_a_long_tool_call_cancels_it(models, qtbot: QtBot) -> 
         assert answer.status.text().startswith("Stopped")
         assert answer.retry_button.isVisible()
         assert len(models.requests) == 1  # the tool's result never went back to the model
+
+
+async def test_a_cards_cancel_stops_only_that_call_and_the_turn_goes_on(
+    models, qtbot: QtBot
+) -> None:
+    write_config(models)
+    models.script(
+        tool_calls(
+            ("everything__trigger-long-running-operation", {"duration": 30, "steps": 30}),
+            ("everything__get-sum", {"a": 1, "b": 2}),
+        ),
+        text("You cancelled the long job; 1 + 2 is 3."),
+    )
+    async with running_app() as desktop:
+        chat = desktop.chat
+        qtbot.keyClicks(chat.composer.input, "run the long job and add 1 and 2")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+
+        def card(tool: str):  # type: ignore[no-untyped-def]
+            return next((c for c in chat.cards.values() if c.state.tool == tool), None)
+
+        long = await until(lambda: card("trigger-long-running-operation"), 30, "the long card")
+        await until(lambda: long.progress.isVisible(), 30, "progress on the long card")
+        total = card("get-sum")
+        assert total is not None and total.state.outcome is None
+        qtbot.mouseClick(long.cancel_button, Qt.MouseButton.LeftButton)
+        await until(lambda: long.state.outcome == "cancelled", 15, "the long call to end")
+        assert long.status.text() == "You cancelled this call"
+        assert "model was told" in long.error_label.text()
+        assert not long.cancel_button.isVisible()
+        await until(lambda: total.state.outcome == "ok", 30, "the other call to finish")
+        assert total.status.text() == "Done"
+        await until(lambda: not chat.running, 30, "the turn to end")
+        assert "1 + 2 is 3" in _last_answer(chat)  # the turn went on to the model's answer
+        answer = chat.transcript.widgets[chat.transcript.messages[-1].id]
+        assert not answer.status.text().startswith("Stopped")
+        sent = [m for r in models.requests for m in r.body.get("messages", [])]
+        told = [m["content"] for m in sent if m["role"] == "tool"]
+        assert any("person cancelled this call" in content for content in told)
 
 
 async def test_edit_and_resend_keeps_the_old_answer_as_a_branch(models, qtbot: QtBot) -> None:

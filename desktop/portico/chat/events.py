@@ -36,8 +36,15 @@ CallOutcome = Literal[
     "error",  # the call failed (server gone, timeout, invalid arguments, protocol error)
     "denied",  # the person said no (approval or spend dialog)
     "refused",  # nobody could be asked (non-interactive), so it was not run
-    "cancelled",  # the turn was stopped while it ran; the server got notifications/cancelled
+    "cancelled",  # the turn was stopped, or the person cancelled this one call
+    # (Chat.cancel_call); the server got notifications/cancelled
 ]
+
+# What the model reads back for a call the person cancelled on its own (the turn went on).
+CANCELLED_BY_PERSON = (
+    "The person cancelled this call before it returned, so it has no result. Do not run "
+    "it again unless they ask; go on with what you have."
+)
 
 FailureKind = Literal[
     "auth",  # 401/403: bad or missing key
@@ -112,6 +119,19 @@ class ToolCallProgress:
     id: str
     progress: float
     total: float | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolCallTask:
+    """The server answered the call with a task (tasks extension) and it changed state:
+    ``status`` is working, input_required, completed, failed, cancelled or expired."""
+
+    id: str
+    server: str
+    tool: str
+    task_id: str
+    status: str
     message: str | None = None
 
 
@@ -253,6 +273,7 @@ Event = (
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallProgress
+    | ToolCallTask
     | ToolCallFinished
     | ApprovalAsked
     | ApprovalAnswered
@@ -278,6 +299,7 @@ def event_to_json(event: Event) -> dict[str, Any]:
 
 
 __all__ = [
+    "CANCELLED_BY_PERSON",
     "ApprovalAnswered",
     "ApprovalAsked",
     "AttachmentAdded",
@@ -295,6 +317,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallProgress",
     "ToolCallStarted",
+    "ToolCallTask",
     "ToolsChanged",
     "TurnFailed",
     "TurnFinished",

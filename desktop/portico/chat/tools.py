@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from portico.chat.events import (
+    CANCELLED_BY_PERSON,
     ApprovalAnswered,
     ApprovalAsked,
     CallOutcome,
     Event,
     ToolCallFinished,
     ToolCallProgress,
+    ToolCallTask,
 )
 from portico.policy.guard import ChatContext, ToolGuard
 from portico.prompts import (
@@ -30,6 +32,7 @@ from portico.prompts import (
     ToolApprovalRequest,
 )
 from portico.runtime.results import ToolResult
+from portico.runtime.task_events import TaskUpdate, watching
 from portico.runtime.toolsearch import ActiveSet
 
 log = logging.getLogger(__name__)
@@ -170,10 +173,23 @@ async def _run_call(
     async def progress(done: float, total: float | None, message: str | None) -> None:
         emit(ToolCallProgress(call.id, done, total, message))
 
-    try:
-        result = await guard.call(
-            chat, call.name, dict(call.arguments), progress=progress, active=active
+    last: list[tuple[str, str | None]] = []
+
+    def on_task(update: TaskUpdate) -> None:  # the call became a task: say when it changes
+        if last and last[-1] == (update.status, update.message):
+            return
+        last.append((update.status, update.message))
+        emit(
+            ToolCallTask(
+                call.id, update.server, update.tool, update.task_id, update.status, update.message
+            )
         )
+
+    try:
+        with watching(on_task):
+            result = await guard.call(
+                chat, call.name, dict(call.arguments), progress=progress, active=active
+            )
     except asyncio.CancelledError:
         raise
     except Exception as exc:
@@ -200,13 +216,21 @@ async def run_calls(
     calls: Sequence[PlannedCall],
     emit: Emit,
     on_report: Callable[[CallReport], None] | None = None,
+    running: dict[str, asyncio.Task[CallReport]] | None = None,
 ) -> list[CallReport]:
     """All calls at once; on cancellation every running call is cancelled (its server
-    gets notifications/cancelled) and waited for before the cancellation goes on."""
+    gets notifications/cancelled) and waited for before the cancellation goes on.
+
+    ``running`` (call id -> task) is filled while the calls run, so a face can cancel one
+    call (:func:`cancel_call`): that call's server gets notifications/cancelled, the call
+    ends with outcome "cancelled" and a result telling the model the person cancelled it,
+    and the other calls go on."""
     tasks = [
         asyncio.ensure_future(run_call(guard, chat, active, call, emit, on_report))
         for call in calls
     ]
+    if running is not None:
+        running.update({call.id: task for call, task in zip(calls, tasks, strict=True)})
     try:
         await asyncio.wait(tasks)
     except asyncio.CancelledError:
@@ -214,10 +238,18 @@ async def run_calls(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+    finally:
+        if running is not None:
+            for call in calls:
+                running.pop(call.id, None)
     reports = []
     for call, task in zip(calls, tasks, strict=True):
-        if task.cancelled():
-            reports.append(CallReport(call.id, "cancelled", error="The call was cancelled."))
+        if task.cancelled():  # the person cancelled this one call
+            report = CallReport(call.id, "cancelled", error=CANCELLED_BY_PERSON)
+            if on_report is not None:
+                on_report(report)
+            emit(ToolCallFinished(call.id, "cancelled", None, CANCELLED_BY_PERSON))
+            reports.append(report)
             continue
         exc = task.exception()
         if exc is not None:  # a bug in the runner; the turn goes on with an error result
@@ -226,3 +258,11 @@ async def run_calls(
         else:
             reports.append(task.result())
     return reports
+
+
+def cancel_call(running: Mapping[str, asyncio.Task[CallReport]], call_id: str) -> bool:
+    """Cancel one running call of :func:`run_calls`; False if it is not running."""
+    task = running.get(call_id)
+    if task is None or task.done():
+        return False
+    return task.cancel()

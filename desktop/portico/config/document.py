@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from portico.config import schema
 from portico.config.atomic import ConflictError, Snapshot, read_bytes, write_atomic
+from portico.config.edit_errors import DocumentParseError, EditError, NewerVersionError
 from portico.config.model import Config, Diagnostic, Dialect, Scope
 from portico.config.validate import server_name_problem
 
@@ -61,29 +62,6 @@ YAML_HEADER = (
     "# Portico configuration: MCP servers live under mcp_servers.\n"
     "# `portico config example mcp --format yaml` lists every key with its default.\n"
 )
-
-
-class EditError(ValueError):
-    """An edit that cannot be made (unknown server, name taken, key is not a table...)."""
-
-
-class DocumentParseError(EditError):
-    """The file does not parse, so it cannot be edited without losing what it holds."""
-
-    def __init__(
-        self, path: Path, message: str, line: int | None = None, column: int | None = None
-    ) -> None:
-        self.path = path
-        self.line = line
-        self.column = column
-        where = f"{path}:{line}" if line else str(path)
-        if line and column:
-            where += f":{column}"
-        super().__init__(f"{where}: {message}; fix the file by hand, then retry the edit.")
-
-
-class NewerVersionError(EditError):
-    """The file says ``version = N`` for a format newer than this build knows."""
 
 
 def dialect_of(path: Path) -> Dialect:

@@ -24,7 +24,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from portico.config import schema
-from portico.config.document import DocumentParseError, EditError
+from portico.config.edit_errors import DocumentParseError, EditError
 from portico.config.model import Dialect
 from portico.config.name_scan import scan_names
 from portico.config.parse_count import counted, counted_span

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.chat.events import CANCELLED_BY_PERSON
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
@@ -218,6 +219,7 @@ class ApprovalPanel(QFrame):
 class ToolCard(QFrame):
     cancelRequested = Signal(str)  # call id
     approvalAnswered = Signal(str, object)  # call id, ApprovalAnswer | ApprovalChoice
+    fetchRequested = Signal(str)  # call id: fetch the result of its task
 
     def __init__(
         self, state: CardState, icon: QIcon | None = None, parent: QWidget | None = None
@@ -285,6 +287,23 @@ class ToolCard(QFrame):
         self.progress_text.hide()
         column.addWidget(self.progress_text)
 
+        # The server answered with a task (tasks extension): its status, and Fetch result
+        # for one left running when Portico closed.
+        task_row = QHBoxLayout()
+        self.task_label = QLabel()
+        self.task_label.setAccessibleName("task status")
+        self.task_label.setWordWrap(True)
+        set_tone(self.task_label, "muted")
+        task_row.addWidget(self.task_label, 1)
+        self.fetch_button = QPushButton("Fetch result")
+        self.fetch_button.setAccessibleName(f"Fetch the result of {state.tool}")
+        self.fetch_button.setAutoDefault(False)
+        self.fetch_button.clicked.connect(lambda: self.fetchRequested.emit(self.state.id))
+        task_row.addWidget(self.fetch_button)
+        column.addLayout(task_row)
+        self.task_label.hide()
+        self.fetch_button.hide()
+
         self.approval: ApprovalPanel | None = None
         self.approval_slot = QVBoxLayout()
         column.addLayout(self.approval_slot)
@@ -333,6 +352,13 @@ class ToolCard(QFrame):
             self.progress_text.setText(message)
             self.progress_text.show()
 
+    def show_task(self, text: str, *, fetchable: bool = False) -> None:
+        """The call's task: one line of status; Fetch result when it can be fetched."""
+        self.task_label.setText(text)
+        self.task_label.show()
+        self.fetch_button.setVisible(fetchable)
+        self.fetch_button.setEnabled(True)
+
     def ask(self, request: ToolApprovalRequest | SpendApprovalRequest) -> ApprovalPanel:
         self.clear_approval()
         panel = ApprovalPanel(request)
@@ -360,6 +386,12 @@ class ToolCard(QFrame):
             self.status.setText("Running")
             set_tone(self.status, "muted")
 
+    def cancelling(self) -> None:
+        """Cancel was pressed: the call's server is being told."""
+        self.cancel_button.setEnabled(False)
+        self.status.setText("Cancelling…")
+        set_tone(self.status, "muted")
+
     def finish(self, state: CardState) -> None:
         self.state = state
         if self._ticker is not None:
@@ -371,6 +403,7 @@ class ToolCard(QFrame):
         state = self.state
         running = state.outcome is None
         self.cancel_button.setVisible(running)
+        self.cancel_button.setEnabled(running)
         self._show_elapsed()
         if running:
             if self.approval is None:
@@ -383,6 +416,10 @@ class ToolCard(QFrame):
         words = OUTCOME_WORDS.get(outcome, outcome)
         if outcome == "ok" and state.is_error:
             words = "The tool reported an error"
+        error = state.error
+        if outcome == "cancelled" and error == CANCELLED_BY_PERSON:
+            words = "You cancelled this call"
+            error = "Its server was told to stop, and the model was told you cancelled it."
         self.status.setText(words)
         tone = (
             "ok"
@@ -394,8 +431,8 @@ class ToolCard(QFrame):
             else "error"
         )
         set_tone(self.status, tone)  # type: ignore[arg-type]
-        if state.error:
-            self.error_label.setText(state.error)
+        if error:
+            self.error_label.setText(error)
             set_tone(self.error_label, "muted" if outcome in ("denied", "cancelled") else "error")
             self.error_label.show()
         self._show_result()
