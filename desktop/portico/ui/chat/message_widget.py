@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from portico.chat.messages import Message
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown_view import MarkdownView
+from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.palette import set_tone
 
@@ -213,6 +214,20 @@ class MessageWidget(QFrame):
         self.parts.addWidget(card)
         self.cards[state.id] = card
         return card
+
+    def segments(self) -> list[Segment]:
+        """What it shows, in order (for Select text): text parts and tool-call lines."""
+        out: list[Segment] = []
+        for i in range(self.parts.count()):
+            item = self.parts.itemAt(i)
+            widget = item.widget() if item is not None else None
+            if isinstance(widget, MarkdownView) and widget.text:
+                out.append(Segment("text", widget.text))
+            elif isinstance(widget, ToolCard):
+                out.append(Segment("call", call_line(widget.state)))
+            elif isinstance(widget, QLabel) and widget.accessibleName().startswith("attachment"):
+                out.append(Segment("note", f"Attached: {widget.text().removeprefix('📎 ')}"))
+        return out
 
     def plain_text(self) -> str:
         return "\n\n".join(t for t in self._texts if t)

@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QIcon, QResizeEvent
+from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from portico.chat.messages import Message
 from portico.ui.chat.message_widget import MessageWidget
+from portico.ui.chat.segments import Segment, author, message_segments
 
 FIRST_WINDOW = 24  # messages built when a chat opens
 BATCH = 1  # messages built per event-loop turn when scrolling (one widget is ~10-30 ms)
@@ -44,6 +45,7 @@ class TranscriptView(QScrollArea):
     switchRequested = Signal(str)
     cancelCall = Signal(str)
     approvalAnswered = Signal(str, object)
+    selectAllRequested = Signal()  # Ctrl+A anywhere in the transcript
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -350,6 +352,33 @@ class TranscriptView(QScrollArea):
         widget = self.widgets.get(message_id)
         if widget is not None:
             widget.end_text()
+
+    # --- Select text ------------------------------------------------------------------
+
+    def text_source(self) -> list[tuple[str, list[Segment]]]:
+        """Every shown message as (author, segments); built messages as they are on
+        screen (a live answer's latest text), the others from their stored form."""
+        out = []
+        for message in self.messages:
+            widget = self.widgets.get(message.id)
+            segments = widget.segments() if widget is not None else message_segments(message)
+            out.append((author(message), segments))
+        return out
+
+    def top_message(self) -> int:
+        """Index of the first message visible at the top of the viewport."""
+        top = self.verticalScrollBar().value()
+        for index in range(self.first, self.last):
+            widget = self.widgets.get(self.messages[index].id)
+            if widget is not None and widget.geometry().bottom() >= top:
+                return index
+        return max(0, self.last - 1)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            self.selectAllRequested.emit()
+            return
+        super().keyPressEvent(event)
 
     # --- scrolling ---------------------------------------------------------------------
 
