@@ -13,6 +13,7 @@ SERVERS = Path(__file__).resolve().parents[1] / "servers"
 TINY = SERVERS / "tiny.py"
 TOOLBOX = SERVERS / "toolbox.py"
 ASKER = SERVERS / "asker.py"
+TASKING = SERVERS / "tasking.py"
 PEERS = SERVERS.parent / "peers" / "node_modules"
 NODE = PEERS / ".bin" / "node"
 EVERYTHING = PEERS / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -63,3 +64,19 @@ def start_toolbox(kind: str, *extra: str) -> RunningServer:
 def stop_server(server: RunningServer) -> None:
     server.proc.kill()
     server.proc.wait(timeout=10)
+
+
+def start_tasking(*extra: str) -> RunningServer:
+    """tests/servers/tasking.py over Streamable HTTP (it outlives the clients of a test)."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, str(TASKING), "http", "--port", str(port), *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_port(port, proc)
+    except BaseException:
+        proc.kill()
+        raise
+    return RunningServer(f"http://127.0.0.1:{port}/mcp", port, proc)

@@ -16,7 +16,7 @@ from portico.config.model import (
     Source,
     Transport,
 )
-from tests.helpers.servers import ASKER, TOOLBOX
+from tests.helpers.servers import ASKER, TASKING, TOOLBOX
 
 
 def make_spec(
@@ -78,6 +78,18 @@ def asker_spec(name: str = "asker", *extra: str, **fields: Any) -> ServerSpec:
     fields.setdefault("connect_timeout", 30.0)
     fields.setdefault("protocol", Protocol.LEGACY)
     return spec_for(name, command=sys.executable, args=(str(ASKER), "stdio", *extra), **fields)
+
+
+def tasking_spec(
+    *extra: str, name: str = "tasking", url: str | None = None, **fields: Any
+) -> ServerSpec:
+    """tests/servers/tasking.py: over stdio, or at ``url`` (see ``start_tasking``)."""
+    fields.setdefault("connect_timeout", 30.0)
+    if url is not None:
+        return make_spec(name, "http", url=url, **fields)
+    return make_spec(
+        name, "stdio", command=sys.executable, args=(str(TASKING), "stdio", *extra), **fields
+    )
 
 
 def config_of(*specs: ServerSpec, **settings: Any) -> Config:

@@ -2,6 +2,9 @@
 
 Run: ``python tests/servers/iconic.py --port N [--server-icon PATH]`` (endpoint ``/mcp``,
 on 127.0.0.1). The server's icon is ``http://127.0.0.1:N<PATH>`` (default ``/icon.png``);
+with ``--tls-cert/--tls-key`` it serves HTTPS (icon ``https://...``), and with
+``--tls-client-ca`` it also demands a client certificate signed by that CA, for MCP and
+icons alike;
 the tool ``paint`` carries a red ``data:`` PNG icon, the prompt ``greet`` and the
 resource ``iconic://readme`` a green one. Besides MCP it serves:
 
@@ -63,8 +66,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--server-icon", default="/icon.png")
+    parser.add_argument("--tls-cert", default=None)
+    parser.add_argument("--tls-key", default=None)
+    parser.add_argument("--tls-client-ca", default=None)
     opts = parser.parse_args()
-    origin = f"http://127.0.0.1:{opts.port}"
+    scheme = "https" if opts.tls_cert else "http"
+    origin = f"{scheme}://127.0.0.1:{opts.port}"
     server = MCPServer(
         "iconic",
         icons=[Icon(src=origin + opts.server_icon, mimeType="image/png", sizes=["16x16"])],
@@ -113,7 +120,25 @@ def main() -> None:
             return Response(b"credentials were sent", status_code=403)
         return Response(png_bytes(), media_type="image/png")
 
-    server.run("streamable-http", host="127.0.0.1", port=opts.port)
+    if not opts.tls_cert:
+        server.run("streamable-http", host="127.0.0.1", port=opts.port)
+        return
+    import ssl
+
+    import uvicorn
+
+    uvicorn.Server(
+        uvicorn.Config(
+            server.streamable_http_app(host="127.0.0.1"),
+            host="127.0.0.1",
+            port=opts.port,
+            log_level="warning",
+            ssl_certfile=opts.tls_cert,
+            ssl_keyfile=opts.tls_key,
+            ssl_ca_certs=opts.tls_client_ca,
+            ssl_cert_reqs=ssl.CERT_REQUIRED if opts.tls_client_ca else ssl.CERT_NONE,
+        )
+    ).run()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-"""Render the config editor offscreen to PNG files (form view and raw view with a marker).
+"""Render the config editor offscreen to PNG files (form view, raw view with a marker,
+Add server and the Models tab).
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python tests/ui/editor_screenshot.py [OUT_DIR]
 
@@ -69,6 +70,23 @@ def render(out: Path) -> list[Path]:
     dialog.grab().save(str(add_png))
     written.append(add_png)
     dialog.close()
+    tab = window.models
+    tab.choose_file(window.file_for(p.global_yaml))
+    tab.add_provider(
+        "openai",
+        {"kind": "openai", "api_key": "${keyring:openai-api-key}", "models": ["gpt-4.1"]},
+    )
+    tab.add_provider(
+        "ollama", {"kind": "openai", "base_url": "http://127.0.0.1:11434/v1", "models": ["qwen3"]}
+    )
+    tab.default_combo.setCurrentIndex(tab.default_combo.findData("openai/gpt-4.1"))
+    tab.default_combo.activated.emit(tab.default_combo.currentIndex())
+    window.tabs.setCurrentWidget(tab)
+    window.models.select("ollama")
+    app.processEvents()
+    models_png = out / "config-editor-models.png"
+    window.grab().save(str(models_png))
+    written.append(models_png)
     window.close()
     shutil.rmtree(home, ignore_errors=True)
     return written

@@ -84,5 +84,6 @@ def test_screenshot_script_renders_the_editor(tmp_path: Path) -> None:
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    for name in ("config-editor.png", "config-editor-raw.png", "config-editor-add-server.png"):
+    names = ("config-editor.png", "config-editor-raw.png", "config-editor-add-server.png")
+    for name in (*names, "config-editor-models.png"):
         assert (tmp_path / name).stat().st_size > 10_000

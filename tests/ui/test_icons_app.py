@@ -1,4 +1,5 @@
-"""A server's announced icon reaches the server list (the real app, a real SDK server)."""
+"""Announced icons reach the server list, the tool tables and the chat's tool cards (the
+real app, a real SDK server, the scripted model server)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon
+from pytestqt.qtbot import QtBot
 
+from portico.config.document import ConfigDocument
 from portico.paths import paths
+from portico.prompts import ApprovalChoice
 from portico.runtime.events import ServerState, Status
 from portico.runtime.icons import accept
 from portico.ui.chat.tool_card import CardState, ToolCard
@@ -18,8 +22,13 @@ from portico.ui.models.servers import ServerListModel
 from tests.helpers.iconic import start_iconic
 from tests.helpers.servers import RunningServer, stop_server
 from tests.servers.iconic import EVIL_SVG, png_bytes
+from tests.servers.model_server import ModelServer, text, tool_call
+from tests.ui.chat_helpers import model_server, models, write_config
+from tests.ui.chat_helpers import running_app as chat_app
 from tests.ui.pages_helpers import running_app, select, write_global
 from tests.ui.qt_helpers import until
+
+__all__ = ["model_server", "models"]
 
 ICON_BLUE = QColor(42, 100, 184)  # tests/servers/iconic.py's png_bytes() colour
 TOOL_RED = QColor(200, 40, 40)  # the colour of its tool "paint"'s icon
@@ -56,10 +65,10 @@ async def test_server_icon_in_the_server_list(iconic: RunningServer) -> None:
         assert state is not None and state.icon in cached
         assert len(cached) == 3 and all(p.endswith(".png") for p in cached)  # server, tool, green
 
-        # A chat tool card of this server shows the same icon in its header.
+        # A chat tool card of a tool without an icon of its own shows the server's.
         card = ToolCard(
-            CardState(id="1", server="iconic", tool="paint", qualified_name="iconic__paint"),
-            desktop.chat.transcript.icon_for("iconic"),
+            CardState(id="1", server="iconic", tool="other", qualified_name="iconic__other"),
+            desktop.chat.transcript.icon_for("iconic", "other"),
         )
         assert not card.icon.isHidden()
         pixmap = card.icon.pixmap()
@@ -84,6 +93,38 @@ async def test_server_icon_in_the_server_list(iconic: RunningServer) -> None:
             await until(lambda t=tab: t.model.rowCount() == 1, 30, f"{what} listed")
             cell = tab.model.index(0, 0)
             assert _centre(cell.data(Qt.ItemDataRole.DecorationRole)) == ICON_GREEN, what
+
+
+@pytest.mark.slow  # starts the app, tests/servers/iconic.py and the scripted model server
+async def test_a_chat_tool_card_shows_the_tools_own_icon(
+    iconic: RunningServer, models: ModelServer, qtbot: QtBot
+) -> None:
+    """The model calls iconic's ``paint``: its card carries paint's icon from tools/list
+    (red), not the server's (blue)."""
+    path = write_config(models, everything=False)
+    doc = ConfigDocument.open(path)
+    doc.add_server("iconic", {"url": iconic.url})
+    doc.save()
+    models.script(tool_call("iconic__paint", {"color": "red"}), text("Painted."))
+    async with chat_app(wait_for_server=False) as desktop:
+
+        def icons_known() -> bool:
+            state = desktop.model.state("iconic")
+            return state is not None and state.status is Status.RUNNING and bool(state.tool_icons)
+
+        await until(icons_known, 30, "iconic running with its tool icons")
+        chat = desktop.chat
+        qtbot.keyClicks(chat.composer.input, "Paint it red")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the tool card")
+        assert card.state.tool == "paint"
+        assert not card.icon.isHidden()
+        assert card.icon.pixmap().toImage().pixelColor(8, 8) == TOOL_RED
+        if card.approval is not None:  # an untrusted server's call asks first
+            card.approval.buttons[ApprovalChoice.ONCE].click()
+        await until(lambda: card.state.outcome == "ok", 30, "the call to finish")
+        await until(lambda: not chat.running, 30, "the turn to end")
+        assert card.icon.pixmap().toImage().pixelColor(8, 8) == TOOL_RED
 
 
 def test_list_falls_back_to_the_status_icon(qapp: object, tmp_path: Path) -> None:

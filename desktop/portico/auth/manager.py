@@ -262,9 +262,7 @@ class AuthManager:
             if found is not None and not interactive:
                 await self._refresh_if_expired(spec, provider)
         elif (
-            not interactive
-            and spec.url
-            and await requires_auth(spec.url, self._net(spec).client())
+            not interactive and spec.url and await requires_auth(spec.url, self._net(spec).client())
         ):
             raise NeedsAuth(_sign_in_text(spec.name))
         return provider

@@ -10,15 +10,16 @@ that iterates it: streaming stops, running tool calls are cancelled (their serve
 ``Chat.cancel_call(call_id)`` cancels one running tool call and lets the turn go on.
 
 Only one turn runs at a time per Chat: starting another while one runs raises ChatBusy.
-Everything is written to the store as it happens.
+Everything is saved as it happens (the store writes it in batches, see portico.chat.store).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import time
-import uuid
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,7 @@ from portico.chat.events import (
     TitleChanged,
     ToolCallFinished,
     ToolCallStarted,
+    ToolCallTask,
     ToolsChanged,
     TurnFailed,
     TurnFinished,
@@ -55,6 +57,7 @@ from portico.chat.providers.wire import (
     parse_arguments,
 )
 from portico.chat.store import StoredConversation
+from portico.chat.task_store import ChatTask, updated
 from portico.chat.tools import CallReport, PlannedCall, cancel_call, run_calls
 from portico.chat.tree import newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
@@ -80,7 +83,7 @@ class ChatBusy(ChatError):
 
 
 def _new_id() -> str:
-    return uuid.uuid4().hex
+    return secrets.token_hex(16)  # as unique as uuid4().hex, without building a UUID
 
 
 class Chat:
@@ -98,8 +101,8 @@ class Chat:
         self._calls: dict[str, asyncio.Task[CallReport]] = {}
         self._running = False
         self._persisted = bool(stored.messages)
-        self._row_pending = False
         self._images = ImageCache()
+        self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
 
     # --- state --------------------------------------------------------------------
     @property
@@ -263,6 +266,23 @@ class Chat:
         return self._host.completions(text)
 
     # --- plumbing -----------------------------------------------------------------
+    def note_task(self, message_id: str, event: ToolCallTask) -> ChatTask:
+        """Keep a call's task state (in memory and in the chat store)."""
+        task = updated(
+            self.tasks.get(event.id),
+            conversation_id=self.id,
+            message_id=message_id,
+            call_id=event.id,
+            server=event.server,
+            tool=event.tool,
+            task_id=event.task_id,
+            status=event.status,
+            message=event.message,
+        )
+        self.tasks[event.id] = task
+        self._host.tasks.record(task)
+        return task
+
     def _check_idle(self) -> None:
         if self._running:
             raise ChatBusy("a turn is still running in this chat: stop it or wait for it")
@@ -282,22 +302,23 @@ class Chat:
     async def _iterate(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
         self._check_idle()
         self._running = True
-        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        events = _Events()
 
         async def runner() -> None:
             try:
-                await body(queue.put_nowait)
+                await body(events.put)
             finally:
-                queue.put_nowait(None)
+                events.close()
 
         task = asyncio.ensure_future(runner())
         self._task = task
         try:
             while True:
-                event = await queue.get()
-                if event is None:
+                while events.items:
+                    yield events.items.popleft()
+                if events.closed:
                     break
-                yield event
+                await events.wait()
         finally:
             if not task.done():
                 task.cancel()
@@ -306,17 +327,16 @@ class Chat:
             self._running = False
 
     def _save_row(self) -> None:
-        """Write the conversation's row soon (once per loop pass, however often asked)."""
-        if not self._persisted or self._row_pending:
-            return
-        self._row_pending = True
-        try:
-            asyncio.get_running_loop().call_soon(self._write_row)
-        except RuntimeError:  # no loop (a face calling from outside one): write now
-            self._write_row()
+        """Save the conversation's row: its fields are read when the store writes its next
+        batch, so saving it often costs a dictionary update each time."""
+        if self._persisted:
+            self._host.store.save_conversation(self._stored, refresh=self._refresh_row)
 
     def _write_row(self) -> None:
-        self._row_pending = False
+        self._refresh_row()
+        self._host.store.save_conversation(self._stored, refresh=self._refresh_row)
+
+    def _refresh_row(self) -> None:
         s = self._stored
         s.updated = time.time()
         s.leaf_id = self._leaf_id
@@ -324,7 +344,6 @@ class Chat:
         s.spend = dict(self._context.spend.totals)
         s.past_limit = sorted(self._context.spend.past_limit)
         s.yolo = self._context.yolo
-        self._host.store.save_conversation(s)
 
     def _add(self, message: Message) -> None:
         self._messages.append(message)
@@ -602,8 +621,13 @@ class Chat:
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
 
+        def emit_noting_tasks(event: Event) -> None:
+            if isinstance(event, ToolCallTask):
+                self.note_task(assistant.id, event)
+            emit(event)
+
         await run_calls(
-            host.guard, self._context, self._active, planned, emit, done, self._calls
+            host.guard, self._context, self._active, planned, emit_noting_tasks, done, self._calls
         )
         if dict(self._context.spend.totals) != spent:
             emit(SpendChanged(dict(self._context.spend.totals)))
@@ -703,6 +727,36 @@ class Chat:
         self._host.store.save_message(self.id, assistant)
         self._save_row()
         emit(TurnFinished(assistant.id, "direct"))
+
+
+class _Events:
+    """A turn's events on their way to its iterator: the iterator wakes once per burst
+    of events, not once per event."""
+
+    def __init__(self) -> None:
+        self.items: deque[Event] = deque()
+        self.closed = False
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put(self, event: Event) -> None:
+        self.items.append(event)
+        self._wake()
+
+    def close(self) -> None:
+        self.closed = True
+        self._wake()
+
+    async def wait(self) -> None:
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
 
 def _apply(record: ToolCall, report: CallReport) -> None:

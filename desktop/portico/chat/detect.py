@@ -8,10 +8,13 @@ import asyncio
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from portico.chat.providers.errors import ProviderError
 from portico.config.model import ProviderSpec
+
+if TYPE_CHECKING:
+    from portico.chat.providers.catalog import KeyringLookup
 
 # (port, what usually listens there, a provider name to suggest)
 KNOWN_PORTS: tuple[tuple[int, str, str], ...] = (
@@ -114,8 +117,10 @@ async def test_provider(
     model: str | None = None,
     *,
     timeout: float = 60.0,  # noqa: ASYNC109
+    lookup: KeyringLookup | None = None,
 ) -> TestReport:
-    """One tiny streamed completion. Raises ProviderError in plain words."""
+    """One tiny streamed completion. Raises ProviderError in plain words. ``lookup``
+    resolves ``${keyring:NAME}`` (the app passes its secret store's; default: the keyring)."""
     from portico.chat.providers.catalog import make_client, resolve_key
     from portico.chat.providers.wire import ModelRequest, StreamDone, StreamText, UserTurn
 
@@ -125,7 +130,8 @@ async def test_provider(
             f"'{spec.name}' names no model: pass --model NAME or set default_model",
             kind="config",
         )
-    client = make_client(spec, await resolve_key(spec))
+    key = await (resolve_key(spec) if lookup is None else resolve_key(spec, lookup))
+    client = make_client(spec, key)
     request = ModelRequest(
         model=name, turns=[UserTurn("Reply with the single word: ready")], max_tokens=16
     )

@@ -123,6 +123,19 @@ class ToolCallProgress:
 
 
 @dataclass(frozen=True)
+class ToolCallTask:
+    """The server answered the call with a task (tasks extension) and it changed state:
+    ``status`` is working, input_required, completed, failed, cancelled or expired."""
+
+    id: str
+    server: str
+    tool: str
+    task_id: str
+    status: str
+    message: str | None = None
+
+
+@dataclass(frozen=True)
 class ToolCallFinished:
     """A call ended. ``result`` is the runtime's ToolResult when the server answered
     (``outcome="ok"``; the result can still be ``is_error``); otherwise ``result`` is None
@@ -260,6 +273,7 @@ Event = (
     | ReasoningDelta
     | ToolCallStarted
     | ToolCallProgress
+    | ToolCallTask
     | ToolCallFinished
     | ApprovalAsked
     | ApprovalAnswered
@@ -303,6 +317,7 @@ __all__ = [
     "ToolCallFinished",
     "ToolCallProgress",
     "ToolCallStarted",
+    "ToolCallTask",
     "ToolsChanged",
     "TurnFailed",
     "TurnFinished",

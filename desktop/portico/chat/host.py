@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from portico.chat import commands
 from portico.chat.conversation import Chat, ChatError, attachment_from_resource
-from portico.chat.messages import Attachment, Message
+from portico.chat.messages import Attachment, Message, ToolCall
 from portico.chat.providers.catalog import ModelCatalog
 from portico.chat.store import ChatStore, StoredConversation, StoreError
+from portico.chat.task_store import ChatTasks
 from portico.chat.tools import EventingPrompter
 from portico.config.model import Config
 from portico.policy.guard import ChatContext, ToolGuard
@@ -69,6 +70,7 @@ class ChatHost:
         self._policy = policy
         self._prompter = prompter
         self._store = store or ChatStore(store_path)
+        self.tasks = ChatTasks(self._store)  # calls that became tasks (tasks extension)
         self._owns_models = models is None
         self._models = models or ModelCatalog(config.models if config else None)
         self._reload = reload
@@ -151,8 +153,47 @@ class ChatHost:
                         call.is_error = True
                 self._store.save_message(stored.id, message)
         chat = Chat(self, stored, self._context(stored.id, stored))
+        try:
+            chat.tasks = await self.tasks.of_conversation(chat.id)
+        except StoreError as exc:
+            raise ChatError(str(exc)) from None
         self._chats[chat.id] = chat
         return chat
+
+    async def fetch_task(self, conversation_id: str, call_id: str) -> ToolCall:
+        """Follow the task of a call (one left running when Portico closed) to its
+        result; the call's record gets the result as if the call had returned it (the
+        model reads it on the next turn). ChatError when there is none or it expired."""
+        from portico.chat.events import ToolCallTask
+        from portico.runtime import results
+        from portico.runtime.task_events import TaskUpdate, watching
+
+        chat = await self.open(conversation_id)
+        task = chat.tasks.get(call_id)
+        found = [(m, c) for m in chat.messages for c in m.tool_calls if c.id == call_id]
+        if task is None or not found:
+            raise ChatError(f"the call {call_id} of this chat has no task to fetch")
+        message, record = found[0]
+
+        def heard(update: TaskUpdate) -> None:
+            event = ToolCallTask(
+                call_id, update.server, update.tool, update.task_id, update.status, update.message
+            )
+            chat.note_task(message.id, event)
+
+        try:
+            with watching(heard):
+                raw = await self._hub.connection(task.server).follow_task(task.tool, task.task_id)
+        except Exception as exc:
+            raise ChatError(str(exc)) from exc
+        result = await results.aprocess_result(raw, self._hub.registry.image_dir)
+        record.outcome = "ok"
+        record.result_text = result.text()
+        record.is_error = result.is_error
+        record.result_images = tuple(p.path for p in result.images if p.path is not None)
+        seq = message.tool_calls.index(record)
+        self._store.save_tool_call(chat.id, message.id, seq, record)
+        return record
 
     async def branch(self, chat: Chat, at_message_id: str | None = None) -> Chat:
         """A new conversation continuing ``chat`` (up to ``at_message_id``, default the
@@ -200,13 +241,12 @@ class ChatHost:
         self._chats.pop(conversation_id, None)
 
     async def close(self) -> None:
-        """Stop running turns and flush the store."""
+        """Stop running turns and flush the store. Tasks the stopped calls were
+        following stay running on their servers (``fetch_task`` after a restart)."""
+        self._hub.detach_tasks()
         for chat in list(self._chats.values()):
             chat.stop()
         await asyncio.sleep(0)
-        for chat in list(self._chats.values()):
-            if chat._row_pending:
-                chat._write_row()
         await self._store.close()
         if self._owns_models:
             await self._models.aclose()

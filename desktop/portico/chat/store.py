@@ -1,10 +1,12 @@
 """Conversations in SQLite under the state dir: ``<state dir>/chats.sqlite3``.
 
 stdlib ``sqlite3`` in WAL mode; every statement runs on one writer thread, so the event
-loop never waits on the disk and writes keep their order. Written as they happen (a
-message row when a turn starts, its text at round ends and every ~0.5 s while streaming,
-each tool call when it starts and ends), so a kill -9 loses at most the text streamed
-since the last flush. The schema is versioned (``PRAGMA user_version``) with forward
+loop never waits on the disk and writes keep their order. Written as they happen, in
+batches: a save marks its row and the batch made ``WRITE_DELAY`` later writes the newest
+state of every marked row in one transaction (``portico.chat.pending_writes``); the
+streamed text is saved every ~0.5 s and goes out at once. So a kill -9 loses at most the
+text streamed since the last flush, and the changes of the last ``WRITE_DELAY`` (0.1 s).
+The schema is versioned (``PRAGMA user_version``) with forward
 migrations; a newer database than this Portico knows is refused, never rewritten. Old
 JSON conversations (``<state dir>/conversations/*.json``) are imported once.
 
@@ -37,12 +39,16 @@ from portico.chat.messages import (
     SearchHit,
     ToolCall,
 )
+from portico.chat.pending_writes import PendingWrites, Rows
 from portico.paths import paths
 
 log = logging.getLogger(__name__)
 
 ExportFormat = Literal["md", "json"]
 SEARCH_WINDOW = 300
+# Seconds a save waits for the next batch. Rows saved again meanwhile are written once,
+# and the writer thread wakes once per batch instead of several times per tool call.
+WRITE_DELAY = 0.1
 T = TypeVar("T")
 
 
@@ -74,6 +80,8 @@ class StoredConversation:
 
 
 def _attachments_json(items: list[Attachment]) -> str:
+    if not items:
+        return "[]"
     return json.dumps(
         [
             {
@@ -108,6 +116,8 @@ def _attachments(text: str | None) -> list[Attachment]:
 
 
 def _rounds_json(rounds: list[Round]) -> str:
+    if not rounds:
+        return "[]"
     return json.dumps([{"text": r.text, "calls": r.tool_call_ids} for r in rounds])
 
 
@@ -126,7 +136,7 @@ def _call_row(conversation_id: str, message_id: str, seq: int, c: ToolCall) -> t
         c.raw_arguments,
         c.outcome,
         c.result_text,
-        json.dumps([str(p) for p in c.result_images]),
+        json.dumps([str(p) for p in c.result_images]) if c.result_images else "[]",
         int(c.is_error),
         c.duration,
     )
@@ -170,6 +180,38 @@ def _message_row(conversation_id: str, seq: int, m: Message) -> tuple[Any, ...]:
     )
 
 
+_CONVERSATION_SQL = (
+    "INSERT INTO conversations (id, title, created, updated, model, parent_id, leaf_id, yolo, "
+    "active_tools, spend, input_tokens, output_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT(id) DO UPDATE SET title=excluded.title, updated=excluded.updated, "
+    "model=excluded.model, leaf_id=excluded.leaf_id, yolo=excluded.yolo, "
+    "active_tools=excluded.active_tools, spend=excluded.spend, "
+    "input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens"
+)
+_TEXT_SQL = "UPDATE messages SET text=?, status=? WHERE id=?"
+# the batch runs them in this order: a message row needs its conversation's, a call its
+# message's
+_UPSERTS = (_CONVERSATION_SQL, _MESSAGE_SQL, _CALL_SQL, _TEXT_SQL)
+_CONVERSATIONS, _MESSAGES, _CALLS, _TEXTS = range(4)
+
+
+def _conversation_row(c: StoredConversation) -> tuple[Any, ...]:
+    return (
+        c.id,
+        c.title,
+        c.created,
+        c.updated,
+        c.model,
+        c.parent_id,
+        c.leaf_id,
+        int(c.yolo),
+        json.dumps(c.active_tools),
+        json.dumps({"totals": c.spend, "past_limit": c.past_limit}),
+        c.input_tokens,
+        c.output_tokens,
+    )
+
+
 def _fts_query(query: str) -> str:
     words = [w for w in query.replace('"', " ").split() if w]
     if not words:
@@ -201,8 +243,9 @@ def _snippet(text: str, words: list[str], width: int = 12) -> str:
 
 
 class ChatStore:
-    def __init__(self, path: Path | None = None) -> None:
-        """``path`` default: ``<state dir>/chats.sqlite3`` (opened on first use)."""
+    def __init__(self, path: Path | None = None, *, write_delay: float = WRITE_DELAY) -> None:
+        """``path`` default: ``<state dir>/chats.sqlite3`` (opened on first use).
+        ``write_delay``: seconds a save waits for its batch."""
         self._path = Path(path) if path is not None else paths().state_dir / "chats.sqlite3"
         self._queue: queue.Queue[tuple[Callable[[sqlite3.Connection], Any], Future[Any]] | None]
         self._queue = queue.Queue()
@@ -210,7 +253,7 @@ class ChatStore:
         self._lock = threading.Lock()
         self._open_error: StoreError | None = None
         self._closed = False
-        self._pending: list[Callable[[sqlite3.Connection], Any]] = []
+        self._writes = PendingWrites(_UPSERTS, self._submit, write_delay)
 
     @property
     def path(self) -> Path:
@@ -321,113 +364,71 @@ class ChatStore:
         return future
 
     async def _call(self, job: Callable[[sqlite3.Connection], T]) -> T:
-        if self._pending:
-            self._hand_over()  # reads see every write made before them
+        if self._writes:
+            self._writes.hand_over()  # reads see every write made before them
         return await asyncio.wrap_future(self._submit(job))
 
+    async def read(self, job: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``job`` on the writer thread after every write queued before it."""
+        return await self._call(job)
+
     def write(self, job: Callable[[sqlite3.Connection], Any]) -> None:
-        """Queue a write; it happens in order, off the loop. Failures are logged.
-
-        Writes made during one pass of the event loop go to the writer thread together
-        (one wake-up, one transaction), not one by one."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self._submit(job)
-            return
-        self._pending.append(job)
-        if len(self._pending) == 1:
-            loop.call_soon(self._hand_over)
-
-    def _hand_over(self) -> None:
-        jobs, self._pending = self._pending, []
-        if not jobs:
-            return
-
-        def batch(conn: sqlite3.Connection) -> None:
-            for job in jobs:
-                conn.execute("SAVEPOINT part")
-                try:
-                    job(conn)
-                except Exception as exc:
-                    conn.execute("ROLLBACK TO part")
-                    log.warning("a chat store write failed: %s", exc)
-                finally:
-                    conn.execute("RELEASE part")
-
-        self._submit(batch)
+        """Queue a write; it happens in order (after every save made before it), off the
+        loop, within ``WRITE_DELAY``. Failures are logged."""
+        self._writes.job(job)
 
     async def flush(self) -> None:
+        """Wait until everything written so far is in the database."""
         await self._call(lambda conn: None)
 
     # --- writes the Chat makes ----------------------------------------------------------
-    def save_conversation(self, c: StoredConversation) -> None:
-        row = (
-            c.id,
-            c.title,
-            c.created,
-            c.updated,
-            c.model,
-            c.parent_id,
-            c.leaf_id,
-            int(c.yolo),
-            json.dumps(c.active_tools),
-            json.dumps({"totals": c.spend, "past_limit": c.past_limit}),
-            c.input_tokens,
-            c.output_tokens,
-        )
+    # Each marks its row; the row is made from the object when the batch goes out (see
+    # portico.chat.pending_writes), so an object saved again before then is written once.
+    def save_conversation(
+        self, c: StoredConversation, *, refresh: Callable[[], None] | None = None
+    ) -> None:
+        """``refresh``: brings ``c`` up to date; called when the row is made."""
 
-        def job(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT INTO conversations (id, title, created, updated, model, parent_id, "
-                "leaf_id, yolo, active_tools, spend, input_tokens, output_tokens) VALUES "
-                "(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET title=excluded.title, "
-                "updated=excluded.updated, model=excluded.model, leaf_id=excluded.leaf_id, "
-                "yolo=excluded.yolo, active_tools=excluded.active_tools, spend=excluded.spend, "
-                "input_tokens=excluded.input_tokens, output_tokens=excluded.output_tokens",
-                row,
-            )
+        def fill(rows: Rows) -> None:
+            if refresh is not None:
+                refresh()
+            rows[_CONVERSATIONS].append(_conversation_row(c))
 
-        self.write(job)
+        self._writes.mark(("c", c.id, ""), fill)
 
     def save_message(self, conversation_id: str, message: Message) -> None:
         """The message with its tool calls (insert or update)."""
-        row = _message_row(conversation_id, 0, message)
-        calls = [
-            _call_row(conversation_id, message.id, i, c) for i, c in enumerate(message.tool_calls)
-        ]
 
-        def job(conn: sqlite3.Connection) -> None:
-            conn.execute(_MESSAGE_SQL, row)
-            if calls:
-                conn.executemany(_CALL_SQL, calls)
+        def fill(rows: Rows) -> None:
+            rows[_MESSAGES].append(_message_row(conversation_id, 0, message))
+            rows[_CALLS].extend(
+                _call_row(conversation_id, message.id, i, c)
+                for i, c in enumerate(message.tool_calls)
+            )
 
-        self.write(job)
+        self._writes.drop(("x", message.id, ""))  # the message row carries the newest text
+        self._writes.mark(("m", message.id, ""), fill)
 
     def save_text(self, message_id: str, text: str, status: str) -> None:
-        """The streamed text so far (cheap: one row, no tool calls)."""
-        self.write(
-            lambda conn: conn.execute(
-                "UPDATE messages SET text=?, status=? WHERE id=?", (text, status, message_id)
-            )
-        )
+        """The streamed text so far (cheap: one row, no tool calls); written on the next
+        pass of the loop, not after WRITE_DELAY (it bounds what a crash loses)."""
+        if self._writes.has(("m", message_id, "")):
+            self._writes.hurry()  # the pending message row carries the newest text
+            return
+        row = (text, status, message_id)
+        self._writes.mark(("x", message_id, ""), lambda rows: rows[_TEXTS].append(row), urgent=True)
 
     def save_tool_call(self, conversation_id: str, message_id: str, seq: int, c: ToolCall) -> None:
-        row = _call_row(conversation_id, message_id, seq, c)
-        self.write(lambda conn: conn.execute(_CALL_SQL, row))
+        if self._writes.has(("m", message_id, "")):
+            return  # the pending message row writes its calls too
+        self._writes.mark(
+            ("t", message_id, c.id),
+            lambda rows: rows[_CALLS].append(_call_row(conversation_id, message_id, seq, c)),
+        )
 
     def save_many(self, conversation_id: str, messages: list[Message]) -> None:
-        rows = []
-        calls = []
         for m in messages:
-            rows.append(_message_row(conversation_id, 0, m))
-            calls += [_call_row(conversation_id, m.id, i, c) for i, c in enumerate(m.tool_calls)]
-
-        def job(conn: sqlite3.Connection) -> None:
-            conn.executemany(_MESSAGE_SQL, rows)
-            conn.executemany(_CALL_SQL, calls)
-
-        self.write(job)
+            self.save_message(conversation_id, m)
 
     # --- reads ------------------------------------------------------------------------
     async def load(self, conversation_id: str) -> StoredConversation:
@@ -621,8 +622,8 @@ class ChatStore:
 
     async def close(self) -> None:
         """Write what is pending and close the database."""
-        if self._pending:
-            self._hand_over()
+        if self._writes:
+            self._writes.hand_over()
         self._closed = True
         with self._lock:
             thread = self._thread
@@ -633,8 +634,8 @@ class ChatStore:
         await asyncio.to_thread(thread.join, 10)
 
     def close_sync(self) -> None:
-        if self._pending:
-            self._hand_over()
+        if self._writes:
+            self._writes.hand_over()
         self._closed = True
         with self._lock:
             thread = self._thread

@@ -20,6 +20,7 @@ from portico.chat.events import (
     Event,
     ToolCallFinished,
     ToolCallProgress,
+    ToolCallTask,
 )
 from portico.policy.guard import ChatContext, ToolGuard
 from portico.prompts import (
@@ -31,6 +32,7 @@ from portico.prompts import (
     ToolApprovalRequest,
 )
 from portico.runtime.results import ToolResult
+from portico.runtime.task_events import TaskUpdate, watching
 from portico.runtime.toolsearch import ActiveSet
 
 log = logging.getLogger(__name__)
@@ -171,10 +173,23 @@ async def _run_call(
     async def progress(done: float, total: float | None, message: str | None) -> None:
         emit(ToolCallProgress(call.id, done, total, message))
 
-    try:
-        result = await guard.call(
-            chat, call.name, dict(call.arguments), progress=progress, active=active
+    last: list[tuple[str, str | None]] = []
+
+    def on_task(update: TaskUpdate) -> None:  # the call became a task: say when it changes
+        if last and last[-1] == (update.status, update.message):
+            return
+        last.append((update.status, update.message))
+        emit(
+            ToolCallTask(
+                call.id, update.server, update.tool, update.task_id, update.status, update.message
+            )
         )
+
+    try:
+        with watching(on_task):
+            result = await guard.call(
+                chat, call.name, dict(call.arguments), progress=progress, active=active
+            )
     except asyncio.CancelledError:
         raise
     except Exception as exc:

@@ -172,9 +172,7 @@ def read_secret_value(name: str) -> str:
 
 
 async def _secret(args: argparse.Namespace) -> int:
-    from portico.auth.secret_store import valid_user_name
-    from portico.policy.prompters import NonInteractivePrompter
-    from portico.services import build_services
+    from portico.auth.secret_store import SecretStore, valid_user_name
 
     name: str = args.name
     if not valid_user_name(name):
@@ -184,7 +182,8 @@ async def _secret(args: argparse.Namespace) -> int:
         )
         return 2
     config = load_config(args)
-    store = build_services(NonInteractivePrompter(), ask_trust=False, config=config).secrets
+    # Only the store: the rest of the services (OAuth, the MCP SDK) would double the start-up.
+    store = SecretStore(file_fallback=config.settings.file_fallback_for_secrets)
     if args.secret_action == "set":
         value = read_secret_value(name)
         if not value:

@@ -215,6 +215,7 @@ class ServerSpec:
     headers: tuple[tuple[str, str], ...] = ()
     oauth: OAuthSpec | None = None
     client_cert: ClientCert | None = None
+    ca_cert: str | None = None  # PEM of extra CAs to trust for this server (private CA)
     identity_header: IdentityHeader | None = None
     # behaviour
     protocol: Protocol = Protocol.AUTO

@@ -507,6 +507,17 @@ KEYS: tuple[KeySpec, ...] = (
         example="~/.certs/mcp-client.key",
     ),
     KeySpec(
+        "ca_cert",
+        ("ca_cert",),
+        ("ca_cert",),
+        "string",
+        A,
+        "TLS: a PEM file of extra CA certificates to trust for this server (a private CA);"
+        " its icons use the same trust.",
+        applies="remote",
+        example="~/.certs/company-ca.pem",
+    ),
+    KeySpec(
         "identity_header",
         ("identity_header",),
         ("identity_header",),

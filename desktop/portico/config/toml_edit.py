@@ -306,7 +306,12 @@ class TomlTree:
         last, _ = schema.resolve_key(Dialect.TOML, node, logical, path[-1])
         if last not in node:
             return False
-        del node[last]
+        child = node[last]
+        if isinstance(node, (Table, Container)) and _is_header(child):
+            # a [header] table (a model provider) owns its comments as a server does
+            _remove_with_comments(self.doc, node.value if isinstance(node, Table) else node, last)
+        else:
+            del node[last]
         chain.append((node, last))
         self._restyle_chain(chain)
         return True
@@ -372,9 +377,60 @@ def _refill(table: Table, value: Mapping[str, Any]) -> None:
         del table[old_key]
 
 
+def _is_header(item: Any) -> bool:
+    """A table written with its own ``[header]`` (or a super table of such tables)."""
+    return isinstance(item, Table)
+
+
+def _tail(container: Container) -> Container:
+    """The container whose body is rendered last in ``container`` (the innermost last
+    [header] table), where the comments above the next header in the file live."""
+    while True:
+        keyed = [item for k, item in container.body if k is not None]
+        trailing = container.body and container.body[-1][0] is None
+        if not keyed or trailing or not _is_header(keyed[-1]):
+            return container
+        container = keyed[-1].value
+
+
+def _append_table(node: Table | Container, key: str, table: Table) -> None:
+    """A new [header] table goes after everything in ``node``. What ends the last table
+    there and belongs to the header that follows it in the file (the blank line before
+    it, or the comment block directly above it) moves below the new table, and a blank
+    line separates the new table from what precedes it."""
+    container = node.value if isinstance(node, Table) else node
+    tail = _tail(container)
+
+    def trailing(kinds: tuple[type, ...]) -> list[tuple[Any, Item]]:
+        taken: list[tuple[Any, Item]] = []
+        while tail.body and tail.body[-1][0] is None and isinstance(tail.body[-1][1], kinds):
+            taken.insert(0, tail.body.pop())
+        return taken
+
+    moved = trailing((Whitespace, Null))
+    if not moved:
+        moved = trailing((Comment, Null))
+        if moved and tail.body and isinstance(tail.body[-1][1], Whitespace):
+            moved.insert(0, (None, tomlkit.nl()))  # the blank line above the comments
+    if tail.body and not isinstance(tail.body[-1][1], Whitespace):
+        tail.append(None, tomlkit.nl())
+    node.append(key, table)
+    inner = _tail(table.value)
+    for _k, item in moved:
+        inner.append(None, item)
+
+
 def _add_key(node: Any, key: str, item: Item) -> None:
     """Add a new key after the last plain value of a table, so trailing comments (which
-    belong to what follows) stay below it and the key never lands under a sub-table."""
+    belong to what follows) stay below it and the key never lands under a sub-table.
+    A [header] table goes after the tables already there (``_append_table``)."""
+    if _is_header(item) and isinstance(node, OutOfOrderTableProxy) and node._tables:
+        _append_table(node._tables[-1], key, item)  # type: ignore[arg-type]
+        dict.__setitem__(node, key, item)
+        return
+    if _is_header(item) and isinstance(node, (Table, Container)):
+        _append_table(node, key, item)  # type: ignore[arg-type]
+        return
     if isinstance(node, OutOfOrderTableProxy) and node._tables:
         # a table whose sub-tables are written apart: the key goes into its own [header]
         first = node._tables[0]
@@ -540,19 +596,34 @@ def _remove_with_comments(doc: Container, servers: Container, name: str) -> None
     del servers[name]
     if rescued and following is not None and not isinstance(following, (Comment, Whitespace)):
         text = "".join(c.as_string() for c in rescued)
-        target = following.body[0] if isinstance(following, AoT) and following.body else following
+        target = _first_rendered(following)
         target.trivia.indent = text + target.trivia.indent
     if following is None and pos > 0:
-        _trim_trailing_blank(flat[lead[-1] - 1 if lead else pos - 1])
+        # the last entry went: drop the blank line that separated it from what precedes
+        j = (min(lead) if lead else pos) - 1
+        while j >= 0 and (_silent(entry(j))):
+            j -= 1
+        before = entry(j) if j >= 0 else None
+        if isinstance(before, Whitespace) and before.s and before.s.strip("\n") == "":
+            container, at = flat[j]
+            container.body[at] = (None, Null())
 
 
-def _trim_trailing_blank(where: tuple[Container, int]) -> None:
-    """After removing the last server, drop the blank line that separated it."""
-    container, at = where
-    for i in range(len(container.body) - 1, at - 1, -1):
-        item = container.body[i][1]
-        if isinstance(item, Null):
-            continue
-        if isinstance(item, Whitespace) and item.s.strip("\n") == "" and item.s:
-            container.body[i] = (None, Null())
-        return
+def _silent(item: Item) -> bool:
+    """Renders nothing of its own: a removed entry or a super table's (absent) header."""
+    return isinstance(item, Null) or (isinstance(item, Table) and item.is_super_table())
+
+
+def _first_rendered(item: Item) -> Item:
+    """The item whose indent is the first text ``item`` renders (a super table renders no
+    header: its first table's does)."""
+    while True:
+        if isinstance(item, AoT) and item.body:
+            item = item.body[0]
+        elif isinstance(item, Table) and item.is_super_table():
+            first = next((v for k, v in item.value.body if k is not None), None)
+            if first is None:
+                return item
+            item = first
+        else:
+            return item

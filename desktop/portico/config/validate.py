@@ -372,6 +372,7 @@ class _Checker:
             headers=values.get("headers", ()) if transport is not Transport.STDIO else (),
             oauth=oauth if transport is not Transport.STDIO else None,
             client_cert=cert if transport is not Transport.STDIO else None,
+            ca_cert=values.get("ca_cert") if transport is not Transport.STDIO else None,
             identity_header=identity,
             protocol=Protocol(get("protocol")),
             timeout=get("timeout"),

@@ -58,6 +58,8 @@ def trust_fields(spec: ServerSpec) -> dict[str, Any]:
         "elicitation": _without_timeout(spec.elicitation),
         "tools": asdict(spec.tools),
         "replaces": asdict(spec.replaces) if spec.replaces else None,
+        # Whom TLS trusts for this server; only when set, so older decisions still match.
+        **({"ca_cert": spec.ca_cert} if spec.ca_cert else {}),
     }
 
 

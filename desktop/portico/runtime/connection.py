@@ -19,6 +19,7 @@ import dataclasses
 import itertools
 import json
 import logging
+import ssl
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import roots, schema_cache, sdklog
+from portico.runtime import cache_context, roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -48,6 +49,7 @@ from portico.runtime.events import (
     ServerState,
     Status,
     StatusChanged,
+    TaskChanged,
     ToolsChanged,
 )
 from portico.runtime.filtering import apply_filter
@@ -55,6 +57,14 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
+from portico.runtime.task_events import (
+    TaskListener,
+    TaskUpdate,
+    current_listener,
+    keeping_alive,
+    offers_tasks,
+    watching,
+)
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -159,14 +169,19 @@ class Connection:
         self._transport_ended: asyncio.Event | None = None
         self._refresher: ListRefresher | None = None
         self._list_hints: list[tuple[int, str]] = []  # (ttlMs, cacheScope) per list page
+        self._told_private = False  # the log said once that the lists stay off the disk
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
+        self._tls: ssl.SSLContext | bool | None = None  # the last connect's TLS settings (icons)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
         self._inflight = 0
         self._activity = asyncio.Event()
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
         self._describe_since = 0
+        # True while the app shuts down: cancelled calls leave their tasks running.
+        self.detach_tasks = False
+        self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
 
     # --- public surface -------------------------------------------------------------
 
@@ -287,10 +302,17 @@ class Connection:
                         if asyncio.iscoroutine(outcome):
                             await outcome
 
+                def alive() -> None:  # a task that answers a poll is alive: no hard stop
+                    deadline.reschedule(loop.time() + limit)
+
                 try:
-                    return await client.call_tool(
-                        name, arguments or {}, progress_callback=on_progress
-                    )
+                    with (
+                        keeping_alive(alive, lambda: self.detach_tasks),
+                        watching(self._task_listener(report)),
+                    ):
+                        return await client.call_tool(
+                            name, arguments or {}, progress_callback=on_progress
+                        )
                 except Exception as exc:
                     raise await self._call_failure(exc, f"tools/call {name}", mark) from exc
         except TimeoutError as exc:
@@ -301,6 +323,52 @@ class Connection:
                     f" {limit * PROGRESS_EXTENSION_CAP:g} s); the call was cancelled"
                 ) from exc
             raise
+
+    def _task_listener(self, report: ProgressCallback | None) -> TaskListener:
+        """Publish a call's task updates, show them as the call's progress, and pass
+        them to whoever watches the call (the chat, Try it)."""
+        outer = current_listener()
+
+        def heard(update: TaskUpdate) -> None:
+            self.bus.publish(TaskChanged(self.name, update))
+            if report is not None and not update.terminal:  # the call's end says the rest
+                outcome = report(float(update.polls), None, update.describe())
+                if asyncio.iscoroutine(outcome):
+                    pending = asyncio.ensure_future(outcome)
+                    self._reports.add(pending)
+                    pending.add_done_callback(self._reports.discard)
+            if outer is not None:
+                outer(update)
+
+        return heard
+
+    async def follow_task(
+        self, tool: str, task_id: str, *, progress: ProgressCallback | None = None
+    ) -> Any:
+        """Follow a task this server created earlier (before a restart) to its
+        CallToolResult; ``TaskGone`` when the server no longer has it."""
+        from portico.runtime import tasks
+
+        client = await self._live_client()
+        if not offers_tasks(self.capabilities):
+            raise RuntimeFailure(
+                f"{self.name} no longer offers tasks ({tasks.TASKS_EXTENSION}); the result"
+                f" of task {task_id} cannot be fetched"
+            )
+        mark = self._begin_call()
+        try:
+            with (
+                sdklog.bind(self.log),
+                keeping_alive(lambda: None, lambda: self.detach_tasks),
+                watching(self._task_listener(progress)),
+            ):
+                return await tasks.follow(client.session, self.name, tool, task_id)
+        except tasks.TaskGone:
+            raise
+        except Exception as exc:
+            raise await self._call_failure(exc, f"tasks/get {task_id}", mark) from exc
+        finally:
+            self._end_call()
 
     async def list_prompts(self) -> list[Any]:
         client = await self._live_client()
@@ -412,6 +480,7 @@ class Connection:
             retry_at=retry_at,
             tool_count=self._offered(),
             icon=self.icon_path,
+            tool_icons=tuple(sorted(self.tool_icons.items())),
         )
         if state == self._state and status is not Status.COOLDOWN:
             return
@@ -463,6 +532,7 @@ class Connection:
         origin = self.spec.url if self.spec.is_remote else None
         hook = self.hooks.pinned_addresses
         pins = hook(self.spec) if hook is not None else self._pinned
+        tls = await self._icon_tls() if origin is not None else True
         kept: dict[str, str] = {}  # src list -> file: items sharing an icon fetch it once
 
         async def one(announced: Any) -> str | None:
@@ -474,7 +544,7 @@ class Connection:
                     cache,
                     webp_ok=self.hooks.icon_webp,
                     note=self.note,
-                    transports=lambda: pinned_transport(pins),
+                    transports=lambda: pinned_transport(pins, verify=tls, trust_env=False),
                 )
                 kept[key] = "" if path is None else str(path)
             return kept[key] or None
@@ -502,12 +572,29 @@ class Connection:
                     if path is not None and ident is not None:
                         into[str(ident)] = path
         self.tool_icons, self.prompt_icons, self.resource_icons = found
-        if server_icon != self.icon_path:
-            self.icon_path = server_icon
-            self._state = dataclasses.replace(self._state, icon=server_icon)
-            self.bus.publish(StatusChanged(self._state))
+        self.icon_path = server_icon
+        shown = dataclasses.replace(
+            self._state, icon=server_icon, tool_icons=tuple(sorted(self.tool_icons.items()))
+        )
+        if shown != self._state:  # the server list and the chat's tool cards show them
+            self._state = shown
+            self.bus.publish(StatusChanged(shown))
         if any(found):  # the pages re-read the server's lists, icons included
             self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
+
+    async def _icon_tls(self) -> ssl.SSLContext | bool:
+        """Icons come from the server's origin, so they use its TLS settings (private CA,
+        client certificate): the last connect's, or built now for a lazy server."""
+        if self._tls is not None:
+            return self._tls
+        from portico.runtime.transports.factory import server_tls
+
+        try:
+            self._tls = await server_tls(self.spec, self.hooks)
+        except RuntimeFailure as exc:  # a bad ca_cert / client_cert, a missing password
+            self.note(f"icons use the system's TLS trust: {exc}")
+            return True
+        return self._tls
 
     def _offered(self) -> int:
         """The tools models may use: the server's list minus tools.include / exclude."""
@@ -712,9 +799,23 @@ class Connection:
             since=self._describe_since,
         )
 
+    async def _cache_context(self) -> str | None:
+        """The authorization context of a private entry; None when it cannot be read."""
+        try:
+            return await cache_context.authorization_context(self.spec, self.hooks)
+        except Exception as exc:
+            self.note(f"cannot fingerprint the credentials for the schema cache: {describe(exc)}")
+            return None
+
     async def _adopt_cache(self) -> bool:
         cached = await asyncio.to_thread(schema_cache.load, self.spec)
         if cached is None:
+            return False
+        if cached.cache_scope == "private" and await self._cache_context() != cached.context:
+            self.note(
+                "the cached lists are private to other credentials or another sign-in:"
+                " starting the server to list them again"
+            )
             return False
         if cached.expired() and cached.ttl_ms is not None:
             self.note(
@@ -849,6 +950,7 @@ class Connection:
         from mcp import Client
         from mcp_types import Implementation
 
+        from portico.runtime.tasks import TasksExtension
         from portico.runtime.transports.factory import build_transport
 
         spec = self.spec
@@ -865,6 +967,7 @@ class Connection:
             watch_http=self.activity.watch_http,
         )
         self._proc = built.proc
+        self._tls = built.tls
         self._transport_ended = built.transport.ended
         transport = tapped(built.transport, self.activity)
         hooks = self.hooks
@@ -884,6 +987,7 @@ class Connection:
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
+            extensions=[TasksExtension(spec.name)],  # advertised on 2026-07-28 requests only
         )
         return await stack.enter_async_context(client)
 
@@ -936,9 +1040,11 @@ class Connection:
         if not self.hooks.write_schema_cache:
             return
         ttl_ms, scope = schema_cache.freshness(self._list_hints)
+        context = await self._cache_context() if scope == "private" else None
         schema = schema_cache.CachedSchema(
             ttl_ms=ttl_ms,
             cache_scope=scope,
+            context=context,
             tools=list(self.tools),
             prompts=list(self.prompts),
             resources=list(self.resources),
@@ -948,9 +1054,16 @@ class Connection:
             capabilities=self.capabilities,
         )
         try:
-            await asyncio.to_thread(schema_cache.save, self.spec, schema)
+            written = await asyncio.to_thread(schema_cache.save, self.spec, schema)
         except OSError as exc:
             self.note(f"cannot write the schema cache: {exc}")
+            return
+        if written is None and not self._told_private:
+            self._told_private = True
+            self.note(
+                "the server marks its lists private (cacheScope) and Portico cannot tell"
+                " its credentials apart: they stay in memory for this session only"
+            )
 
     # --- notifications ----------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,7 @@ class ServerState:
     retry_at: float | None = None  # time.time() of the next try (Cooldown)
     tool_count: int = 0
     icon: str | None = None  # the server's own icon, a file in the icon cache (runtime/icons.py)
+    tool_icons: tuple[tuple[str, str], ...] = ()  # (tool name, icon file), sorted by name
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,15 @@ class ResourceUpdated:
 
     server: str
     uri: str
+
+
+@dataclass(frozen=True)
+class TaskChanged:
+    """A tool call's task changed state (tasks extension; ``update`` is a
+    ``runtime.task_events.TaskUpdate``)."""
+
+    server: str
+    update: Any
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,7 @@ Event = (
     | ConfigChanged
     | ResourceUpdated
     | ActivityChanged
+    | TaskChanged
 )
 Subscriber = Callable[[Event], None]
 

@@ -167,10 +167,17 @@ class Hub:
         await self._settle(conn, self.wave_budget)
         return conn.state
 
+    def detach_tasks(self) -> None:
+        """Shutting down: calls cancelled from now on leave their server-side tasks
+        running (they are followed again after a restart, runtime/tasks.py)."""
+        for conn in self.connections.values():
+            conn.detach_tasks = True
+
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        self.detach_tasks()
         for task in list(self._background):
             task.cancel()
         for task in list(self._background):

@@ -9,10 +9,11 @@ Rules:
 - ``http:`` only when the server itself is on loopback (``127.0.0.1``, ``::1`` or
   ``localhost``) and the icon has that same origin: nothing crosses the network in clear.
 - A URL carrying user:password is refused. The fetch uses a fresh client: no cookies, no
-  auth headers, no client certificate, no proxy from the environment, and redirects are
-  followed by hand only while they stay on the same origin. The caller passes a transport
-  factory that dials the server's pinned addresses (policy's DNS pinning), so an icon
-  host cannot be re-resolved somewhere else.
+  auth headers, no proxy from the environment, and redirects are followed by hand only
+  while they stay on the same origin. The caller passes a transport factory that dials
+  the server's pinned addresses (policy's DNS pinning), so an icon host cannot be
+  re-resolved somewhere else, with the server connection's own TLS settings (its
+  ``ca_cert``, and its ``client_cert`` for an mTLS server: the origin is that server).
 - PNG and JPEG are kept as they are (their magic bytes are checked). SVG is parsed and
   rebuilt from an allow-list (no scripts, foreignObject, event attributes or references
   outside the document); a DOCTYPE is refused outright. WebP is kept only when the caller

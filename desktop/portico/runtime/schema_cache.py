@@ -10,6 +10,13 @@ and the strictest scope; a lazy start does not trust an expired entry (the serve
 started to list again). A ttl of 0 is what the SDK sends when a server states nothing,
 so it promises nothing either way: such an entry is kept until the config or a
 list_changed replaces it, as for handshake-era servers.
+
+``cacheScope: "private"`` (2026-07-28, server/utilities/caching: reusable "for the same
+authorization context", never "shared across authorization contexts"): the file outlives
+a sign-in, a changed secret or another account, so a private entry carries the keyed
+fingerprint of the credentials it was listed with (``runtime/cache_context.py``) and is
+adopted only while they are the same. A private entry without one is never written
+(saving it removes the server's entry) and never read.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ class CachedSchema:
     written_at: float = 0.0
     ttl_ms: int | None = None  # how long the lists stay fresh, from written_at
     cache_scope: str | None = None  # "private" or "public", when the server said
+    context: str | None = None  # private: the authorization context (cache_context.py)
 
     def expired(self, now: float | None = None) -> bool:
         if self.ttl_ms is None:
@@ -67,8 +75,27 @@ def _dump(items: list[Any]) -> list[dict[str, Any]]:
     return [item.model_dump(mode="json", by_alias=True, exclude_none=True) for item in items]
 
 
-def save(spec: ServerSpec, schema: CachedSchema, root: Path | None = None) -> Path:
-    """Write the entry atomically; old entries of the same server are removed."""
+def forget(spec: ServerSpec, root: Path | None = None) -> bool:
+    """Remove every entry of ``spec``'s server (any digest); True if one was there."""
+    base = root if root is not None else paths().schema_cache_dir
+    target = cache_file(spec, root)
+    prefix = f"{_SAFE.sub('_', spec.name)}-"
+    removed = False
+    for other in base.glob(f"{prefix}*.json"):
+        if len(other.stem) == len(target.stem):
+            other.unlink(missing_ok=True)
+            removed = True
+    return removed
+
+
+def save(spec: ServerSpec, schema: CachedSchema, root: Path | None = None) -> Path | None:
+    """Write the entry atomically; old entries of the same server are removed.
+
+    A private entry without its authorization context is not written (None), and the
+    server's old entries are removed."""
+    if schema.cache_scope == "private" and not schema.context:
+        forget(spec, root)
+        return None
     target = cache_file(spec, root)
     target.parent.mkdir(parents=True, exist_ok=True)
     data = {
@@ -78,6 +105,7 @@ def save(spec: ServerSpec, schema: CachedSchema, root: Path | None = None) -> Pa
         "written_at": time.time(),
         "ttl_ms": schema.ttl_ms,
         "cache_scope": schema.cache_scope,
+        "context": schema.context if schema.cache_scope == "private" else None,
         "protocol_version": schema.protocol_version,
         "server_info": schema.server_info.model_dump(mode="json", by_alias=True)
         if schema.server_info is not None
@@ -116,6 +144,9 @@ def load(spec: ServerSpec, root: Path | None = None) -> CachedSchema | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         if data.get("format") != FORMAT or data.get("digest") != spec.digest():
             return None
+        context = data.get("context")
+        if data.get("cache_scope") == "private" and not (context and isinstance(context, str)):
+            return None  # private lists are bound to a context (see the module docstring)
         return CachedSchema(
             tools=[types.Tool.model_validate(t) for t in data.get("tools", [])],
             prompts=[types.Prompt.model_validate(p) for p in data.get("prompts", [])],
@@ -135,6 +166,7 @@ def load(spec: ServerSpec, root: Path | None = None) -> CachedSchema | None:
             cache_scope=data.get("cache_scope")
             if data.get("cache_scope") in ("private", "public")
             else None,
+            context=context if isinstance(context, str) else None,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

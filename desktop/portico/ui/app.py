@@ -86,7 +86,7 @@ class DesktopApp(QObject):
         )
         self.chat_bridge = ChatBridge()
         self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
-        self.chat.transcript.icon_for = self._server_icon  # tool cards show their server's
+        self.chat.transcript.icon_for = self._card_icon  # the tool's, else its server's
         self.chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
         self.chat_service: Any = None
         self.onboarding = Onboarding(
@@ -430,10 +430,14 @@ class DesktopApp(QObject):
             return
         self.request_quit()
 
-    def _server_icon(self, server: str) -> QIcon | None:
-        """A tool card's icon: its server's announced one (none: the card shows no icon)."""
+    def _card_icon(self, server: str, tool: str) -> QIcon | None:
+        """A tool card's icon: the tool's announced one, else its server's (neither: the
+        card shows no icon)."""
         state = self.model.state(server)
-        return announced_icon(state.icon) if state is not None else None
+        if state is None:
+            return None
+        own = dict(state.tool_icons).get(tool)
+        return (announced_icon(own) if own else None) or announced_icon(state.icon)
 
     def request_quit(self) -> None:
         if self._quit is not None:
@@ -441,6 +445,10 @@ class DesktopApp(QObject):
 
     async def shutdown(self) -> None:
         self.window.save_state()
+        if self.session is not None and self.runtime.is_running:
+            # Before calls are cancelled: their server-side tasks keep running, to be
+            # followed again on the next start (runtime/tasks.py).
+            await self.runtime.submit(self.session.detach_tasks())
         self.pages.close()
         self.chat.close()
         self.onboarding.close()

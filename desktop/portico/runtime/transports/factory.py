@@ -8,6 +8,7 @@ set when its read stream ends. That is how the owner learns that a legacy SSE se
 from __future__ import annotations
 
 import os
+import ssl
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass
@@ -113,6 +114,24 @@ class WatchedTransport:
 class BuiltTransport:
     transport: WatchedTransport
     proc: StdioProcessInfo | None  # the stdio child, None for HTTP
+    tls: ssl.SSLContext | bool = True  # HTTP: the connection's TLS settings (icons reuse them)
+
+
+async def server_tls(spec: ServerSpec, hooks: ConnectionHooks) -> ssl.SSLContext | bool:
+    """``spec``'s TLS settings (``ca_cert``, ``client_cert`` with its password resolved);
+    raises ConfigProblem / SecretProblem naming the key."""
+    from portico.runtime.transports.http import tls_context
+    from portico.runtime.transports.resolve import resolve_text
+
+    password = None
+    if spec.client_cert is not None and spec.client_cert.password:
+        password = await resolve_text(
+            spec.client_cert.password,
+            lookup_keyring=hooks.lookup_secret,
+            environ=hooks.environ,
+            where=f"{spec.source}: {spec.name}.client_cert.password",
+        )
+    return tls_context(spec, password)
 
 
 async def build_transport(
@@ -136,8 +155,8 @@ async def build_transport(
     if spec.transport is Transport.STDIO:
         transport, proc = await _stdio(spec, hooks, log, shell_timeout, note, remember)
         return BuiltTransport(WatchedTransport(transport), proc)
-    transport = await _http(spec, hooks, stack, recorder, note, pinned, remember, watch_http)
-    return BuiltTransport(WatchedTransport(transport), None)
+    transport, tls = await _http(spec, hooks, stack, recorder, note, pinned, remember, watch_http)
+    return BuiltTransport(WatchedTransport(transport), None, tls)
 
 
 async def _stdio(
@@ -194,13 +213,13 @@ async def _http(
     pinned: Any,
     remember: RememberSecrets,
     watch_http: Callable[[Any], None] | None,
-) -> AbstractAsyncContextManager[Any]:
+) -> tuple[AbstractAsyncContextManager[Any], ssl.SSLContext | bool]:
     from mcp.client.sse import sse_client
     from mcp.client.streamable_http import streamable_http_client
 
     from portico.runtime.transports.http import build_client, identity_header
     from portico.runtime.transports.proxies import ProxySettings
-    from portico.runtime.transports.resolve import resolve_pairs, resolve_text
+    from portico.runtime.transports.resolve import resolve_pairs
 
     if not spec.url:
         raise ConfigProblem(f"{spec.source}: {spec.name}: no url to connect to")
@@ -218,14 +237,7 @@ async def _http(
         note(warning)
     if extra is not None:
         headers[extra[0]] = extra[1]
-    password = None
-    if spec.client_cert is not None and spec.client_cert.password:
-        password = await resolve_text(
-            spec.client_cert.password,
-            lookup_keyring=hooks.lookup_secret,
-            environ=environ,
-            where=f"{spec.source}: {spec.name}.client_cert.password",
-        )
+    tls = await server_tls(spec, hooks)
     auth = None
     if hooks.auth_for is not None:
         auth = await hooks.auth_for(spec, interactive=False)
@@ -236,7 +248,7 @@ async def _http(
         proxies=proxies,
         recorder=recorder,
         auth=auth,
-        cert_password=password,
+        verify=tls,
         pins=hooks.pinned_addresses(spec) if hooks.pinned_addresses is not None else pinned,
     )
     if watch_http is not None:
@@ -246,10 +258,13 @@ async def _http(
         def factory(headers: Any = None, timeout: Any = None, auth: Any = None) -> Any:
             return client
 
-        return sse_client(spec.url, httpx_client_factory=factory)
+        return sse_client(spec.url, httpx_client_factory=factory), tls
     await stack.enter_async_context(client)
-    return streamable_http_client(
-        spec.url, http_client=client, max_sse_event_size=MAX_SSE_EVENT_BYTES
+    return (
+        streamable_http_client(
+            spec.url, http_client=client, max_sse_event_size=MAX_SSE_EVENT_BYTES
+        ),
+        tls,
     )
 
 

@@ -1,4 +1,5 @@
-"""The httpx2 client of one HTTP server: headers, identity header, mTLS, proxies, caps.
+"""The httpx2 client of one HTTP server: headers, identity header, TLS (private CA, mTLS),
+proxies, caps.
 
 Every header value is resolved (``${env:}`` / ``${keyring:}``) before the client is built.
 The client never follows redirects itself: the SDK follows same-origin ones only.
@@ -55,7 +56,35 @@ def identity_header(
     return (block.name, value), None
 
 
-def _ssl_context(spec: ServerSpec, cert: ClientCert, password: str | None) -> ssl.SSLContext:
+def tls_context(spec: ServerSpec, password: str | None = None) -> ssl.SSLContext | bool:
+    """The TLS settings of ``spec``'s connection (and of its icon fetches): ``True`` (the
+    system's trust) unless the server sets ``ca_cert`` (extra CAs to trust) or
+    ``client_cert`` (mTLS). Raises ConfigProblem naming the file and key."""
+    cert: ClientCert | None = spec.client_cert
+    if cert is None and not spec.ca_cert:
+        return True
+    context = ssl.create_default_context()
+    if spec.ca_cert:
+        ca_path = Path(spec.ca_cert).expanduser()
+        where = f"{spec.source}: {spec.name}.ca_cert"
+        if not ca_path.is_file():
+            raise ConfigProblem(
+                f"{where}: CA file {ca_path} does not exist; fix the path or remove ca_cert"
+            )
+        try:
+            context.load_verify_locations(cafile=str(ca_path))
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise ConfigProblem(
+                f"{where}: cannot load {ca_path} as PEM CA certificates: {exc}"
+            ) from exc
+    if cert is not None:
+        _load_client_cert(context, spec, cert, password)
+    return context
+
+
+def _load_client_cert(
+    context: ssl.SSLContext, spec: ServerSpec, cert: ClientCert, password: str | None
+) -> None:
     where = f"{spec.source}: {spec.name}.client_cert"
     cert_path = Path(cert.cert).expanduser()
     if not cert_path.is_file():
@@ -69,14 +98,12 @@ def _ssl_context(spec: ServerSpec, cert: ClientCert, password: str | None) -> ss
             f"{spec.source}: {spec.name}.client_key: key file {key_path} does not exist;"
             " fix the path or remove client_key"
         )
-    context = ssl.create_default_context()
     try:
         context.load_cert_chain(
             str(cert_path), str(key_path) if key_path else None, password=password
         )
     except (ssl.SSLError, OSError) as exc:
         raise ConfigProblem(f"{where}: cannot load {cert_path}: {exc}") from exc
-    return context
 
 
 class _CappedStream(httpx2.AsyncByteStream):
@@ -143,15 +170,17 @@ def build_client(
     cert_password: str | None = None,
     max_bytes: int = MAX_RESPONSE_BYTES,
     pins: Mapping[str, Sequence[str]] | None = None,
+    verify: ssl.SSLContext | bool | None = None,
 ) -> httpx2.AsyncClient:
     """The AsyncClient for ``spec`` (raises ConfigProblem before any network use).
+
+    ``verify``: the TLS settings from :func:`tls_context` (built here when None).
 
     ``pins`` (host -> IPs, the policy's DNS pinning): direct connections to those hosts
     dial the pinned addresses; TLS still verifies the host name.
     """
-    verify: ssl.SSLContext | bool = True
-    if spec.client_cert is not None:
-        verify = _ssl_context(spec, spec.client_cert, cert_password)
+    if verify is None:
+        verify = tls_context(spec, cert_password)
 
     def make(proxy: str | None) -> httpx2.AsyncBaseTransport:
         try:

@@ -22,8 +22,9 @@ from PySide6.QtWidgets import QLabel
 from portico.chat import events as ev
 from portico.chat.messages import Attachment as CoreAttachment
 from portico.chat.messages import Message
+from portico.ui.chat import task_cards
 from portico.ui.chat.bridge import ChatBridge
-from portico.ui.chat.card_state import apply_finished, from_started
+from portico.ui.chat.card_state import apply_finished, from_started, from_stored
 from portico.ui.chat.completion import Completion
 from portico.ui.chat.composer import Attachment
 from portico.ui.chat.conversation_list import ConversationRow
@@ -139,6 +140,29 @@ class ChatController(QObject):
 
         return await self.runtime.submit(run())
 
+    def _fetch_task(self, call_id: str) -> None:
+        """Fetch result on a card: follow the call's task on its server (the card
+        shows the task's status meanwhile, then the result)."""
+        card, current = self.cards.get(call_id), self.current
+        if card is None or current is None or self.service is None:
+            return
+        card.fetch_button.setEnabled(False)
+        card.show_task("Fetching the task's result…")
+        conversation = current.id
+
+        async def fetch() -> None:
+            assert self.service is not None
+            try:
+                record = await self.runtime.submit(self.service.fetch_task(conversation, call_id))
+            except Exception as exc:
+                expired = "no longer has task" in str(exc)
+                card.show_task(f"Task: {exc}", fetchable=not expired)
+                return
+            card.finish(from_stored(record))
+            card.show_task("Task completed — result fetched")
+
+        self._spawn(fetch())
+
     def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
@@ -185,6 +209,7 @@ class ChatController(QObject):
         self.transcript.set_messages(list(snapshot.messages), snapshot.siblings)
         for widget in self.transcript.widgets.values():
             self.cards.update(widget.cards)
+        task_cards.show_stored(self.cards, snapshot.tasks, self._fetch_task)
         self.pane.title.setText(snapshot.title or "New chat")
         self.composer.set_models([(m.ref, m.label) for m in snapshot.models], snapshot.model)
         self.composer.yolo.blockSignals(True)
@@ -406,6 +431,10 @@ class ChatController(QObject):
                 self._answer_widget(event.message_id) if event.message_id else self._last_answer()
             )
             self.cards[event.id] = widget.add_card(from_started(event))
+        elif isinstance(event, ev.ToolCallTask):
+            card = self.cards.get(event.id)
+            if card is not None:
+                task_cards.show_live(card, event)
         elif isinstance(event, ev.ToolCallProgress):
             card = self.cards.get(event.id)
             if card is not None:

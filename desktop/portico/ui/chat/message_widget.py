@@ -25,7 +25,7 @@ from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.palette import set_tone
 
-IconFor = Callable[[str], QIcon | None]
+IconFor = Callable[[str, str], QIcon | None]  # (server, tool) -> the card's icon
 
 
 def _button(text: str, name: str, tip: str = "") -> QPushButton:
@@ -59,7 +59,7 @@ class MessageWidget(QFrame):
         self.message = message
         self.message_id = message.id
         self.role = message.role
-        self.icon_for = icon_for or (lambda _server: None)
+        self.icon_for = icon_for or (lambda _server, _tool: None)
         self.cards: dict[str, ToolCard] = {}
         self._live_text: MarkdownView | None = None
         self._texts: list[str] = []  # the text of every part (for Copy)
@@ -208,7 +208,7 @@ class MessageWidget(QFrame):
     def add_card(self, state: CardState) -> ToolCard:
         self.thaw()
         self.end_text()
-        card = ToolCard(state, self.icon_for(state.server))
+        card = ToolCard(state, self.icon_for(state.server, state.tool))
         card.cancelRequested.connect(self.cancelCall)
         card.approvalAnswered.connect(self.approvalAnswered)
         self.parts.addWidget(card)

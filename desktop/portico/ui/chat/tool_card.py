@@ -219,6 +219,7 @@ class ApprovalPanel(QFrame):
 class ToolCard(QFrame):
     cancelRequested = Signal(str)  # call id
     approvalAnswered = Signal(str, object)  # call id, ApprovalAnswer | ApprovalChoice
+    fetchRequested = Signal(str)  # call id: fetch the result of its task
 
     def __init__(
         self, state: CardState, icon: QIcon | None = None, parent: QWidget | None = None
@@ -286,6 +287,23 @@ class ToolCard(QFrame):
         self.progress_text.hide()
         column.addWidget(self.progress_text)
 
+        # The server answered with a task (tasks extension): its status, and Fetch result
+        # for one left running when Portico closed.
+        task_row = QHBoxLayout()
+        self.task_label = QLabel()
+        self.task_label.setAccessibleName("task status")
+        self.task_label.setWordWrap(True)
+        set_tone(self.task_label, "muted")
+        task_row.addWidget(self.task_label, 1)
+        self.fetch_button = QPushButton("Fetch result")
+        self.fetch_button.setAccessibleName(f"Fetch the result of {state.tool}")
+        self.fetch_button.setAutoDefault(False)
+        self.fetch_button.clicked.connect(lambda: self.fetchRequested.emit(self.state.id))
+        task_row.addWidget(self.fetch_button)
+        column.addLayout(task_row)
+        self.task_label.hide()
+        self.fetch_button.hide()
+
         self.approval: ApprovalPanel | None = None
         self.approval_slot = QVBoxLayout()
         column.addLayout(self.approval_slot)
@@ -333,6 +351,13 @@ class ToolCard(QFrame):
         if message:
             self.progress_text.setText(message)
             self.progress_text.show()
+
+    def show_task(self, text: str, *, fetchable: bool = False) -> None:
+        """The call's task: one line of status; Fetch result when it can be fetched."""
+        self.task_label.setText(text)
+        self.task_label.show()
+        self.fetch_button.setVisible(fetchable)
+        self.fetch_button.setEnabled(True)
 
     def ask(self, request: ToolApprovalRequest | SpendApprovalRequest) -> ApprovalPanel:
         self.clear_approval()

@@ -62,7 +62,7 @@ class TranscriptView(QScrollArea):
         self.column.setSpacing(10)
         self.column.addStretch(1)
         self.setWidget(self.inner)
-        self.icon_for: Callable[[str], QIcon | None] = lambda _server: None
+        self.icon_for: Callable[[str, str], QIcon | None] = lambda _server, _tool: None
         self.messages: list[Message] = []
         self.siblings: dict[str, list[str]] = {}
         self.widgets: dict[str, MessageWidget] = {}

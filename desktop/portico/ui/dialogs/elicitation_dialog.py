@@ -31,9 +31,7 @@ class ElicitationDialog(PromptDialog):
         self.fields: dict[str, Field] = {}
         self.warning_labels: list[QLabel] = []
         if request.mode == "url":
-            self.layout_.addWidget(
-                QLabel("The server asks you to open this page in your browser:")
-            )
+            self.layout_.addWidget(QLabel("The server asks you to open this page in your browser:"))
             self.url_label = selectable_label(_url_markup(request), mono=True, rich=True)
             self.url_label.setAccessibleName("address")
             self.layout_.addWidget(self.url_label)

@@ -7,14 +7,16 @@ whenever it parses, and every form edit goes through ``doc`` and comes back as t
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from portico.config.atomic import Snapshot, read_bytes
 from portico.config.document import ConfigDocument, DocumentParseError, KeyPath
 from portico.config.load import config_files, parse_text
 from portico.config.model import Config, Diagnostic, Dialect, Scope
+
+T = TypeVar("T")
 
 
 class EditedFile:
@@ -116,6 +118,13 @@ class EditedFile:
         else:
             doc.set_setting(path, value)
         self._after_edit()
+
+    def edit(self, change: Callable[[ConfigDocument], T]) -> T:
+        """Any key-path edit of the document (``portico.config.models_edit``'s, say); the
+        text and diagnostics follow it."""
+        result = change(self._require_doc())
+        self._after_edit()
+        return result
 
     def add_server(self, name: str, fields: dict[str, Any]) -> None:
         self._require_doc().add_server(name, fields)

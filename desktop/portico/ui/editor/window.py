@@ -43,6 +43,7 @@ from portico.ui.editor.add_server import AddServerDialog
 from portico.ui.editor.files import EditedFile, open_files
 from portico.ui.editor.form import UNSET, ServerForm
 from portico.ui.editor.merge import three_way
+from portico.ui.editor.models_tab import ModelsTab
 from portico.ui.editor.raw_tab import RawTab
 from portico.ui.editor.server_list import ServerList
 from portico.ui.editor.settings_form import SettingsForm
@@ -59,7 +60,8 @@ DISK_SETTLE_MS = 200  # a burst of file events (an atomic save) is over after th
 
 FORM_TAB = "Form"
 SETTINGS_TAB = "Settings"
-FIXED_TABS = 2  # Form and Settings; a raw tab per file follows
+MODELS_TAB = "Models"
+FIXED_TABS = 3  # Form, Settings and Models; a raw tab per file follows
 NO_RUNTIME = (
     "Test needs the server runtime, which is not running; start it (restart Portico) "
     "and test again."
@@ -122,7 +124,7 @@ class ConfigEditorWindow(QMainWindow):
         self.settings_file = QComboBox()
         self.settings_file.setAccessibleName("settings file")
         self.settings_file.currentIndexChanged.connect(lambda _i: self._show_settings())
-        settings_page = QWidget()
+        settings_page = self.settings_page = QWidget()
         settings_column = QVBoxLayout(settings_page)
         file_row = QHBoxLayout()
         file_label = QLabel("F&ile:")
@@ -132,7 +134,10 @@ class ConfigEditorWindow(QMainWindow):
         settings_column.addLayout(file_row)
         settings_column.addWidget(self.settings, 1)
         self.tabs.addTab(settings_page, SETTINGS_TAB)
-        self.tabs.currentChanged.connect(lambda _i: self.flush_raw())
+        self.models = ModelsTab(self._secret_store, lambda: self.runtime)
+        self.models.edited.connect(self._models_edited)
+        self.tabs.addTab(self.models, MODELS_TAB)
+        self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
 
         left = QWidget()
         left_column = QVBoxLayout(left)
@@ -245,6 +250,7 @@ class ConfigEditorWindow(QMainWindow):
             self.settings_file.addItem(file.label, str(file.path))
         self.settings_file.blockSignals(False)
         self._show_settings()
+        self.models.show_files(self.files)
         self._watch()
         title = "Portico — Config Editor"
         self.setWindowTitle(f"{title} — {project.name}" if project else title)
@@ -324,6 +330,7 @@ class ConfigEditorWindow(QMainWindow):
             self._wanted = wanted
         elif self.form.file is file:
             self.form.show_server(file, self.form.server)
+        self.models.refresh()
         self._refresh_titles()
 
     def _after_form_edit(self, file: EditedFile) -> None:
@@ -480,6 +487,12 @@ class ConfigEditorWindow(QMainWindow):
         self._refresh_titles()
         self._say(f"Renamed {server} to {new} in {file.path.name}; Save to keep.")
 
+    def _tab_changed(self) -> None:
+        self.flush_raw()
+        # Test connects the selected server: not offered where no server is shown.
+        shown = self.tabs.currentWidget()
+        self.test_button.setVisible(shown is not self.models and shown is not self.settings_page)
+
     def flush_raw(self) -> None:
         """Apply raw edits still waiting for their debounce timer."""
         for tab in self.raw_tabs.values():
@@ -624,6 +637,12 @@ class ConfigEditorWindow(QMainWindow):
         tab.set_diagnostics(file.diagnostics())
         self._refresh_titles()
 
+    def _models_edited(self, file: EditedFile) -> None:
+        tab = self.raw_tab(file.path)
+        tab.set_text(file.text)
+        tab.set_diagnostics(file.diagnostics())
+        self._refresh_titles()
+
     def _show_file(self, file: EditedFile) -> None:
         keep = self.server_list.selected()
         tab = self.raw_tab(file.path)
@@ -636,6 +655,7 @@ class ConfigEditorWindow(QMainWindow):
             self.form.show_server(file, self.form.server)
         if self._settings_target() is file:
             self._show_settings()
+        self.models.refresh()
         self._refresh_titles()
 
     def keep_mine(self) -> QMessageBox | None:
@@ -794,6 +814,7 @@ class ConfigEditorWindow(QMainWindow):
         self._closing = False
         for task in list(self._tasks):
             task.cancel()
+        self.models.ops.cancel_all()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QIcon, QPalette
@@ -34,10 +34,14 @@ from portico.ui.models.page_items import (
 )
 from portico.ui.pages.common import PageBackend, browser, esc, status_label
 from portico.ui.pages.result_view import ResultView
+from portico.ui.pages.task_panel import TaskPanel
 from portico.ui.palette import Tone, tone, tone_color
 from portico.ui.runtime_thread.page_service import CallOutcome
 from portico.ui.runtime_thread.snapshots import ToolInfo
 from portico.ui.schema_form import FieldError, SchemaForm, schema_kind
+
+if TYPE_CHECKING:
+    from portico.runtime.results import ToolResult
 
 
 def type_text(prop: Mapping[str, Any]) -> str:
@@ -217,8 +221,11 @@ class ToolsPage(QWidget):
         self.call_status = status_label("call status")
         row.addWidget(self.call_status, 1)
         self.try_layout.addLayout(row)
+        self.task_panel = TaskPanel(backend, self._task_result, self._task_failed)
+        self.try_layout.addWidget(self.task_panel)
         self.result_view = ResultView("tool result")
         self.try_layout.addWidget(self.result_view, 1)
+        self._task_text: str | None = None  # the last task status a call reported
 
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.details)
@@ -248,6 +255,7 @@ class ToolsPage(QWidget):
         keep = self.selected_tool()
         same_server = server == self.server
         self.server = server
+        self.task_panel.show_server(server)
         blocker = self.table.selectionModel().blockSignals(True)
         self.model.set_items(tools)
         self.table.selectionModel().blockSignals(blocker)
@@ -395,12 +403,27 @@ class ToolsPage(QWidget):
             self.progress.setRange(0, 0)
         if message:
             self.call_status.setText(message)
+        if message and message.startswith("task ") and message != self._task_text:
+            self._task_text = message  # the call became a task: list it (it survives a restart)
+            self.task_panel.refresh()
 
     def _ended(self, task: asyncio.Task[None]) -> None:
         if self.running is task:
             self.running = None
             self._running_tool = None
+            if self._task_text is not None:
+                self._task_text = None
+                self.task_panel.refresh()
         self._show_running()
+
+    def _task_result(self, tool: str, result: ToolResult) -> None:
+        self.call_status.setText(
+            f"{tool} (task) returned" + (" an error." if result.is_error else ".")
+        )
+        self.result_view.show_result(result)
+
+    def _task_failed(self, text: str) -> None:
+        self.result_view.show_message(text, error=True)
 
     def _failed(self, server: str, tool: ToolInfo, exc: Exception) -> None:
         if self._is_shown(server, tool):

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.chat.events import ApprovalAsked, Event, TurnFailed, TurnFinished
-from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit
+from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
+from portico.chat.task_store import ChatTask
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
@@ -94,6 +95,7 @@ class ChatSnapshot:
     models: tuple[ModelEntry, ...] = ()
     limits: dict[str, tuple[float, str]] = field(default_factory=dict)  # server: (limit, unit)
     spend: dict[str, float] = field(default_factory=dict)
+    tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
 
 
 @dataclass(frozen=True)
@@ -295,6 +297,7 @@ class ChatService:
             models=self.models(),
             limits=limits,
             spend=spend,
+            tasks=dict(chat.tasks),
         )
 
     async def rows(self, query: str = "") -> list[ListRow]:
@@ -424,7 +427,13 @@ class ChatService:
     def answer(self, call_id: str, value: Any) -> bool:
         return self.prompter.answer(call_id, value)
 
+    async def fetch_task(self, conversation_id: str, call_id: str) -> ToolCall:
+        """Fetch the result of a call's task (one left running when Portico closed)."""
+        record = await self._host().fetch_task(conversation_id, call_id)
+        return copy.deepcopy(record)
+
     async def close(self) -> None:
+        self.session.hub.detach_tasks()  # cancelled turns leave their tasks running
         for task in list(self.turns.values()):
             task.cancel()
         for task in list(self.turns.values()):

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from portico.runtime.health import HealthSnapshot
     from portico.runtime.hub import Hub
     from portico.runtime.results import ToolResult
+    from portico.runtime.task_store import TaskRecord, TaskStore
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,7 @@ class PageService:
         self._guard: Any = None
         self._chat: Any = None
         self._watched: tuple[str, str] | None = None  # the resource on the Resources tab
+        self._tasks: TaskStore | None = None  # Try it calls that became tasks
 
     # --- reading ---------------------------------------------------------------------
 
@@ -163,10 +165,67 @@ class PageService:
             if progress is not None:
                 progress(done, total, message)
 
-        result = await guard.call(self._chat, qualified, arguments, progress=on_progress)
+        from portico.runtime.task_events import TaskUpdate, watching
+
+        store = self.task_store()
+        seen: list[TaskUpdate] = []
+
+        def heard(update: TaskUpdate) -> None:
+            seen.append(update)
+            store.heard(update)
+
+        with watching(heard):
+            result = await guard.call(self._chat, qualified, arguments, progress=on_progress)
+        if seen:
+            store.finish(seen[-1].task_id, result.text(), result.is_error)
         if result.is_error and not holder:
             return CallOutcome(result, refusal_for_person(result.text()))
         return CallOutcome(result)
+
+    # --- tasks (a Try it call the server answered with a task) --------------------------
+
+    def task_store(self) -> TaskStore:
+        if self._tasks is None:
+            from portico.runtime.task_store import TaskStore
+
+            self._tasks = TaskStore()
+        return self._tasks
+
+    async def task_records(self, server: str) -> list[TaskRecord]:
+        """The server's Try it tasks, newest first (from before a restart too)."""
+        return await asyncio.to_thread(self.task_store().records, server)
+
+    async def fetch_task(
+        self, server: str, task_id: str, progress: Progress | None = None
+    ) -> ToolResult:
+        """Follow a recorded task to its result (it may still be running)."""
+        from portico.runtime.results import aprocess_result
+        from portico.runtime.task_events import TaskGone, watching
+
+        store = self.task_store()
+        record = store.get(task_id)
+        if record is None:
+            raise KeyError(f"no recorded task {task_id} of {server}")
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if progress is not None:
+                progress(done, total, message)
+
+        conn = self.hub.connection(server)
+        self.last_calls[server] = time.time()
+        try:
+            with watching(store.heard):
+                raw = await conn.follow_task(record.tool, task_id, progress=on_progress)
+        except TaskGone:
+            await store.flush()
+            raise
+        result = await aprocess_result(raw, self.hub.registry.image_dir)
+        store.finish(task_id, result.text(), result.is_error)
+        return result
+
+    async def forget_task(self, task_id: str) -> None:
+        self.task_store().forget(task_id)
+        await self.task_store().flush()
 
     async def get_prompt(self, server: str, prompt: str, arguments: dict[str, str]) -> ToolResult:
         from portico.runtime.results import process_prompt

@@ -165,6 +165,10 @@ class RuntimeSession:
         # The face reloads through load() + apply(), so its notices and list follow too.
         self.bus.publish(ConfigChanged(tuple(str(p) for p in config.files)))
 
+    async def detach_tasks(self) -> None:
+        """The app is quitting: cancelled calls leave their tasks running (Hub)."""
+        self.hub.detach_tasks()
+
     async def close(self) -> None:
         if self._watcher is not None:
             await self._watcher.stop()
