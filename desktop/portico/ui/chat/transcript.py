@@ -96,6 +96,14 @@ class TranscriptView(QScrollArea):
         self._anchor_timer.setSingleShot(True)
         self._anchor_timer.setInterval(0)
         self._anchor_timer.timeout.connect(self._apply_anchor)
+        # The next message to show while scrolling is built a turn ahead (hidden), so a
+        # turn either builds one message or measures and places one, never both.
+        self._ahead: tuple[str, MessageWidget] | None = None  # (message id, widget)
+        self._ahead_timer = QTimer(self)
+        self._ahead_timer.setSingleShot(True)
+        self._ahead_timer.setInterval(0)
+        self._ahead_timer.timeout.connect(self._build_ahead)
+        self._ahead_index: int | None = None
 
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
@@ -109,6 +117,7 @@ class TranscriptView(QScrollArea):
     # --- whole chats -------------------------------------------------------------------
 
     def set_messages(self, messages: list[Message], siblings: dict[str, list[str]]) -> None:
+        self._drop_ahead()
         self._frame.stop()
         self._pending.clear()
         self._texts.clear()
@@ -127,8 +136,20 @@ class TranscriptView(QScrollArea):
         self._bottom_timer.start()
 
     def _build(self, message: Message) -> MessageWidget:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == message.id:
+            widget = ahead[1]
+            widget.show()  # it was built hidden a turn ago; the caller places it now
+        else:
+            if ahead is not None:
+                ahead[1].deleteLater()
+            widget = self._make(message)
+        self.widgets[message.id] = widget
+        return widget
+
+    def _make(self, message: Message, parent: QWidget | None = None) -> MessageWidget:
         widget = MessageWidget(
-            message, icon_for=self.icon_for, siblings=self.siblings.get(message.id)
+            message, icon_for=self.icon_for, siblings=self.siblings.get(message.id), parent=parent
         )
         widget.editSubmitted.connect(self.editSubmitted)
         widget.regenerateRequested.connect(self.regenerateRequested)
@@ -136,8 +157,33 @@ class TranscriptView(QScrollArea):
         widget.switchRequested.connect(self.switchRequested)
         widget.cancelCall.connect(self.cancelCall)
         widget.approvalAnswered.connect(self.approvalAnswered)
-        self.widgets[message.id] = widget
         return widget
+
+    def _drop_ahead(self) -> None:
+        self._ahead_timer.stop()
+        self._ahead_index = None
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].deleteLater()
+
+    def _build_ahead(self) -> None:
+        index = self._ahead_index
+        self._ahead_index = None
+        if index is None or not 0 <= index < len(self.messages) or self._ahead is not None:
+            return
+        message = self.messages[index]
+        if message.id in self.widgets:
+            return
+        # A hidden child of the column's widget: its style sheet applies when measured.
+        widget = self._make(message, parent=self.inner)
+        widget.hide()
+        self._ahead = (message.id, widget)
+
+    def _prepare(self, index: int) -> None:
+        """Build message ``index`` on a later turn (the next one scrolling will need)."""
+        if 0 <= index < len(self.messages) and self.messages[index].id not in self.widgets:
+            self._ahead_index = index
+            self._ahead_timer.start()
 
     def load_earlier(self) -> int:
         """Build the next batch of older messages (and drop as many of the newest when
@@ -158,6 +204,7 @@ class TranscriptView(QScrollArea):
         self.first = start
         self._drop_newest()
         self._anchor_timer.start()
+        self._prepare(self.first - 1)
         return count
 
     def load_later(self) -> int:
@@ -177,6 +224,7 @@ class TranscriptView(QScrollArea):
         self.last = end
         self._drop_oldest()
         self._mark_last()
+        self._prepare(self.last)
         return count
 
     def _live_ids(self) -> set[str]:
@@ -270,6 +318,7 @@ class TranscriptView(QScrollArea):
     def truncate_from(self, message_id: str) -> None:
         """Drop ``message_id`` and everything after it (an edit or a regenerate replaces
         them; the core keeps the old ones as a branch)."""
+        self._drop_ahead()
         ids = [m.id for m in self.messages]
         if message_id not in ids:
             return
@@ -309,6 +358,7 @@ class TranscriptView(QScrollArea):
         self.update_siblings(siblings)
 
     def update_siblings(self, siblings: dict[str, list[str]]) -> None:
+        self._drop_ahead()
         self.siblings = dict(siblings)
         for message_id, widget in self.widgets.items():
             widget.set_siblings(self.siblings.get(message_id, [message_id]))
