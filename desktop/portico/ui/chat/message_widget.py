@@ -169,6 +169,8 @@ class MessageWidget(QFrame):
     _frozen: tuple[int, int] | None = None
 
     def freeze(self, width: int) -> None:
+        if self._frozen is not None and self._frozen[0] == width:
+            return  # measured at this width already (content changes thaw it)
         self._frozen = None
         height = super().heightForWidth(width)
         if height < 0:

@@ -16,6 +16,7 @@ from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from portico.chat.messages import Message
+from portico.ui.chat.markdown import parse_blocks
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.segments import Segment, author, message_segments
 
@@ -104,6 +105,7 @@ class TranscriptView(QScrollArea):
         self._ahead_timer.setInterval(0)
         self._ahead_timer.timeout.connect(self._build_ahead)
         self._ahead_index: int | None = None
+        self._ahead_parsed = False
 
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
@@ -162,27 +164,42 @@ class TranscriptView(QScrollArea):
     def _drop_ahead(self) -> None:
         self._ahead_timer.stop()
         self._ahead_index = None
+        self._ahead_parsed = False
         ahead, self._ahead = self._ahead, None
         if ahead is not None:
             ahead[1].deleteLater()
 
     def _build_ahead(self) -> None:
         index = self._ahead_index
-        self._ahead_index = None
         if index is None or not 0 <= index < len(self.messages) or self._ahead is not None:
+            self._ahead_index = None
             return
         message = self.messages[index]
         if message.id in self.widgets:
+            self._ahead_index = None
             return
+        if not self._ahead_parsed:
+            # First turn: the Markdown (parse_blocks remembers it); next turn: the widgets.
+            for segment in message_segments(message):
+                if segment.kind == "text":
+                    parse_blocks(segment.text)
+            self._ahead_parsed = True
+            self._ahead_timer.start()
+            return
+        self._ahead_index = None
+        self._ahead_parsed = False
         # A hidden child of the column's widget: its style sheet applies when measured.
         widget = self._make(message, parent=self.inner)
         widget.hide()
         self._ahead = (message.id, widget)
+        if message.id not in self._live_ids():
+            widget.freeze(self._content_width())  # measured now, not when it is placed
 
     def _prepare(self, index: int) -> None:
         """Build message ``index`` on a later turn (the next one scrolling will need)."""
         if 0 <= index < len(self.messages) and self.messages[index].id not in self.widgets:
             self._ahead_index = index
+            self._ahead_parsed = False
             self._ahead_timer.start()
 
     def load_earlier(self) -> int:
