@@ -18,7 +18,7 @@ import html
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from PySide6.QtCore import QMimeData, Qt, QTimer, QUrl, Signal
+from PySide6.QtCore import QMimeData, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QKeyEvent,
     QKeySequence,
@@ -187,9 +187,6 @@ class ConversationText(QTextBrowser):
         if event.matches(QKeySequence.StandardKey.Copy) and self.loading:
             return
         super().keyPressEvent(event)
-
-    def loadResource(self, kind: int, name: QUrl) -> object:
-        return None  # nothing is fetched for the document (no remote images, no files)
 
     def move_to_start(self) -> None:
         self.moveCursor(QTextCursor.MoveOperation.Start)
