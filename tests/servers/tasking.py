@@ -18,6 +18,9 @@ Tools (text results; greet, slow_compute, confirm_job and task_log are read-only
   confirm_job(question)             a task that goes input_required with a form elicitation
                                     (key "confirm-1": {ok: boolean, default true}); completes
                                     with "answer <action> <content as JSON>"
+  confirm_delete(filename)          a task asking two questions (keys "delete-1", "really-1":
+                                    {confirm: boolean}); "deleted <filename>" when both say yes
+  multi_input()                     the same two questions, under the suite's fixture name
   task_log()                        JSON {task_id: [status, tasks/get count]} of every task
 """
 
@@ -40,7 +43,14 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp_types import CallToolRequestParams, RequestParams, TextContent, ToolAnnotations
 
 TASKS = "io.modelcontextprotocol/tasks"
-TASK_TOOLS = ("slow_compute", "failing_job", "protocol_error_job", "confirm_job")
+TASK_TOOLS = (
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_job",
+    "confirm_delete",
+    "multi_input",
+)
 CONFIRM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"ok": {"type": "boolean", "title": "Go ahead?", "default": True}},
@@ -220,6 +230,24 @@ class TaskExtension(Extension):
             content = json.dumps(answer.get("content"), sort_keys=True)
             job.result = _text(f"answer {answer.get('action')} {content}")
             job.set("completed")
+        elif job.tool in (
+            "confirm_delete",
+            "multi_input",
+        ):  # two questions (the suite's partial-answer case)
+            name = str(args.get("filename", "file"))
+            schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+            job.inputs = {
+                key: {
+                    "method": "elicitation/create",
+                    "params": {"mode": "form", "message": text, "requestedSchema": schema},
+                }
+                for key, text in (("delete-1", f"Delete {name}?"), ("really-1", "Really?"))
+            }
+            job.set("input_required", "waiting for two answers")
+            await job.answered.wait()
+            yes = all((a.get("content") or {}).get("confirm") for a in job.answers.values())
+            job.result = _text(f"deleted {name}" if yes else f"kept {name}")
+            job.set("completed")
 
 
 def build(poll_ms: int, ttl_ms: int | None, tasks: bool) -> MCPServer:
@@ -248,6 +276,14 @@ def build(poll_ms: int, ttl_ms: int | None, tasks: bool) -> MCPServer:
     @server.tool(structured_output=False, annotations=quiet)
     def confirm_job(question: str = "Go ahead?") -> str:
         return "confirm_job needs a client that supports tasks"
+
+    @server.tool(structured_output=False)
+    def confirm_delete(filename: str) -> str:
+        return "confirm_delete needs a client that supports tasks"
+
+    @server.tool(structured_output=False)
+    def multi_input() -> str:
+        return "multi_input needs a client that supports tasks"
 
     @server.tool(structured_output=False, annotations=quiet)
     def task_log() -> str:

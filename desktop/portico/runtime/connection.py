@@ -58,6 +58,8 @@ from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
 from portico.runtime.task_events import (
+    TASKS_EXTENSION,
+    TaskGone,
     TaskListener,
     TaskUpdate,
     current_listener,
@@ -352,7 +354,7 @@ class Connection:
         client = await self._live_client()
         if not offers_tasks(self.capabilities):
             raise RuntimeFailure(
-                f"{self.name} no longer offers tasks ({tasks.TASKS_EXTENSION}); the result"
+                f"{self.name} no longer offers tasks ({TASKS_EXTENSION}); the result"
                 f" of task {task_id} cannot be fetched"
             )
         mark = self._begin_call()
@@ -363,7 +365,7 @@ class Connection:
                 watching(self._task_listener(progress)),
             ):
                 return await tasks.follow(client.session, self.name, tool, task_id)
-        except tasks.TaskGone:
+        except TaskGone:
             raise
         except Exception as exc:
             raise await self._call_failure(exc, f"tasks/get {task_id}", mark) from exc
@@ -456,6 +458,25 @@ class Connection:
 
     def resource_updated(self, uri: str) -> None:
         self.bus.publish(ResourceUpdated(self.name, uri))
+
+    async def announce_roots(self) -> None:
+        """The offered roots changed (a reload): tell a live session, which asks again
+        (``notifications/roots/list_changed``). A 2026 server asks for roots inside each
+        request that needs them, so it always gets the current ones anyway."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        client = self._client
+        if client is None or self.hooks.list_roots_callback is not None:
+            return
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            with handshake_era():
+                await client.send_roots_list_changed()
+        except Exception as exc:  # the session went away meanwhile: it lists on reconnect
+            self.note(f"could not announce the new roots: {describe(exc)}")
+            return
+        self.note("the roots changed; told the server (notifications/roots/list_changed)")
 
     async def refresh_tools(self) -> list[Any]:
         """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
@@ -982,7 +1003,7 @@ class Connection:
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
             list_roots_callback=callback(hooks.list_roots_callback)
-            or roots.list_roots_callback(spec),
+            or roots.list_roots_callback(spec, lambda: self.spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,

@@ -57,7 +57,7 @@ class TaskUpdate:
         return f"task {word}" + (f" — {self.message}" if self.message else "")
 
 
-TaskListener = Callable[[TaskUpdate], None]
+TaskListener = Callable[[TaskUpdate], object]  # what it returns is ignored
 
 _listener: contextvars.ContextVar[TaskListener | None] = contextvars.ContextVar(
     "portico_task_listener", default=None

@@ -215,6 +215,13 @@ class MainWindow(QMainWindow):
         server_menu = self.menuBar().addMenu("&Server")
         self.server_menu = server_menu
         server_menu.aboutToShow.connect(lambda: self.servers.fill_server_menu(server_menu))
+        # The server actions (and their shortcuts: Ctrl+R, F5, ...) belong to the Servers
+        # place and work only while it shows; so does their menu.
+        self.places.currentChanged.connect(self._follow_place)
+        self._follow_place(self.places.currentIndex())
+
+    def _follow_place(self, index: int) -> None:
+        self.server_menu.menuAction().setVisible(self.places.widget(index) is self.servers)
 
     def server_actions(self, state: ServerState) -> list[tuple[str, bool]]:
         return self.servers.server_actions(state)
