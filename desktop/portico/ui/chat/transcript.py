@@ -140,8 +140,7 @@ class TranscriptView(QScrollArea):
     def _build(self, message: Message) -> MessageWidget:
         ahead, self._ahead = self._ahead, None
         if ahead is not None and ahead[0] == message.id:
-            widget = ahead[1]
-            widget.show()  # it was built hidden a turn ago; the caller places it now
+            widget = ahead[1]  # built hidden a turn ago: shown once the caller placed it
         else:
             if ahead is not None:
                 ahead[1].deleteLater()
@@ -213,6 +212,7 @@ class TranscriptView(QScrollArea):
         for offset, message in enumerate(self.messages[start : self.first]):
             widget = self._build(message)
             self.column.insertWidget(offset + 1, widget)
+            widget.show()
             built.append(widget)
         self._freeze(built)
         spacing = self.column.spacing()
@@ -235,6 +235,7 @@ class TranscriptView(QScrollArea):
         for offset, message in enumerate(self.messages[self.last : end]):
             widget = self._build(message)
             self.column.insertWidget(at + offset, widget)
+            widget.show()
             built.append(widget)
         self._freeze([w for w in built if w.message_id not in self._live_ids()])
         count = end - self.last
