@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from launch_timing import Xvfb, drop_caches, find_window, launch, quit_app
+from launch_timing import Xvfb, drop_caches, find_window, launch, prioritised, quit_app
 
 ROOT = Path(__file__).resolve().parent.parent
 APP_ID = "org.portico.portico"
@@ -350,6 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     if "warm" in times and len(times) > 1:
         first = next(v for k, v in times.items() if k != "warm")
         print(f"cold / warm: {first / times['warm']:.2f} (load {os.getloadavg()[0]:.1f})")
+    nice = prioritised()
+    if nice is not None:
+        print(f"(the app and Xvfb ran in sessions of their own at autogroup nice {nice})")
     print("installers/check: OK")
     return 0
 

@@ -174,7 +174,7 @@ class Renderer:
         elif isinstance(event, ev.ToolCallFinished):
             name = self.names.get(event.id, "tool")
             if event.result is not None and self.direct_results:
-                self._say(f"← {name}: {event.outcome}")
+                self._say(f"← {name}: {'error' if event.result.is_error else event.outcome}")
                 self.out.write(event.result.text() + "\n")
                 self.out.flush()
             elif event.result is not None:
