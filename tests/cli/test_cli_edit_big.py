@@ -16,6 +16,8 @@ import pytest
 from portico.cli.main import main
 from portico.config import document, parse_count
 
+pytestmark = pytest.mark.slow  # each test runs every command twice, in-process
+
 SERVERS = 60
 
 

@@ -5,8 +5,9 @@ file with a fast parser and gives each server it edits a round-trip tree of its 
 (``portico.config.span_tree``). The property: on generated files of every shape, the same
 random edits through both documents give identical bytes, names, values, problems (with
 their lines), notes and errors at every step. Shapes the fast path must not handle alone
-(anchors, tabs, several documents, sub-tables written apart...) are generated too: there
-it hands over to the whole-file tree, and the results must still be identical.
+(anchors, tabs, several documents, sub-tables written apart...) are generated too (and
+every file with CRLF line ends, a BOM, both or neither): there it hands over to the
+whole-file tree, and the results must still be identical.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from portico.config.model import Scope
 from portico.config.span_tree import SpanTree
 
 ANY_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=8)
-EXAMPLES = int(os.environ.get("PORTICO_SPAN_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("PORTICO_SPAN_EXAMPLES", "40"))
 
 
 # -- generated files -------------------------------------------------------------------------
@@ -237,6 +238,10 @@ def test_span_edits_write_the_bytes_whole_file_edits_write(
 ) -> None:
     yaml = dialect == "yaml"
     text, safe = (_yaml_file if yaml else _toml_file)(data.draw)
+    if data.draw(st.booleans(), label="crlf"):
+        text = text.replace("\n", "\r\n")
+    if data.draw(st.booleans(), label="bom"):
+        text = "\ufeff" + text
     path = Path("config.yaml" if yaml else "mcp.toml")
     opened = _open(text, path, False), _open(text, path, True)
     if opened[0][0] != "ok":  # a file that does not parse: the same error either way

@@ -35,7 +35,7 @@ REVISIONS = ("2026-07-28", "2025-11-25")
 # workload identity federation are not implemented. The tasks extension has no client
 # scenario in this suite (its ten tasks-* scenarios test servers): Portico's tasks client
 # is tested against tests/servers/tasking.py, which test_tasks_peer.py runs the suite's
-# server scenarios against.
+# server scenarios against (7 of the 10 apply).
 EXTENSIONS = (
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",

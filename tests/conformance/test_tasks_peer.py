@@ -4,9 +4,9 @@ Conformance 0.2.0-alpha.12 has no client scenario for ``io.modelcontextprotocol/
 (its tasks scenarios test servers), so Portico's tasks client is tested against
 tests/servers/tasking.py (tests/runtime/test_tasks.py, tests/chat/test_chat_tasks.py, the
 GUI tests). This checks that the peer speaks the extension as the suite expects, so those
-tests mean something. Left out: tasks-mrtr-composition, tasks-request-headers and
-tasks-required-task-error need server behaviour the peer does not model (MRTR before a
-task, Mcp-Name checks, required-task tools); tasks-status-notifications has no checks.
+tests mean something. Left out: tasks-mrtr-composition and tasks-required-task-error need
+server behaviour the peer does not model (MRTR before a task, required-task tools);
+tasks-status-notifications has no checks.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ SCENARIOS = (
     "tasks-capability-negotiation",
     "tasks-dispatch-and-envelope",
     "tasks-mrtr-input",
+    "tasks-request-headers",
     "tasks-request-state-removal",
     "tasks-wire-fields",
 )

@@ -6,7 +6,8 @@ support, so the wire methods are bound here with the SDK's ``Extension`` interfa
 interceptor turns ``tools/call`` of a task tool into a ``CreateTaskResult`` when the
 request's own client capabilities declare ``io.modelcontextprotocol/tasks`` (otherwise the
 tool runs synchronously), and ``tasks/get`` / ``tasks/update`` / ``tasks/cancel`` serve the
-in-memory tasks. ``--no-tasks`` serves the same tools without the extension.
+in-memory tasks (over HTTP only with ``Mcp-Name`` equal to the task id, else -32020).
+``--no-tasks`` serves the same tools without the extension.
 
 Tools (text results; greet, slow_compute, confirm_job and task_log are read-only):
   greet(name)                       sync-only: "Hello, <name>!"
@@ -137,7 +138,12 @@ class TaskExtension(Extension):
             data["error"] = job.error
         return data
 
-    def _job(self, params: TaskParams) -> Job:
+    def _job(self, params: TaskParams, ctx: Any) -> Job:
+        request = getattr(ctx, "request", None)  # the HTTP request (None over stdio)
+        headers = getattr(request, "headers", None)
+        if headers is not None and headers.get("mcp-name") != params.taskId:
+            # SEP-2663: tasks/* carry the task id in Mcp-Name (routing); SEP-2243's code
+            raise MCPError(-32020, "Header mismatch: Mcp-Name must be the taskId")
         if not _declared(params.meta):
             raise MCPError(
                 -32021,
@@ -155,12 +161,12 @@ class TaskExtension(Extension):
         return job
 
     async def get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        job = self._job(params)
+        job = self._job(params, ctx)
         job.gets += 1
         return {"resultType": "complete", **self._wire(job)}
 
     async def update(self, ctx: Any, params: UpdateParams) -> dict[str, Any]:
-        job = self._job(params)
+        job = self._job(params, ctx)
         for key, value in params.inputResponses.items():
             if key in job.inputs:
                 job.answers[key] = value
@@ -170,7 +176,7 @@ class TaskExtension(Extension):
         return {"resultType": "complete"}
 
     async def cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        job = self._job(params)
+        job = self._job(params, ctx)
         job.cancel.set()
         return {"resultType": "complete"}
 

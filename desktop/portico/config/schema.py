@@ -224,7 +224,7 @@ KEYS: tuple[KeySpec, ...] = (
         C,
         "Global servers: folders offered as roots (absolute or ~); unset: the top-level"
         " roots. Project servers get their project folder.",
-        example=("~/src",),
+        example=("~",),
     ),
     KeySpec(
         "url",
@@ -944,7 +944,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
         (),
         "Folders offered as roots to global servers that set no roots of their own"
         " (absolute or ~).",
-        example=("~/src",),
+        example=("~",),
     ),
 )
 

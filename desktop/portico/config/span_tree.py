@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.config import schema
-from portico.config.document import EditError
+from portico.config.edit_errors import EditError
 from portico.config.model import Dialect
 from portico.config.parse_count import counted
 from portico.config.replay import lines_of
@@ -216,7 +216,7 @@ class SpanTree:
         return part
 
     def _part_tree(self, body: str) -> Tree | None:
-        from portico.config.document import DocumentParseError
+        from portico.config.edit_errors import DocumentParseError
 
         try:
             if self.dialect is Dialect.TOML:
