@@ -1,10 +1,12 @@
 """Interactive ``portico chat`` on a real pseudo-terminal: line input, Ctrl+C stops the
-turn (not the program), Ctrl+D leaves."""
+turn (not the program), Ctrl+D leaves; tool approvals are asked on the terminal (and
+skipped with --yolo)."""
 
 from __future__ import annotations
 
 import codecs
 import fcntl
+import json
 import os
 import select
 import subprocess
@@ -16,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from portico.paths import paths
-from tests.servers.model_server import ModelServer
+from tests.helpers.servers import TOOLBOX
+from tests.servers.model_server import ModelServer, text, tool_call
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
@@ -97,3 +100,90 @@ def test_interactive_chat_stops_a_turn_with_ctrl_c_and_goes_on(portico_home: Pat
             if term.proc.poll() is None:
                 term.proc.kill()
     assert "Traceback" not in term.seen
+
+
+def _with_toolbox(server: ModelServer) -> None:
+    """The toolbox over stdio (default trust: its echo tool asks) and the scripted model."""
+    paths().global_yaml.parent.mkdir(parents=True, exist_ok=True)
+    paths().global_yaml.write_text(
+        "mcp_servers:\n  tb:\n"
+        f"    command: {json.dumps(sys.executable)}\n"
+        f"    args: [{json.dumps(str(TOOLBOX))}, stdio]\n"
+        "models:\n  providers:\n    scripted:\n      kind: openai\n"
+        f"      base_url: {server.openai_url}\n      models: [gpt-test]\n"
+    )
+
+
+def _tool_messages(server: ModelServer) -> list[str]:
+    """What the model was sent back for each tool call, in order (in the last turn's
+    request; the title request after the first exchange offers no tools)."""
+    turn = [r for r in server.requests if r.body.get("tools")][-1]
+    return [
+        json.dumps(m.get("content"), ensure_ascii=False)
+        for m in turn.body["messages"]
+        if m.get("role") == "tool"
+    ]
+
+
+def test_interactive_approval_yes_runs_the_exact_arguments_and_no_denies(
+    portico_home: Path,
+) -> None:
+    with ModelServer() as server:
+        server.script(
+            tool_call("tb__echo", {"text": "exact ✓ args"}),
+            text("It ran."),
+            text("Echo test"),  # the title the model writes after the first exchange
+            tool_call("tb__echo", {"text": "second try"}),
+            text("You said no."),
+        )
+        _with_toolbox(server)
+        term = Terminal("chat")
+        try:
+            term.expect("› ")
+            term.type("echo something\r")
+            term.expect("'tb' wants to run echo")
+            term.expect('"text": "exact ✓ args"')  # the exact arguments are shown
+            term.expect("[d] deny")
+            term.type("o\r")  # allow once
+            term.expect("← tb__echo: ok")
+            term.expect("echo: exact ✓ args")  # what the server echoed
+            term.expect("It ran.")
+            term.expect("› ")
+            assert _tool_messages(server) == ['"echo: exact ✓ args"']
+            term.type("and again\r")
+            term.expect("'tb' wants to run echo")  # allow once is not remembered
+            term.expect('"text": "second try"')
+            term.expect("[d] deny")
+            term.type("d\r")
+            term.expect("← tb__echo: denied")
+            term.expect("You said no.")
+            term.expect("› ")
+            denial = _tool_messages(server)[-1]
+            assert "The person denied the call to 'tb__echo'" in denial
+            assert "second try" not in denial  # it never ran
+            term.type("\x04")
+            assert term.close() == 0
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+    assert "Traceback" not in term.seen
+
+
+def test_interactive_yolo_runs_tools_without_asking(portico_home: Path) -> None:
+    with ModelServer() as server:
+        server.script(tool_call("tb__echo", {"text": "no questions"}), text("Ran it."))
+        _with_toolbox(server)
+        term = Terminal("chat", "--yolo")
+        try:
+            term.expect("› ")
+            term.type("echo something\r")
+            term.expect("← tb__echo: ok")
+            term.expect("Ran it.")
+            term.expect("› ")
+            assert _tool_messages(server) == ['"echo: no questions"']
+            term.type("\x04")
+            assert term.close() == 0
+        finally:
+            if term.proc.poll() is None:
+                term.proc.kill()
+    assert "wants to run" not in term.seen and "Traceback" not in term.seen

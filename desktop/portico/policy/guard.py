@@ -193,7 +193,7 @@ class ToolGuard:
         if spec is None:
             return error_result(f"Server '{view.server}' is not configured any more.")
         args = dict(arguments or {}) if isinstance(arguments, Mapping) else arguments
-        problems = validation_errors(args, view.schema)
+        problems = validation_errors(args, view.schema, schema_key=view.contract)
         if problems:
             listed = "; ".join(problems)
             return error_result(

@@ -12,12 +12,19 @@ log = logging.getLogger(__name__)
 
 
 def validation_errors(
-    arguments: Any, schema: Mapping[str, Any] | None, *, check_formats: bool = False
+    arguments: Any,
+    schema: Mapping[str, Any] | None,
+    *,
+    check_formats: bool = False,
+    schema_key: str | None = None,
 ) -> list[str]:
     """Plain-words problems of ``arguments`` against ``schema`` (empty list = valid).
 
     ``check_formats`` also checks ``format`` (email, uri, date...), used for answers a
     person typed into an elicitation form.
+
+    ``schema_key``: a string that changes whenever the schema does (the tool's contract
+    digest); it finds the compiled validator without serialising the schema again.
 
     A schema that is itself broken is the server's bug, not the model's: it is logged
     and the arguments are not rejected for it (the call still goes through approval).
@@ -26,7 +33,10 @@ def validation_errors(
         return [f"arguments must be a JSON object, got {type(arguments).__name__}"]
     if not schema:
         return []
-    validator = _validator(json.dumps(schema, sort_keys=True, default=str), check_formats)
+    if schema_key is not None:
+        validator = _by_key(schema_key, check_formats, schema)
+    else:
+        validator = _validator(json.dumps(schema, sort_keys=True, default=str), check_formats)
     if validator is None:
         return []
     problems: list[str] = []
@@ -34,6 +44,20 @@ def validation_errors(
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(f"{where}: {error.message}" if where else error.message)
     return problems
+
+
+_keyed: dict[tuple[str, bool], Any] = {}
+_KEYED_MAX = 1024
+
+
+def _by_key(key: str, check_formats: bool, schema: Mapping[str, Any]) -> Any:
+    found = _keyed.get((key, check_formats), _keyed)
+    if found is _keyed:
+        found = _validator(json.dumps(schema, sort_keys=True, default=str), check_formats)
+        if len(_keyed) >= _KEYED_MAX:
+            _keyed.pop(next(iter(_keyed)))
+        _keyed[(key, check_formats)] = found
+    return found
 
 
 @functools.lru_cache(maxsize=1024)

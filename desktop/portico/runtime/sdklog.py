@@ -54,10 +54,15 @@ class _ServerRouter(logging.Handler):
 _router = _ServerRouter()
 
 
+_sdk_loggers: list[logging.Logger] = []
+
+
 def install() -> None:
-    """Idempotent: put the router on the SDK's top loggers."""
-    for name in SDK_LOGGERS:
-        logger = logging.getLogger(name)
+    """Idempotent: put the router on the SDK's top loggers (runs on every call: the
+    loggers are looked up once, since ``getLogger`` takes logging's lock)."""
+    if not _sdk_loggers:
+        _sdk_loggers.extend(logging.getLogger(name) for name in SDK_LOGGERS)
+    for logger in _sdk_loggers:
         if _router not in logger.handlers:
             logger.addHandler(_router)
             logger.propagate = False
