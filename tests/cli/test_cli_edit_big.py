@@ -146,9 +146,15 @@ def test_an_edit_of_a_big_file_parses_it_once_and_then_only_the_servers_lines(
         assert full == {f"fast/{name}": 1, f"whole/{name}": 1}
     monkeypatch.setenv("PORTICO_HOME", str(homes[0]))
     parse_count.reset()
-    assert main(["config", "set", "y9.timeout", "6"]) == 0
-    assert {Path(p).name: n for p, n in parse_count.PARSES.items()} == {"config.yaml": 1}
-    assert {Path(p).name: n for p, n in parse_count.SPANS.items()} == {"config.yaml": 1}
+    for argv, name, spans in (
+        (["config", "set", "y9.timeout", "6"], "config.yaml", 1),
+        (["mcp", "rename", "y9", "y9-renamed"], "config.yaml", 1),
+        (["mcp", "rename", "t9", "t9-renamed"], "mcp.toml", 2),  # the renamed lines checked
+    ):
+        parse_count.reset()
+        assert main(argv) == 0
+        assert {Path(p).name: n for p, n in parse_count.PARSES.items()} == {name: 1}
+        assert {Path(p).name: n for p, n in parse_count.SPANS.items()} == {name: spans}
 
 
 @pytest.mark.parametrize(

@@ -9,11 +9,13 @@ hold each server. A server that is read or edited gets a round-trip tree of its 
 same code as on a whole-file tree, so they write the same bytes; the property tests
 compare the two on generated files.
 
-Anything a part cannot answer alone (a setting, a rename or removal, a server whose lines
-are not its own) goes to a tree of the whole current text, parsed then, and everything
-after that goes there too. After each edit of a part, the part's text is checked
-(it still parses, holds exactly its servers at their column, ends its last line): an
-edit that reaches beyond its lines is made again on the whole file instead.
+Reads, sets, unsets, adds (after the last server) and renames are made on parts.
+Anything a part cannot answer alone (a setting, a removal, which owns comment lines above
+the server, a server whose lines are not its own) goes to a tree of the whole current
+text, parsed then, and everything after that goes there too. After each edit of a part,
+the part's text is checked (it still parses, holds exactly its servers at their column,
+ends its last line): an edit that reaches beyond its lines is made again on the whole
+file instead.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ class SpanTree:
         self._layout = layout
         self._parts: list[_Part] = []  # in file order
         self._owner: dict[str, _Part] = {}
-        self._added: list[str] = []
+        self._names = list(layout.names)  # the servers now, in file order
+        self._tail = layout.tail  # the last server, if new ones can go after it
         self._unsplit: set[str] = set()
         self._whole_tree: Tree | None = None
         self._indent: tuple[int, int, int] | None = None
@@ -100,7 +103,7 @@ class SpanTree:
     def server_names(self) -> list[str]:
         if self._whole_tree is not None:
             return self._whole_tree.server_names()
-        return [*self._layout.names, *self._added]
+        return list(self._names)
 
     def get(self, server: str, path: tuple[str, ...]) -> Any:
         part = self._part(server)
@@ -115,9 +118,9 @@ class SpanTree:
         return bool(self._edit(server, lambda tree: tree.unset(server, path)))
 
     def add_server(self, name: str, fields: Mapping[str, Any]) -> None:
-        tail = self._layout.tail
+        tail = self._tail
         if self._whole_tree is None and tail is not None and self._part(tail) is not None:
-            self._edit(tail, lambda tree: tree.add_server(name, fields), added=name)
+            self._edit(tail, lambda tree: tree.add_server(name, fields), after=[name])
             return
         self._whole().add_server(name, fields)
 
@@ -128,7 +131,8 @@ class SpanTree:
         self._whole().remove_server(name)
 
     def rename_server(self, old: str, new: str) -> None:
-        self._whole().rename_server(old, new)
+        # the name is on the server's own key line (YAML) or in its own headers (TOML)
+        self._edit(old, lambda tree: tree.rename_server(old, new), renamed=(old, new))
 
     def get_root(self, path: tuple[str, ...]) -> Any:
         if self._whole_tree is None and self.dialect is Dialect.TOML and path[:1] != ("mcp",):
@@ -192,6 +196,8 @@ class SpanTree:
             return None
         if server in self._owner:
             return self._owner[server]
+        if server not in self._names or server not in self._layout.names:
+            return None  # a name that moved (renamed away, or added after a rename)
         span = self._layout.spans.get(server)
         if span is None or server in self._unsplit:
             return None
@@ -237,9 +243,17 @@ class SpanTree:
         except DocumentParseError:
             return None
 
-    def _edit(self, server: str, edit: Callable[[Tree], Any], *, added: str | None = None) -> Any:
+    def _edit(
+        self,
+        server: str,
+        edit: Callable[[Tree], Any],
+        *,
+        after: list[str] | None = None,
+        renamed: tuple[str, str] | None = None,
+    ) -> Any:
         """``edit`` on the part holding ``server``; on the whole tree when there is no such
-        part, or when what the edit wrote is not a sound part of the file."""
+        part, or when what the edit wrote is not a sound part of the file. ``after``: the
+        servers the edit adds to the part; ``renamed``: (old, new) of a rename."""
         part = self._part(server)
         if part is None:
             return edit(self._whole())
@@ -251,20 +265,37 @@ class SpanTree:
             failed = exc
         text = part.tree.dumps()
         if text != self._prefix + part.body:
-            servers = part.servers
-            if added is not None and failed is None:
-                servers = [*part.servers, added]
+            servers = list(part.servers)
+            if failed is None:
+                servers += after or []
+                if renamed is not None:
+                    servers = [renamed[1] if s == renamed[0] else s for s in servers]
             if not self._sound(part, text, servers):
                 # the whole tree is parsed from the text before this edit, and edited
                 return edit(self._whole())
             part.body = text[len(self._prefix) :]
-            if servers is not part.servers:
-                part.servers.append(servers[-1])
-                self._owner[servers[-1]] = part
-                self._added.append(servers[-1])
+            if servers != part.servers:
+                self._rename_or_add(part, servers)
         if failed is not None:
             raise failed
         return result
+
+    def _rename_or_add(self, part: _Part, servers: list[str]) -> None:
+        """``part`` now holds ``servers`` (one renamed, or some added after its own)."""
+        for name in part.servers:
+            self._owner.pop(name, None)
+        names = list(self._names)
+        if len(servers) == len(part.servers):
+            for old, new in zip(part.servers, servers, strict=True):
+                names[names.index(old)] = new
+                self._tail = new if self._tail == old else self._tail
+        else:
+            names += servers[len(part.servers) :]
+            self._tail = servers[-1]
+        self._names = names
+        part.servers = servers
+        for name in servers:
+            self._owner[name] = part
 
     def _sound(self, part: _Part, text: str, servers: list[str]) -> bool:
         """Whether ``text`` (a part after an edit) splices back into a well-formed file

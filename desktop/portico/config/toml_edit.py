@@ -106,7 +106,8 @@ class TomlTree:
         self.path = path
         self._styles: dict[int, Style] = {}  # inline-table styles, taken before each edit
         self.notes: list[str] = []
-        (counted_span if part else counted)(path)
+        self._count = counted_span if part else counted
+        self._count(path)
         try:
             self.doc = tomlkit.parse(text)
         except (ParseError, TOMLKitError) as exc:
@@ -200,7 +201,7 @@ class TomlTree:
             before = self.server_names()
             text = remove_in_text(self.dumps(), SERVERS, name)
             try:
-                counted(self.path)
+                self._count(self.path)
                 doc = tomlkit.parse(text)
             except (ParseError, TOMLKitError):
                 doc = None
@@ -231,7 +232,7 @@ class TomlTree:
         text = rename_in_text(self.dumps(), SERVERS, old, new)
         failed = EditError(f"{self.path}: could not rename {old!r} here; rename it by hand")
         try:
-            counted(self.path)
+            self._count(self.path)
             doc = tomlkit.parse(text)
         except (ParseError, TOMLKitError):
             raise failed from None

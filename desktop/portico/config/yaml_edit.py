@@ -159,26 +159,30 @@ def _is_flow(node: Any) -> bool:
     return isinstance(node, (CommentedMap, CommentedSeq)) and node.fa.flow_style() is True
 
 
+# every key line at once (what ``_KEY_LINE`` matches, line by line): its leading blanks
+_KEY_LINES = re.compile(r"^([^\S\n]*)[^\s#\-][^#\n]*?:(?:[^\S\n]|$)", re.M)
+
+
 def detect_indent(text: str) -> tuple[int, int, int]:
-    """(mapping indent, sequence indent, sequence dash offset) the file already uses."""
-    lines = [line.rstrip("\n") for line in lines_of(text)]
-    mapping = 0
-    for line in lines:
-        if _KEY_LINE.match(line) and not _comment(line):
-            ind = _indent(line)
-            if ind and (mapping == 0 or ind < mapping):
-                mapping = ind
-    mapping = mapping or 2
+    """(mapping indent, sequence indent, sequence dash offset) the file already uses.
+
+    Mapping: the smallest indent of a key line. Sequence: how far the first block list's
+    dashes sit right of the key above them. One regular expression finds the key lines,
+    and only lines holding "- " are looked at for the list, as this runs on every edit."""
+    indents = [len(blank) - len(blank.lstrip(" ")) for blank in _KEY_LINES.findall(text)]
+    mapping = min((ind for ind in indents if ind), default=2)
     offset: int | None = None
-    previous = ""
-    for line in lines:
-        if _blank(line) or _comment(line):
+    lines = text.split("\n")
+    for number, line in enumerate(lines):
+        if "- " not in line or not _SEQ_LINE.match(line):
             continue
-        seq = _SEQ_LINE.match(line)
-        if seq and previous.rstrip().endswith(":") and not _SEQ_LINE.match(previous):
+        above = number - 1
+        while above >= 0 and (_blank(lines[above]) or _comment(lines[above])):
+            above -= 1
+        previous = lines[above] if above >= 0 else ""
+        if previous.rstrip().endswith(":") and not _SEQ_LINE.match(previous):
             offset = max(0, _indent(line) - _indent(previous))
             break
-        previous = line
     if offset is None:
         offset = mapping
     return mapping, offset + 2, offset
