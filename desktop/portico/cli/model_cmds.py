@@ -57,6 +57,14 @@ def register(groups: Groups) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--add", action="store_true", help="add what answers without asking")
+    p.add_argument(
+        "--port",
+        type=int,
+        action="append",
+        metavar="PORT",
+        help="probe this port on 127.0.0.1 instead of the usual ones (repeatable; "
+        "default: $PORTICO_DETECT_PORTS, else 11434, 1234, 8080)",
+    )
     p.set_defaults(handler=cmd_detect)
 
 
@@ -260,9 +268,14 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from portico.chat.detect import detect_local
+    from portico.chat.detect import detect_local, probes, tried
 
-    found = asyncio.run(detect_local())
+    try:
+        ports = probes(args.port)
+    except ValueError as exc:
+        err(str(exc))
+        return 2
+    found = asyncio.run(detect_local(ports))
     if args.json:
         print(
             json.dumps(
@@ -281,8 +294,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
         return 0
     if not found:
         print(
-            "No local model server answered on 127.0.0.1 (tried Ollama 11434, LM Studio "
-            "1234, llama.cpp 8080). Start one, or add a provider with `portico model add`."
+            f"No local model server answered on 127.0.0.1 (tried {tried(ports)}). Start "
+            "one, or add a provider with `portico model add`."
         )
         return 1
     asks = sys.stdin.isatty() and sys.stdout.isatty() and not args.add
