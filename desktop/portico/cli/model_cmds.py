@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, err, load_config
-from portico.config.model import Config, Dialect, ProviderSpec
+from portico.config.model import Config, ProviderSpec
 
 if TYPE_CHECKING:
     from portico.auth.secret_store import SecretStore
@@ -123,18 +123,22 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _target() -> Path:
-    """The global file that gets the provider: mcp.toml when it already holds providers,
-    else config.yaml (where the models block reads best)."""
+    """The global file that gets the provider: the one that already holds providers
+    (mcp.toml first), else the file ``portico mcp add`` would write (mcp.toml, unless the
+    servers are only in config.yaml)."""
     from portico import paths
     from portico.config.document import ConfigDocument, DocumentParseError
+    from portico.config.model import Scope
+    from portico.config.targets import choose_file
 
     p = paths.paths()
-    try:
-        if p.global_toml.exists() and ConfigDocument.load(p.global_toml).get_setting(("models",)):
-            return p.global_toml
-    except (DocumentParseError, OSError):
-        pass
-    return p.global_yaml
+    for path in (p.global_toml, p.global_yaml):
+        try:
+            if path.exists() and ConfigDocument.load(path).get_setting(("models", "providers")):
+                return path
+        except (DocumentParseError, OSError):
+            pass
+    return choose_file(Scope.GLOBAL, None)
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -200,6 +204,7 @@ async def _api_key(name: str, ref: str | None, store: SecretStore) -> str | None
 
 
 def _write(name: str, fields: dict[str, Any], *, make_default: bool) -> int:
+    from portico.config import models_edit
     from portico.config.document import ConfigDocument, EditError
     from portico.config.load import load_files
     from portico.config.model import Scope
@@ -207,17 +212,16 @@ def _write(name: str, fields: dict[str, Any], *, make_default: bool) -> int:
     path = _target()
     try:
         doc = ConfigDocument.open(path)
-        if doc.get_setting(("models", "providers", name)) is not None:
+        if models_edit.provider(doc, name) is not None:
             err(
                 f"{path}: a provider named {name!r} exists; remove it there first or pick "
                 "another name"
             )
             return 1
-        doc.set_setting(("models", "providers", name), fields)
+        models_edit.add_provider(doc, name, fields)  # mcp.toml: a [models.providers.NAME]
         model = fields.get("default_model") or (fields.get("models") or [None])[0]
-        default_key = ("default_model",) if doc.dialect is Dialect.TOML else ("models", "default")
-        if make_default and model and doc.get_setting(default_key) is None:
-            doc.set_setting(default_key, f"{name}/{model}")
+        if make_default and model and models_edit.default_model(doc) is None:
+            models_edit.set_default_model(doc, f"{name}/{model}")
         problems = [d for d in doc.check().errors if (d.key or "").startswith("models")]
         if problems:
             for d in problems:
