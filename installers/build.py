@@ -34,6 +34,11 @@ APP_ID = "org.portico.portico"
 PREFIX = "/usr/lib/portico"
 # Debian's own interpreter: the package's bytecode and binary wheels are for its minor version.
 SYSTEM_PYTHON = Path("/usr/bin/python3")
+# Recommended, not required: the chat marks attachments and links with symbols (📎 🔗 🖼 📄)
+# that no font of a bare Debian desktop has; Symbola (3 MB, against 10.7 MB for Noto Color
+# Emoji) draws them all. The rail draws its own icons and needs no font. Same list in
+# scripts/run.sh (FONTS_DEBIAN).
+RECOMMENDS = ("fonts-symbola",)
 SKIP_DIRS = {
     ".git",
     ".venv",
@@ -435,6 +440,7 @@ def _control(root: Path, ver: str, arch: str, py_version: str, size_kib: int) ->
         f"Package: portico\nVersion: {ver}-1\nArchitecture: {arch}\n"
         f"Maintainer: {brief['author']} <{brief['author_email']}>\n"
         f"Installed-Size: {size_kib}\nDepends: {', '.join(depends)}\n"
+        f"Recommends: {', '.join(RECOMMENDS)}\n"
         f"Section: utils\nPriority: optional\nHomepage: {brief['url']}\n"
         f"Description: {app['description']}\n{long}\n",
         encoding="utf-8",
@@ -507,7 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
-        "target", choices=["stage", "linux", "linux-briefcase", "flatpak", "macos", "windows"]
+        "target",
+        choices=["stage", "validate", "linux", "linux-briefcase", "flatpak", "macos", "windows"],
     )
     args = parser.parse_args(argv)
     if args.target == "stage":

@@ -69,8 +69,9 @@ async def bench_turns(turns: int = TURNS) -> dict[str, float]:
 
     with ModelServer() as server:
         server.set_default(REPLY)
-        bare = openai.AsyncOpenAI(base_url=server.openai_url, api_key="k", max_retries=0,
-                                  http_client=httpx2.AsyncClient())
+        bare = openai.AsyncOpenAI(
+            base_url=server.openai_url, api_key="k", max_retries=0, http_client=httpx2.AsyncClient()
+        )
         async with chat_setup(providers=(provider(server),)) as s:
             chat = await s.host.new(title="bench")  # titled: no title request after turn 1
             for _ in range(2):  # warm both paths
@@ -175,8 +176,20 @@ async def bench_tool_round_trip(calls: int = CALLS) -> dict[str, float]:
 
 def _fill(store: ChatStore, conversations: int, messages: int) -> list[str]:
     ids = []
-    words = ("weather", "report", "invoice", "schedule", "meeting", "python", "server",
-             "sqlite", "search", "model", "answer", "question")
+    words = (
+        "weather",
+        "report",
+        "invoice",
+        "schedule",
+        "meeting",
+        "python",
+        "server",
+        "sqlite",
+        "search",
+        "model",
+        "answer",
+        "question",
+    )
     for c in range(conversations):
         cid = uuid.uuid4().hex
         ids.append(cid)
@@ -185,8 +198,12 @@ def _fill(store: ChatStore, conversations: int, messages: int) -> list[str]:
         parent = None
         for m in range(messages):
             text = " ".join(words[(m * 7 + c + k) % len(words)] for k in range(12))
-            message = Message(uuid.uuid4().hex, "user" if m % 2 == 0 else "assistant",
-                              f"{text} number{m}", parent_id=parent)
+            message = Message(
+                uuid.uuid4().hex,
+                "user" if m % 2 == 0 else "assistant",
+                f"{text} number{m}",
+                parent_id=parent,
+            )
             parent = message.id
             batch.append(message)
         store.save_many(cid, batch)
@@ -216,9 +233,11 @@ async def bench_store(tmp: Path) -> dict[str, float]:
         searches.append(time.perf_counter() - started)
         assert hits
     await store.close()
-    figures = {"open_ms": statistics.median(opens) * 1000,
-               "search_ms": statistics.median(searches) * 1000,
-               "search_max_ms": max(searches) * 1000}
+    figures = {
+        "open_ms": statistics.median(opens) * 1000,
+        "search_ms": statistics.median(searches) * 1000,
+        "search_max_ms": max(searches) * 1000,
+    }
     print(
         f"\nopening a 2,000-message conversation (ChatHost.open, a new process's first "
         f"open): median {figures['open_ms']:.1f} ms (goal < 100)\n"

@@ -151,6 +151,7 @@ async def _stream() -> None:
             await until(lambda: not chat.running, 120, "the answer to finish")
             took = time.perf_counter() - started
             gap = beat.stop()
+            cpu = beat.cpu_max()
             rendered = chat.transcript.renders - renders
             answer = chat.transcript.widgets[chat.transcript.messages[-1].id].plain_text()
     finally:
@@ -159,7 +160,8 @@ async def _stream() -> None:
     print(
         f"\nstream: {TOKENS} tokens at {RATE:g}/s took {took:.1f} s; {rendered} renders "
         f"({rendered / took:.1f}/s), {paints.count} viewport paints ({paints.count / took:.1f}/s); "
-        f"longest GUI gap {gap:.1f} ms (idle baseline {idle:.1f} ms, goal 50)"
+        f"longest GUI gap {gap:.1f} ms (idle baseline {idle:.1f} ms, goal 50); most "
+        f"GUI-thread CPU in one gap {cpu:.1f} ms"
     )
     assert words == TOKENS
     assert rendered / took <= 60.0

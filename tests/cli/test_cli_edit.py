@@ -279,6 +279,15 @@ def test_defining_file_finds_invalid_servers_too(global_toml: Path, project: Pat
     assert defining_files("docs", project) == [paths.project_toml(project), global_toml]
 
 
+def test_defining_file_skips_what_the_loader_skips(global_toml: Path, project: Path) -> None:
+    from portico.config.load import load
+
+    for text in ("version = 99\n[mcp.docs]\nurl = 'https://x'\n", "[mcp.docs\n"):
+        paths.project_toml(project).write_text(text)  # a newer format; a broken file
+        assert load(project).server("docs").source.path == global_toml
+        assert defining_file("docs", project) == global_toml
+
+
 def test_set_in_a_yaml_file_reads_yaml_values(project_yaml: Path, project: Path) -> None:
     assert run("config", "set", "github.args", "[-y, other-server]", "--project", str(project)) == 0
     assert run("config", "set", "github.env.TOKEN", "${keyring:gh}", "--project", str(project)) == 0

@@ -137,6 +137,17 @@ def test_servers_as_inline_tables_under_one_mcp_table() -> None:
     assert d.text() == '[mcp]\na = { url = "https://a", timeout = 1000 }  # first\n'
 
 
+def test_adding_where_server_tables_and_an_mcp_table_are_written_apart() -> None:
+    # [mcp.a] first, then an [mcp] table: tomlkit reads "mcp" as two tables at once
+    d = doc('[mcp.a]\ncommand = ["x"]\n\n[mcp]\nb = { command = ["y"] }\n')
+    d.add_server("new", {"command": "npx", "args": ["pkg"]})
+    assert d.text() == (
+        '[mcp.a]\ncommand = ["x"]\n\n[mcp.new]\ncommand = ["npx", "pkg"]\n\n'
+        '[mcp]\nb = { command = ["y"] }\n'
+    )
+    assert [s.name for s in parse_text(d.text(), Path("mcp.toml")).servers] == ["a", "new", "b"]
+
+
 def test_parse_value_reads_toml_or_falls_back_to_a_string() -> None:
     d = doc()
     assert d.parse_value("5000") == 5000

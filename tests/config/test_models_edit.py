@@ -127,3 +127,13 @@ def test_refusals_name_the_file_and_key(tmp_path: Path) -> None:
     with pytest.raises(EditError, match=r"no provider named 'nope' \(providers here: cloud\)"):
         models_edit.remove_provider(doc, "nope")
     assert doc.text() == TOML
+
+
+def test_put_provider_refills_an_existing_one_in_place(tmp_path: Path) -> None:
+    doc = _doc(TOML, "mcp.toml", tmp_path)
+    models_edit.put_provider(doc, "cloud", {"kind": "openai", "models": ["gpt-5"]})
+    assert doc.text() == TOML.replace('api_key = "${keyring:cloud-api-key}"\n', "").replace(
+        '["gpt-4.1"]', '["gpt-5"]'
+    )
+    models_edit.put_provider(doc, "local", LOCAL)
+    assert models_edit.provider(doc, "local") == LOCAL

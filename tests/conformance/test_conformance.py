@@ -33,7 +33,9 @@ REVISIONS = ("2026-07-28", "2025-11-25")
 # Extension scenarios Portico implements: client_credentials (secret, private_key_jwt) and
 # enterprise-managed authorization (ID-JAG token exchange + jwt-bearer grant). DPoP and
 # workload identity federation are not implemented. The tasks extension has no client
-# scenario in this suite (its scenarios test servers).
+# scenario in this suite (its ten tasks-* scenarios test servers): Portico's tasks client
+# is tested against tests/servers/tasking.py, which test_tasks_peer.py runs the suite's
+# server scenarios against (7 of the 10 apply).
 EXTENSIONS = (
     "auth/client-credentials-basic",
     "auth/client-credentials-jwt",

@@ -45,6 +45,17 @@ def test_the_debian_runtime_packages_are_one_list_everywhere() -> None:
         assert qt_libs.PACKAGES[soname][0] in debian
 
 
+def test_the_package_recommends_the_symbol_font_run_sh_installs(tmp_path: Path) -> None:
+    run_sh = (ROOT / "scripts" / "run.sh").read_text(encoding="utf-8")
+    fonts = re.search(r'FONTS_DEBIAN="([^"]+)"', run_sh)
+    assert fonts is not None and tuple(fonts.group(1).split()) == build.RECOMMENDS
+    assert "$QT_RUNTIME_DEBIAN $FONTS_DEBIAN" in run_sh  # both are checked and installed
+    build._control(tmp_path, "0.1.0", "amd64", "3.11", 1000)
+    control = (tmp_path / "DEBIAN" / "control").read_text(encoding="utf-8")
+    assert "\nRecommends: fonts-symbola\n" in control
+    assert "fonts-symbola" not in control.split("\nDepends: ")[1].split("\n")[0]
+
+
 def test_the_app_definition_is_complete() -> None:
     assert BRIEFCASE["bundle"] == "org.portico" and APP["formal_name"] == "Portico"
     assert 0 < len(APP["description"]) <= 80  # Briefcase truncates longer ones

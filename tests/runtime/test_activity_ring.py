@@ -79,3 +79,55 @@ def test_percentiles_are_nearest_rank() -> None:
     values = sorted(float(v) for v in range(1, 101))
     assert percentile(values, 0.5) == 50.0 and percentile(values, 0.95) == 95.0
     assert percentile([], 0.5) is None and percentile([7.0], 0.95) == 7.0
+
+
+def _big_reply(i: int, kib: int = 200) -> JSONRPCResponse:
+    text = "x" * (kib * 1024)
+    return JSONRPCResponse(
+        jsonrpc="2.0", id=i, result={"content": [{"type": "text", "text": text}]}
+    )
+
+
+def test_big_results_are_held_within_the_memory_budget() -> None:
+    from portico.runtime.activity import KEPT_BUDGET
+
+    log = ActivityLog("x")
+    calls = KEPT_BUDGET // (200 * 1024) + 20
+    for i in range(calls):
+        log.record("out", JSONRPCRequest(jsonrpc="2.0", id=i, method="tools/call", params={}))
+        log.record("in", _big_reply(i))
+    entries = log.snapshot()
+    assert len(entries) == calls
+    held = [e for e in entries if e.reply is not None]
+    assert held and held[-1] is entries[-1]  # the newest keep their JSON
+    assert sum(e.reply_size for e in held) <= KEPT_BUDGET
+    oldest = entries[0]
+    assert oldest.reply is None and oldest.approximate  # forgotten unseen: its size, estimated
+    assert abs(oldest.reply_size - 200 * 1024) < 200
+    assert masked(oldest)["reply"] == {"omitted_bytes": oldest.reply_size, "approximate": True}
+    # what the Activity tab fetched before it was forgotten keeps its exact size
+    seen = log.entries(log.version - 1)[0]
+    exact = seen.reply_size
+    for i in range(calls, calls * 2):
+        log.record("in", _big_reply(i))
+    assert seen.reply is None and not seen.approximate and seen.reply_size == exact
+
+
+def test_a_message_over_the_limit_keeps_its_exact_size_only() -> None:
+    log = ActivityLog("x")
+    log.record("out", JSONRPCRequest(jsonrpc="2.0", id=1, method="tools/call", params={}))
+    log.record("in", _big_reply(1, kib=300))
+    entry = log.snapshot()[0]
+    expected = len(_big_reply(1, kib=300).model_dump_json(by_alias=True, exclude_none=True))
+    assert entry.reply is None and entry.reply_size == expected and not entry.approximate
+    assert entry.status == "ok"
+
+
+def test_a_result_that_says_is_error_counts_as_an_error_in_health() -> None:
+    log = ActivityLog("x")
+    for i, failed in enumerate((False, True)):
+        log.record("out", JSONRPCRequest(jsonrpc="2.0", id=i, method="tools/call", params={}))
+        result = {"content": [], "isError": failed}
+        log.record("in", JSONRPCResponse(jsonrpc="2.0", id=i, result=result))
+    health = log.health.snapshot()
+    assert health.calls == 2 and health.errors == 1

@@ -28,6 +28,7 @@ Tools (text results, structured_output=False):
   render(prompt)          returns "rendered <prompt>" (tests give it a cost)
   animate(frames=1)       returns "animated <frames>" (tests give it a cost range)
   count()                 returns how many times any tool ran in this process
+  roots_changes()         how many notifications/roots/list_changed arrived so far
 """
 
 from __future__ import annotations
@@ -40,7 +41,14 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp_types import ModelHint, ModelPreferences, SamplingMessage, TextContent, ToolAnnotations
+from mcp_types import (
+    ModelHint,
+    ModelPreferences,
+    NotificationParams,
+    SamplingMessage,
+    TextContent,
+    ToolAnnotations,
+)
 
 FORM_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -180,6 +188,20 @@ def build(desc: str) -> MCPServer:
     def count() -> str:
         """How many tool runs so far."""
         return str(runs["n"])
+
+    changes = {"n": 0}
+
+    async def on_roots_changed(ctx: Any, params: Any) -> None:
+        changes["n"] += 1
+
+    server._lowlevel_server.add_notification_handler(
+        "notifications/roots/list_changed", NotificationParams, on_roots_changed
+    )
+
+    @server.tool(structured_output=False, annotations=ToolAnnotations(read_only_hint=True))
+    def roots_changes() -> str:
+        """How many roots list_changed notifications arrived."""
+        return str(changes["n"])
 
     return server
 

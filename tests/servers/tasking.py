@@ -6,7 +6,8 @@ support, so the wire methods are bound here with the SDK's ``Extension`` interfa
 interceptor turns ``tools/call`` of a task tool into a ``CreateTaskResult`` when the
 request's own client capabilities declare ``io.modelcontextprotocol/tasks`` (otherwise the
 tool runs synchronously), and ``tasks/get`` / ``tasks/update`` / ``tasks/cancel`` serve the
-in-memory tasks. ``--no-tasks`` serves the same tools without the extension.
+in-memory tasks (over HTTP only with ``Mcp-Name`` equal to the task id, else -32020).
+``--no-tasks`` serves the same tools without the extension.
 
 Tools (text results; greet, slow_compute, confirm_job and task_log are read-only):
   greet(name)                       sync-only: "Hello, <name>!"
@@ -18,6 +19,9 @@ Tools (text results; greet, slow_compute, confirm_job and task_log are read-only
   confirm_job(question)             a task that goes input_required with a form elicitation
                                     (key "confirm-1": {ok: boolean, default true}); completes
                                     with "answer <action> <content as JSON>"
+  confirm_delete(filename)          a task asking two questions (keys "delete-1", "really-1":
+                                    {confirm: boolean}); "deleted <filename>" when both say yes
+  multi_input()                     the same two questions, under the suite's fixture name
   task_log()                        JSON {task_id: [status, tasks/get count]} of every task
 """
 
@@ -40,7 +44,14 @@ from mcp.server.extension import Extension, MethodBinding
 from mcp_types import CallToolRequestParams, RequestParams, TextContent, ToolAnnotations
 
 TASKS = "io.modelcontextprotocol/tasks"
-TASK_TOOLS = ("slow_compute", "failing_job", "protocol_error_job", "confirm_job")
+TASK_TOOLS = (
+    "slow_compute",
+    "failing_job",
+    "protocol_error_job",
+    "confirm_job",
+    "confirm_delete",
+    "multi_input",
+)
 CONFIRM_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"ok": {"type": "boolean", "title": "Go ahead?", "default": True}},
@@ -127,7 +138,12 @@ class TaskExtension(Extension):
             data["error"] = job.error
         return data
 
-    def _job(self, params: TaskParams) -> Job:
+    def _job(self, params: TaskParams, ctx: Any) -> Job:
+        request = getattr(ctx, "request", None)  # the HTTP request (None over stdio)
+        headers = getattr(request, "headers", None)
+        if headers is not None and headers.get("mcp-name") != params.taskId:
+            # SEP-2663: tasks/* carry the task id in Mcp-Name (routing); SEP-2243's code
+            raise MCPError(-32020, "Header mismatch: Mcp-Name must be the taskId")
         if not _declared(params.meta):
             raise MCPError(
                 -32021,
@@ -145,12 +161,12 @@ class TaskExtension(Extension):
         return job
 
     async def get(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        job = self._job(params)
+        job = self._job(params, ctx)
         job.gets += 1
         return {"resultType": "complete", **self._wire(job)}
 
     async def update(self, ctx: Any, params: UpdateParams) -> dict[str, Any]:
-        job = self._job(params)
+        job = self._job(params, ctx)
         for key, value in params.inputResponses.items():
             if key in job.inputs:
                 job.answers[key] = value
@@ -160,7 +176,7 @@ class TaskExtension(Extension):
         return {"resultType": "complete"}
 
     async def cancel(self, ctx: Any, params: TaskParams) -> dict[str, Any]:
-        job = self._job(params)
+        job = self._job(params, ctx)
         job.cancel.set()
         return {"resultType": "complete"}
 
@@ -220,6 +236,24 @@ class TaskExtension(Extension):
             content = json.dumps(answer.get("content"), sort_keys=True)
             job.result = _text(f"answer {answer.get('action')} {content}")
             job.set("completed")
+        elif job.tool in (
+            "confirm_delete",
+            "multi_input",
+        ):  # two questions (the suite's partial-answer case)
+            name = str(args.get("filename", "file"))
+            schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}}
+            job.inputs = {
+                key: {
+                    "method": "elicitation/create",
+                    "params": {"mode": "form", "message": text, "requestedSchema": schema},
+                }
+                for key, text in (("delete-1", f"Delete {name}?"), ("really-1", "Really?"))
+            }
+            job.set("input_required", "waiting for two answers")
+            await job.answered.wait()
+            yes = all((a.get("content") or {}).get("confirm") for a in job.answers.values())
+            job.result = _text(f"deleted {name}" if yes else f"kept {name}")
+            job.set("completed")
 
 
 def build(poll_ms: int, ttl_ms: int | None, tasks: bool) -> MCPServer:
@@ -248,6 +282,14 @@ def build(poll_ms: int, ttl_ms: int | None, tasks: bool) -> MCPServer:
     @server.tool(structured_output=False, annotations=quiet)
     def confirm_job(question: str = "Go ahead?") -> str:
         return "confirm_job needs a client that supports tasks"
+
+    @server.tool(structured_output=False)
+    def confirm_delete(filename: str) -> str:
+        return "confirm_delete needs a client that supports tasks"
+
+    @server.tool(structured_output=False)
+    def multi_input() -> str:
+        return "multi_input needs a client that supports tasks"
 
     @server.tool(structured_output=False, annotations=quiet)
     def task_log() -> str:

@@ -14,6 +14,7 @@ import sys
 from PySide6.QtCore import QTimer
 
 from portico.ui import app as app_mod
+from portico.ui.after_paint import AFTER_PAINT_MODULES
 from portico.ui.loop import PorticoEventLoop, ensure_application
 from portico.ui.single_instance import SingleInstance
 
@@ -32,8 +33,15 @@ def main(mode: str) -> int:
     desktop = app_mod.DesktopApp(qapp, instance)
     desktop.window.firstPainted.connect(
         lambda: say(
-            event="painted", mcp_loaded="mcp" in sys.modules, visible=desktop.window.isVisible()
+            event="painted",
+            mcp_loaded="mcp" in sys.modules,
+            visible=desktop.window.isVisible(),
+            deferred_loaded=[m for m in AFTER_PAINT_MODULES if m in sys.modules],
+            chats_built=desktop.window.chats_built,
         )
+    )
+    desktop.chatsReady.connect(
+        lambda: say(event="chats", place=type(desktop.window.chats_slot.content).__name__)
     )
     desktop.runtimeStarted.connect(lambda: say(event="runtime", mcp_loaded="mcp" in sys.modules))
     if mode == "start":

@@ -15,9 +15,10 @@ from portico.config import load
 from portico.paths import paths
 from portico.ui.editor.models_tab import AddProviderDialog, ModelsTab
 from portico.ui.editor.window import ConfigEditorWindow
+from portico.ui.facade import RuntimeThread
 from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.model_server import model_server, models
-from tests.servers.model_server import ModelServer, text
+from tests.servers.model_server import MODELS, ModelServer, text
 from tests.ui.editor_helpers import open_editor
 from tests.ui.qt_helpers import until
 
@@ -81,10 +82,10 @@ def _type(qtbot: QtBot, line: object, value: str) -> None:
 
 
 async def test_add_a_provider_with_a_keychain_key_default_and_test(
-    qtbot: QtBot, memory_keyring: MemoryKeyring, models: ModelServer
+    qtbot: QtBot, memory_keyring: MemoryKeyring, models: ModelServer, runtime: RuntimeThread
 ) -> None:
     toml = _write(paths().global_toml, TOML)
-    window = open_editor(qtbot)
+    window = open_editor(qtbot, runtime=runtime)  # Test connection runs on the runtime thread
     tab = _models_tab(window, "mcp.toml (global")
     assert not window.test_button.isVisible()  # it tests servers: not offered here
     assert tab.provider_list.count() == 0
@@ -124,6 +125,7 @@ async def test_add_a_provider_with_a_keychain_key_default_and_test(
     tab.form.test_button.click()
     await until(lambda: "answered" in tab.form.test_result.text(), 20, "the test answer")
     assert tab.form.test_result.text().startswith("local/gpt-test answered in ")
+    assert tab.last_test is not None and tab.last_test.text == "ready"
     request = models.requests[-1]
     assert request.headers.get("authorization") == "Bearer sk-secret-123"
     assert request.body["model"] == "gpt-test"
@@ -218,3 +220,75 @@ def test_project_files_may_not_configure_models(qtbot: QtBot, tmp_path: Path) ->
     problems = tab.problems.text()
     assert f"{local}:1: models: warning: ignored: a project file may not add" in problems
     window.close()
+
+
+async def test_a_locked_keyring_stores_nothing_and_writes_no_reference(qtbot: QtBot) -> None:
+    import keyring
+
+    from tests.helpers.keyrings import LockedKeyring
+
+    yaml = _write(paths().global_yaml, YAML)
+    previous = keyring.get_keyring()
+    keyring.set_keyring(LockedKeyring())
+    try:
+        window = open_editor(qtbot)
+        tab = _models_tab(window, "config.yaml (global")
+        assert tab.select("old")
+        qtbot.keyClicks(tab.form.key, "sk-ant-secret")
+        qtbot.keyClick(tab.form.key, Qt.Key.Key_Return)  # Enter stores, as the button does
+        await until(lambda: "Could not store the key" in tab.notice.text(), 5, "the refusal")
+        assert "locked" in tab.notice.text()
+        assert window.file_for(yaml).text == YAML and not window.dirty
+        assert "sk-ant-secret" not in tab.notice.text()
+        window.close()
+    finally:
+        keyring.set_keyring(previous)
+
+
+def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_is_named(
+    qtbot: QtBot,
+) -> None:
+    yaml = _write(paths().global_yaml, YAML)
+    window = open_editor(qtbot)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    tab = _models_tab(window, "mcp.toml (global")
+    assert tab.default_combo.itemText(0) == "(none here; config.yaml sets old/claude-x)"
+    tab = _models_tab(window, "config.yaml (global")
+    assert tab.select("old")
+    tab.form.base_url.setFocus()
+    qtbot.keyClicks(tab.form.base_url, "https://api.example.com")
+    qtbot.keyClick(tab.form.base_url, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    assert yaml.read_text() == YAML.replace(
+        "      models: [claude-x]\n",
+        "      models: [claude-x]\n      base_url: https://api.example.com\n",
+    )
+    window.close()
+
+
+async def test_fetch_list_offers_the_server_s_models_to_add(
+    qtbot: QtBot, models: ModelServer
+) -> None:
+    yaml = _write(
+        paths().global_yaml,
+        f"models:\n  providers:\n    local:\n      kind: openai\n"
+        f"      base_url: {models.openai_url}\n      models: [gpt-test]\n",
+    )
+    models.set_models(["alpha", "beta", "gpt-test"])
+    try:
+        window = open_editor(qtbot)
+        tab = _models_tab(window, "config.yaml (global")
+        assert tab.select("local")
+        tab.form.fetch_button.click()
+        menu = await until(lambda: tab.models_menu, 20, "the list of models")
+        offered = {a.text(): a for a in menu.actions()}
+        assert list(offered) == ["alpha", "beta", "gpt-test"]
+        assert offered["gpt-test"].isChecked() and not offered["gpt-test"].isEnabled()
+        with models.state.lock:
+            assert models.state.requests[-1].path == "/v1/models"
+        offered["beta"].trigger()
+        assert window.file_for(yaml).text.endswith("      models: [gpt-test, beta]\n")
+        assert tab.form.models.text() == "gpt-test, beta"
+        window.close()
+    finally:
+        models.set_models(MODELS)  # the module's server is shared

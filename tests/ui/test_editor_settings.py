@@ -62,3 +62,31 @@ def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
     spin.editingFinished.emit()
     assert "discovery_concurrency" not in window.file_for(toml).text
     window.close()
+
+
+def test_roots_for_global_servers_are_set_in_the_settings_tab(
+    qtbot: QtBot, tmp_path: object
+) -> None:
+    """The top-level roots (a list, typed in the file's own syntax) is a row of the
+    Settings tab in both dialects; what is typed is written and loads."""
+    from pathlib import Path
+
+    from PySide6.QtWidgets import QLineEdit
+
+    src = Path(str(tmp_path)) / "src"
+    src.mkdir()
+    toml = install_global("edit_servers.toml")
+    window = open_editor(qtbot)
+    assert "roots" in {s.name for s in settings_for(Dialect.TOML)}
+    assert "roots" in {s.name for s in settings_for(Dialect.YAML)}
+    _choose_file(window, "mcp.toml (global")
+    line = window.settings.widgets["roots"]
+    assert isinstance(line, QLineEdit)
+    qtbot.keyClicks(line, f'["{src}"]')
+    line.editingFinished.emit()
+    assert f'roots = ["{src}"]' in window.file_for(toml).text
+    window.save()
+    config = load(None)
+    assert config.settings.default_roots == (str(src),)
+    assert all(s.roots == (str(src),) for s in config.servers if s.source.path == toml)
+    window.close()

@@ -1,4 +1,5 @@
-"""The app starts in a subprocess: window painted before mcp loads; one instance per user."""
+"""The app starts in a subprocess: window painted before mcp and the chat pane load; one
+instance per user."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ def _events(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
-def test_window_paints_before_mcp_is_imported(portico_home: Path) -> None:
+def test_window_paints_before_mcp_and_the_chat_are_imported(portico_home: Path) -> None:
     proc = subprocess.run(
         [sys.executable, str(DRIVER), "start"],
         env=_env(portico_home),
@@ -38,9 +39,16 @@ def test_window_paints_before_mcp_is_imported(portico_home: Path) -> None:
     assert proc.returncode == 0, proc.stderr[-3000:]
     events = _events(proc.stdout)
     kinds = [e["event"] for e in events]
-    assert kinds == ["painted", "runtime", "applied", "exit"], proc.stdout
-    assert events[0] == {"event": "painted", "mcp_loaded": False, "visible": True}
-    assert events[1]["mcp_loaded"] is True  # imported afterwards, on the runtime thread
+    assert kinds == ["painted", "chats", "runtime", "applied", "exit"], proc.stdout
+    assert events[0] == {
+        "event": "painted",
+        "mcp_loaded": False,
+        "visible": True,
+        "deferred_loaded": [],  # the chat pane, the onboarding, the pages: after the paint
+        "chats_built": False,  # the Chats place showed its placeholder
+    }
+    assert events[1] == {"event": "chats", "place": "ChatsPlace"}
+    assert events[2]["mcp_loaded"] is True  # imported afterwards, on the runtime thread
     assert events[-1] == {"event": "exit", "rc": 0, "runtime_alive": False}
 
 

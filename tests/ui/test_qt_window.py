@@ -58,6 +58,22 @@ def test_ctrl_q_quits(qtbot: QtBot) -> None:
         QTest.keyClick(window.server_list, Qt.Key.Key_Q, Qt.KeyboardModifier.ControlModifier)
 
 
+def test_the_server_menu_shows_only_in_the_servers_place(qtbot: QtBot) -> None:
+    """Its actions' shortcuts (Ctrl+R, F5, ...) work only there, and the menu says so by
+    being there only."""
+    window = MainWindow()
+    qtbot.addWidget(window)
+    window.show()
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow)
+    titles = lambda: [a.text() for a in window.menuBar().actions() if a.isVisible()]  # noqa: E731
+    assert window.place == "Chats" and "&Server" not in titles()
+    QTest.keyClick(window, Qt.Key.Key_2, Qt.KeyboardModifier.ControlModifier)
+    assert window.place == "Servers" and "&Server" in titles()
+    window.rail_buttons["Chats"].click()
+    assert "&Server" not in titles()
+
+
 def test_geometry_splitter_and_project_are_restored(
     qtbot: QtBot, portico_home: Path, project: Path
 ) -> None:

@@ -89,3 +89,33 @@ async def test_try_it_follows_cancels_and_after_a_restart_fetches_a_task(
         panel.list.setCurrentRow(1)
         panel.dismiss_button.click()
         await until(lambda: panel.list.count() == 1, 10, "one task left")
+
+
+async def test_try_it_shows_input_required_and_the_question_goes_to_the_person(
+    tasking: RunningServer,
+) -> None:
+    from portico.ui.dialogs.elicitation_dialog import ElicitationDialog
+
+    write_global(f'[mcp.tasking]\nurl = "{tasking.url}"\n')
+    async with running_app("tasking") as desktop:
+        page: object = await _tools_of(desktop)
+        page.select_tool("confirm_job")  # type: ignore[attr-defined]
+        page.call_button.click()  # type: ignore[attr-defined]
+        status = page.call_status  # type: ignore[attr-defined]
+        assert desktop.prompter is not None
+        dialog = await until(lambda: desktop.prompter.current, 30, "the question")  # type: ignore[union-attr]
+        assert isinstance(dialog, ElicitationDialog)
+        assert status.text() == "task input required — waiting for your answer"
+        panel = page.task_panel  # type: ignore[attr-defined]
+        await until(
+            lambda: (
+                panel.list.count() == 1
+                and panel.list.item(0).text().startswith("confirm_job — input required")
+            ),
+            10,
+            "the task listed as waiting",
+        )
+        dialog.accept_button.click()  # the default: ok = true
+        view = page.result_view  # type: ignore[attr-defined]
+        await until(lambda: 'answer accept {"ok": true}' in view.toPlainText(), 30, "the result")
+        await until(lambda: "completed" in panel.list.item(0).text(), 10, "listed as completed")

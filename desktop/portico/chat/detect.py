@@ -136,12 +136,19 @@ def _model_ids(data: Any) -> list[str] | None:
     return sorted(str(i) for i in ids if i)
 
 
-async def list_models(spec: ProviderSpec, *, timeout: float = 10.0) -> list[str]:  # noqa: ASYNC109
+async def list_models(
+    spec: ProviderSpec,
+    *,
+    timeout: float = 10.0,  # noqa: ASYNC109
+    lookup: KeyringLookup | None = None,
+) -> list[str]:
     """The models the provider's server lists (``GET /models``). Raises ProviderError in
-    plain words (bad key, not reachable, not OpenAI-compatible)."""
+    plain words (bad key, not reachable, not OpenAI-compatible). ``lookup`` as for
+    :func:`test_provider`."""
     from portico.chat.providers.catalog import make_client, resolve_key
 
-    client = make_client(spec, await resolve_key(spec))
+    key = await (resolve_key(spec) if lookup is None else resolve_key(spec, lookup))
+    client = make_client(spec, key)
     try:
         return await asyncio.wait_for(client.list_models(), timeout)
     except TimeoutError:

@@ -131,6 +131,7 @@ class Renderer:
         self.as_json = as_json
         self.direct_results = direct_results
         self.names: dict[str, str] = {}
+        self.task_states: dict[str, str] = {}  # call id -> its task's last status
         self.mid_line = False
         self.outcome: Event | None = None
         self.moved_to: str | None = None  # /new or /branch: the chat to go on in
@@ -166,6 +167,10 @@ class Renderer:
             total = f"/{event.total:g}" if event.total else ""
             message = f" {event.message}" if event.message else ""
             self._say(f"  … {event.progress:g}{total}{message}")
+        elif isinstance(event, ev.ToolCallTask):
+            if self.task_states.get(event.id) != event.status:  # progress shows the rest
+                self.task_states[event.id] = event.status
+                self._say(f"  task {event.task_id}: {event.status.replace('_', ' ')}")
         elif isinstance(event, ev.ToolCallFinished):
             name = self.names.get(event.id, "tool")
             if event.result is not None and self.direct_results:

@@ -106,7 +106,18 @@ class Tree(Protocol):
     def key_lines(self, names: Sequence[str]) -> dict[RawKeyPath, int]: ...
 
 
-def _make_tree(dialect: Dialect, text: str, path: Path) -> Tree:
+# From this size on, ``load`` parses only the servers an edit touches (``span_tree``);
+# below it a whole-file round trip costs a few milliseconds.
+SPANS_FROM_CHARS = 2048
+
+
+def _make_tree(dialect: Dialect, text: str, path: Path, *, spans: bool = False) -> Tree:
+    if spans:
+        from portico.config.span_tree import span_tree
+
+        tree = span_tree(dialect, text, path)
+        if tree is not None:
+            return tree
     if dialect is Dialect.TOML:
         from portico.config.toml_edit import TomlTree
 
@@ -119,7 +130,17 @@ def _make_tree(dialect: Dialect, text: str, path: Path) -> Tree:
 class ConfigDocument:
     """One config file, editable in place. Not thread-safe; one editor per instance."""
 
-    def __init__(self, path: Path, dialect: Dialect, text: str, snapshot: Snapshot | None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        dialect: Dialect,
+        text: str,
+        snapshot: Snapshot | None,
+        *,
+        spans: bool = False,
+    ) -> None:
+        """``spans``: parse the servers an edit touches, not the whole file, where the
+        file's shape allows (see ``portico.config.span_tree``); the edits are the same."""
         self.path = path
         self.dialect = dialect
         self._original = text
@@ -130,7 +151,7 @@ class ConfigDocument:
         self._crlf = "\r\n" in body and body.count("\r\n") == body.count("\n")
         if self._crlf:
             body = body.replace("\r\n", "\n")
-        self._tree: Tree = _make_tree(dialect, body, path)
+        self._tree: Tree = _make_tree(dialect, body, path, spans=spans)
 
     # -- opening ---------------------------------------------------------------------
 
@@ -147,7 +168,7 @@ class ConfigDocument:
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
             raise DocumentParseError(path, f"not UTF-8 text ({exc.reason})", line) from None
-        doc = cls(path, dialect, text, snap)
+        doc = cls(path, dialect, text, snap, spans=len(text) >= SPANS_FROM_CHARS)
         doc.refuse_newer_version()
         return doc
 
@@ -192,9 +213,9 @@ class ConfigDocument:
             return cls.new(path)
 
     @classmethod
-    def from_text(cls, text: str, path: Path) -> ConfigDocument:
+    def from_text(cls, text: str, path: Path, *, spans: bool = False) -> ConfigDocument:
         """A document over ``text`` that was not read from disk (``save`` does not check)."""
-        return cls(Path(path), dialect_of(Path(path)), text, None)
+        return cls(Path(path), dialect_of(Path(path)), text, None, spans=spans)
 
     def reload(self) -> ConfigDocument:
         """A fresh document of what is on disk now (after a ConflictError)."""

@@ -212,16 +212,24 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
         per_scope[scope] = seen
     settings_values, notes = merge_settings(per_scope[Scope.GLOBAL], per_scope[Scope.PROJECT])
     diagnostics.extend(notes)
+    settings = settings_from(settings_values)
 
     return Config(
-        servers=tuple(servers),
-        settings=settings_from(settings_values),
+        servers=tuple(_default_roots(spec, settings.default_roots) for spec in servers),
+        settings=settings,
         diagnostics=tuple(diagnostics),
         files=tuple(r.raw.path for r in results),
         project=project,
         unparsed=tuple(r.raw.path for r in results if not r.raw.parsed),
         models=models,
     )
+
+
+def _default_roots(spec: ServerSpec, default: tuple[str, ...]) -> ServerSpec:
+    """A global server that sets no ``roots`` is offered the top-level ``roots``."""
+    if spec.roots is not None or spec.source.scope is not Scope.GLOBAL:
+        return spec
+    return replace(spec, roots=default)
 
 
 def keep_previous(new: Config, previous: Config | None) -> Config:

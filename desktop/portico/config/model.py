@@ -235,6 +235,9 @@ class ServerSpec:
     cost_unit: str = DEFAULT_COST_UNIT
     trust: TrustLevel = TrustLevel.DEFAULT
     replaces: Replaces | None = None  # project scope: the global server of this name
+    # Folders offered through roots/list (global servers; None = unset). After loading,
+    # an unset one holds the top-level default. A change is announced, not a restart.
+    roots: tuple[str, ...] | None = None
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -257,6 +260,10 @@ class ServerSpec:
         data = asdict(self)
         data.pop("source")
         data.pop("name")
+        data.pop("roots")  # a live setting: notifications/roots/list_changed, no restart
+        for late in ("ca_cert",):  # added later: unset, older digests stay the same
+            if data[late] is None:
+                data.pop(late)
         return data
 
     def digest(self) -> str:
@@ -273,6 +280,7 @@ class RuntimeSettings:
     approvals_mode: Literal["on", "off"] = "on"  # approvals.mode
     profile: str = "default"
     oauth_client_metadata_url: str | None = None  # oauth.client_metadata_url (CIMD)
+    default_roots: tuple[str, ...] = ()  # roots: what global servers without their own get
 
 
 ProviderKind = Literal["openai", "anthropic"]

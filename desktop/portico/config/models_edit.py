@@ -82,6 +82,23 @@ def add_provider(doc: ConfigDocument, name: str, fields: Mapping[str, Any]) -> N
         doc.set_setting((*PROVIDERS, name), _table(values))
 
 
+def put_provider(doc: ConfigDocument, name: str, fields: Mapping[str, Any]) -> None:
+    """Add the provider, or give an existing one exactly ``fields``, in place (its
+    place in the file and its comments stay; keys not in ``fields`` go)."""
+    current = provider(doc, name)
+    if current is None:
+        add_provider(doc, name, fields)
+        return
+    for key in fields:
+        _require_key(doc, name, key)
+    for key, value in fields.items():
+        if current.get(key) != value:
+            set_provider_key(doc, name, key, value)
+    for key in current:
+        if key not in fields:
+            doc.unset_setting((*PROVIDERS, name, key))
+
+
 def set_provider_key(doc: ConfigDocument, name: str, key: str, value: Any) -> None:
     """Set one key of a provider; ``None`` (or an empty string or list) removes it."""
     _require_provider(doc, name)

@@ -16,7 +16,7 @@ from portico.config.model import Dialect
 _NAME = r"""(?:"([A-Za-z0-9_-]+)"|'([A-Za-z0-9_-]+)'|([A-Za-z0-9_-]+))"""
 _YAML_SERVERS = re.compile(r"^mcp_servers\s*:\s*(#.*)?$")
 _YAML_ENTRY = re.compile(rf"^( +){_NAME}\s*:(\s|$)")
-_TOML_HEADER = re.compile(r"^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$")
+TOML_HEADER = re.compile(r"^\s*\[\s*([^\[\]]*?)\s*\]\s*(#.*)?$")
 _TOML_KEY = re.compile(rf"^\s*{_NAME}\s*(=|\.)\s*(\{{)?")
 _TOML_TOP_KEY = re.compile(rf"^\s*mcp\s*\.\s*{_NAME}\s*[=.]")
 _TOML_PART = re.compile(rf"^\s*{_NAME}\s*$")
@@ -75,20 +75,19 @@ def _toml(text: str) -> list[str] | None:
     names: list[str] = []
     table: tuple[str, ...] = ()
     depth = 0
-    for raw_line in text.replace("\r\n", "\n").split("\n"):
-        cut = _strip_toml(raw_line)
-        if cut is None:
-            return None
-        line, bare = cut
+    cut_lines = toml_lines(text.replace("\r\n", "\n"))
+    if cut_lines is None:
+        return None
+    for line, bare in cut_lines:
         if depth == 0 and line.strip():
-            header = _TOML_HEADER.match(line)
+            header = TOML_HEADER.match(line)
             if line.lstrip().startswith("[["):
-                parts = _parts(line.strip()[2:].split("]]")[0])
+                parts = header_parts(line.strip()[2:].split("]]")[0])
                 if parts is None or (parts and parts[0] == "mcp"):
                     return None
                 table = tuple(parts)
             elif header:
-                parts = _parts(header.group(1))
+                parts = header_parts(header.group(1))
                 if parts is None:
                     return None
                 table = tuple(parts)
@@ -112,7 +111,7 @@ def _toml(text: str) -> list[str] | None:
     return list(dict.fromkeys(names))
 
 
-def _parts(header: str) -> list[str] | None:
+def header_parts(header: str) -> list[str] | None:
     out: list[str] = []
     for part in header.split("."):
         match = _TOML_PART.match(part)
@@ -122,32 +121,28 @@ def _parts(header: str) -> list[str] | None:
     return out
 
 
-def _strip_toml(line: str) -> tuple[str, str] | None:
-    """``line`` without its comment, and that again with its strings emptied (None: an
-    unclosed string)."""
-    out: list[str] = []
+_TOML_STRIP = re.compile(r"""("[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\n]*')|#[^\n]*|["']""")
+
+
+def toml_lines(text: str) -> list[tuple[str, str]] | None:
+    """Every line of ``text`` without its comment, and that again with its strings
+    emptied (quotes kept): one pass of a regular expression over the whole text, as this
+    runs on every config file an edit command looks at. None if a line has an unclosed
+    string."""
+    kept: list[str] = []
     bare: list[str] = []
-    quote = ""
     at = 0
-    while at < len(line):
-        char = line[at]
-        if quote:
-            if char == "\\" and quote == '"':
-                out.append(line[at : at + 2])
-                at += 2
-                continue
-            if char == quote:
-                quote = ""
-                bare.append(char)
-            out.append(char)
-        elif char in "\"'":
-            quote = char
-            out.append(char)
-            bare.append(char)
-        elif char == "#":
-            break
+    for token in _TOML_STRIP.finditer(text):
+        found = token.group()
+        if token.group(1) is None:
+            if found[0] != "#":
+                return None  # a quote that is never closed on its line
+            kept.append(text[at : token.start()])
+            bare.append(text[at : token.start()])
         else:
-            out.append(char)
-            bare.append(char)
-        at += 1
-    return None if quote else ("".join(out), "".join(bare))
+            kept.append(text[at : token.end()])
+            bare.append(text[at : token.start()] + found[0] + found[-1])
+        at = token.end()
+    kept.append(text[at:])
+    bare.append(text[at:])
+    return list(zip("".join(kept).split("\n"), "".join(bare).split("\n"), strict=True))

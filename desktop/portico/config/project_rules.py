@@ -41,6 +41,8 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     "file_fallback_for_secrets": lambda p, g: not p or bool(g),  # plaintext files: opt-in
     # The client identity Portico presents to authorization servers is yours to choose.
     "oauth_client_metadata_url": lambda p, g: p == g,
+    # The folders your global servers see: a project may offer fewer, never others.
+    "default_roots": lambda p, g: set(p) <= set(g or ()),
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}

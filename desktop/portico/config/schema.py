@@ -217,6 +217,16 @@ KEYS: tuple[KeySpec, ...] = (
         example=".",
     ),
     KeySpec(
+        "roots",
+        ("roots",),
+        ("roots",),
+        "string_list",
+        C,
+        "Global servers: folders offered as roots (absolute or ~); unset: the top-level"
+        " roots. Project servers get their project folder.",
+        example=("~",),
+    ),
+    KeySpec(
         "url",
         ("url",),
         ("url",),
@@ -924,6 +934,17 @@ SETTINGS: tuple[SettingSpec, ...] = (
         "https URL of Portico's Client ID Metadata Document (docs/oauth-client-metadata.md),"
         " used as the client id where the authorization server supports it.",
         example="https://example.com/portico/client.json",
+    ),
+    SettingSpec(
+        "roots",
+        "default_roots",
+        ("roots",),
+        ("mcp", "roots"),
+        "string_list",
+        (),
+        "Folders offered as roots to global servers that set no roots of their own"
+        " (absolute or ~).",
+        example=("~",),
     ),
 )
 

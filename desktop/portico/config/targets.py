@@ -68,13 +68,17 @@ def defining_files(name: str, project: Path | None) -> list[Path]:
 def defining_file(name: str, project: Path | None) -> Path | None:
     """The file whose definition of ``name`` is in effect (None if no file defines it).
 
-    The loader's Source is used when the server loaded; a server that failed validation
-    is still found by reading the files, so it can be fixed, disabled or removed.
+    What the loader would say, without loading and merging every file: the first file
+    that defines ``name`` (project scope first, as it wins) and that the loader reads (it
+    parses and is not of a newer format version). A server that fails validation is
+    still found, so it can be fixed, disabled or removed. Names come from line scans; only
+    that file is opened (for a big file, one fast parse).
     """
-    from portico.config.load import load
-
-    spec = load(project).server(name)
-    if spec is not None:
-        return spec.source.path
     found = defining_files(name, project)
+    for path in found:
+        try:
+            ConfigDocument.load(path)
+        except (EditError, OSError):  # the loader skips a file it cannot read
+            continue
+        return path
     return found[0] if found else None

@@ -21,6 +21,7 @@ from portico.config.raw import KeyPath, RawFile, RawServer, RawSetting
 
 _TOP_KEYS = (
     "version",
+    "roots",
     "defer_tools",
     "discovery_concurrency",
     "default_model",
@@ -127,7 +128,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 line=line_of("version"),
                 key="version",
             )
-    for name in ("defer_tools", "discovery_concurrency"):
+    for name in ("defer_tools", "discovery_concurrency", "roots"):
         if name in data:
             raw.settings.append(RawSetting(name, data[name], line_of(name)))
     oauth = data.get("oauth")

@@ -24,7 +24,7 @@ from tomlkit.items import AoT, Bool, Comment, InlineTable, Item, Null, Table, Wh
 from portico.config import schema
 from portico.config.edit_errors import DocumentParseError, EditError
 from portico.config.model import Dialect
-from portico.config.parse_count import counted
+from portico.config.parse_count import counted, counted_span
 from portico.config.raw import KeyPath
 from portico.config.toml_dialect import describe_parse_error
 from portico.config.toml_dialect import key_lines as toml_key_lines
@@ -88,12 +88,25 @@ def _is_table(value: Any) -> bool:
     return isinstance(value, (Table, InlineTable, OutOfOrderTableProxy, Container))
 
 
+def parse_value(text: str) -> Any:
+    """``text`` read as a TOML value (the text itself when it does not parse)."""
+    try:
+        item = _parse_item(text)
+    except (ParseError, TOMLKitError):
+        return text
+    # strings, arrays and tables stay tomlkit items, so their quoting is kept
+    return item.unwrap() if isinstance(item, Bool) else item
+
+
 class TomlTree:
-    def __init__(self, text: str, path: Path) -> None:
+    """The round-trip tree of a whole ``mcp.toml``, or (``part``) of the lines of some of
+    its servers' tables."""
+
+    def __init__(self, text: str, path: Path, *, part: bool = False) -> None:
         self.path = path
         self._styles: dict[int, Style] = {}  # inline-table styles, taken before each edit
         self.notes: list[str] = []
-        counted(path)
+        (counted_span if part else counted)(path)
         try:
             self.doc = tomlkit.parse(text)
         except (ParseError, TOMLKitError) as exc:
@@ -111,12 +124,7 @@ class TomlTree:
         return self.doc.as_string()
 
     def parse_value(self, text: str) -> Any:
-        try:
-            item = _parse_item(text)
-        except (ParseError, TOMLKitError):
-            return text
-        # strings, arrays and tables stay tomlkit items, so their quoting is kept
-        return item.unwrap() if isinstance(item, Bool) else item
+        return parse_value(text)
 
     # -- servers -----------------------------------------------------------------------
 
@@ -162,6 +170,12 @@ class TomlTree:
         for key, value in fields.items():
             table.append(key, to_item(value))
         self._ensure_trailing_newline()
+        if isinstance(servers, OutOfOrderTableProxy):
+            # [mcp.x] tables and an [mcp] table written apart: the new table goes after the
+            # first of them, with a blank line before what follows
+            table.add(tomlkit.nl())
+            servers[name] = table
+            return
         servers.append(name, table)
         last = next((k for k, _ in reversed(self.doc.body) if k is not None), None)
         if last is not None and last.key != SERVERS:

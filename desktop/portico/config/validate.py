@@ -23,6 +23,7 @@ from portico.config.model import (
     Protocol,
     RuntimeSettings,
     SamplingSpec,
+    Scope,
     ServerSpec,
     Source,
     ToolCost,
@@ -32,6 +33,7 @@ from portico.config.model import (
 )
 from portico.config.model import Dialect as D
 from portico.config.raw import KeyPath, RawFile, RawServer
+from portico.config.roots_check import root_problem
 from portico.config.schema import KeySpec, fmt
 
 NAME_RE = re.compile(r"[A-Za-z0-9_-]+")
@@ -351,6 +353,7 @@ class _Checker:
             self._warn_not_applicable(found, transport)
         identity = self._identity(found, transport)
         oauth = self._oauth(found, values)
+        server_roots = self._roots(found, values)
 
         if self.failed or transport is None:
             return None
@@ -408,6 +411,7 @@ class _Checker:
             spend_limit=float(spend) if spend else None,
             cost_unit=get("cost_unit"),
             trust=TrustLevel(get("trust")),
+            roots=server_roots,
         )
 
     # -- rules for single keys -----------------------------------------------------------
@@ -595,6 +599,30 @@ class _Checker:
             costs.append((str(tool), ToolCost(low=low, high=high, note=note)))
         return tuple(costs)
 
+    def _roots(
+        self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]
+    ) -> tuple[str, ...] | None:
+        """A server's ``roots``: absolute folders (errors name the entry); a project
+        server's are ignored, since it is offered its project folder."""
+        if "roots" not in values:
+            return None
+        path = found["roots"][1]
+        if self.file.scope is Scope.PROJECT:
+            self.warning(
+                path,
+                "ignored: a project server is offered its project folder as its root;"
+                " roots applies to global servers",
+            )
+            return None
+        entries: tuple[str, ...] = values["roots"]
+        for index, entry in enumerate(entries):
+            error, warning = root_problem(entry)
+            if error:
+                self.error((*path, index), error)
+            elif warning:
+                self.warning((*path, index), warning)
+        return entries
+
     def _check_rules(self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]) -> None:
         url = values.get("url")
         url_ok = url is None or re.match(r"https?://[^/\s]+", url, re.IGNORECASE)
@@ -751,12 +779,19 @@ def validate_settings(file: RawFile) -> dict[str, tuple[Any, int]]:
                 value = value.lower()
         elif spec.type == "string" and (not isinstance(value, str) or not value.strip()):
             problem = f"must be a non-empty string, not {_describe(value, file.dialect)}"
+        elif spec.type == "string_list":
+            if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+                problem = f"must be a list of folder names, not {_describe(value, file.dialect)}"
+            else:
+                value = tuple(value)
+                bad, problem = _root_list_problem(file, value, raw.line, key)
+                key = key if bad is None else f"{key}.{bad}"
         elif spec.name == "oauth.client_metadata_url" and not _cimd_url_ok(str(value)):
             problem = (
                 f"{value!r} is not an https URL with a path (a Client ID Metadata Document"
                 " is served over https at a path such as /portico/client.json)"
             )
-        if problem and spec.default is None:
+        if problem and spec.default in (None, ()):
             file.error(f"{problem}; it is not used", line=raw.line, key=key)
             continue
         if problem:
@@ -765,6 +800,20 @@ def validate_settings(file: RawFile) -> dict[str, tuple[Any, int]]:
         if spec.field:
             out[spec.field] = (value, raw.line)
     return out
+
+
+def _root_list_problem(
+    file: RawFile, entries: tuple[str, ...], line: int, key: str
+) -> tuple[int | None, str | None]:
+    """(index, error) of the first bad entry of a top-level ``roots`` list, else (None,
+    None); warnings (a folder that does not exist yet) go to ``file``."""
+    for index, entry in enumerate(entries):
+        error, warning = root_problem(entry)
+        if error:
+            return index, error
+        if warning:
+            file.warning(warning, line=line, key=f"{key}.{index}")
+    return None, None
 
 
 def _cimd_url_ok(url: str) -> bool:

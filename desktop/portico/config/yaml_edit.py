@@ -27,7 +27,7 @@ from portico.config import schema
 from portico.config.edit_errors import DocumentParseError, EditError
 from portico.config.model import Dialect
 from portico.config.name_scan import scan_names
-from portico.config.parse_count import counted
+from portico.config.parse_count import counted, counted_span
 from portico.config.raw import KeyPath
 from portico.config.replay import lines_of, replay
 from portico.config.yaml_dialect import key_lines as yaml_key_lines
@@ -159,7 +159,7 @@ def _is_flow(node: Any) -> bool:
     return isinstance(node, (CommentedMap, CommentedSeq)) and node.fa.flow_style() is True
 
 
-def _detect_indent(text: str) -> tuple[int, int, int]:
+def detect_indent(text: str) -> tuple[int, int, int]:
     """(mapping indent, sequence indent, sequence dash offset) the file already uses."""
     lines = [line.rstrip("\n") for line in lines_of(text)]
     mapping = 0
@@ -184,17 +184,42 @@ def _detect_indent(text: str) -> tuple[int, int, int]:
     return mapping, offset + 2, offset
 
 
+def parse_value(text: str) -> Any:
+    """``text`` read as the value of a YAML key (the text itself when it does not parse)."""
+    try:
+        data = _load(f"v: {text}\n")
+    except YAMLError:
+        return text
+    if not isinstance(data, CommentedMap) or "v" not in data:
+        return text
+    return data["v"]
+
+
 class YamlTree:
-    def __init__(self, text: str, path: Path) -> None:
+    """The round-trip tree of a whole ``config.yaml``, or (``part``) of the lines of some
+    of its servers under an ``mcp_servers:`` line; ``indent`` and ``separated`` then
+    describe the whole file (``detect_indent``; whether blank lines separate servers)."""
+
+    def __init__(
+        self,
+        text: str,
+        path: Path,
+        *,
+        part: bool = False,
+        indent: tuple[int, int, int] | None = None,
+        separated: bool = False,
+    ) -> None:
         self.path = path
         self.notes: list[str] = []
-        self.mapping_indent, self.sequence_indent, self.offset = _detect_indent(text)
+        self._part = part
+        self._separated_elsewhere = separated
+        self.mapping_indent, self.sequence_indent, self.offset = indent or detect_indent(text)
         self._set_text(text)
 
     # -- text and tree ---------------------------------------------------------------
 
     def _set_text(self, text: str) -> None:
-        counted(self.path)
+        (counted_span if self._part else counted)(self.path)
         try:
             data = _load(text)
         except MarkedYAMLError as exc:
@@ -275,13 +300,7 @@ class YamlTree:
         return lines
 
     def parse_value(self, text: str) -> Any:
-        try:
-            data = _load(f"v: {text}\n")
-        except YAMLError:
-            return text
-        if not isinstance(data, CommentedMap) or "v" not in data:
-            return text
-        return data["v"]
+        return parse_value(text)
 
     # -- spans ---------------------------------------------------------------------------
 
@@ -469,6 +488,8 @@ class YamlTree:
 
     def _separated(self, node: CommentedMap) -> bool:
         """Whether the entries of ``node`` are separated by blank lines."""
+        if self._separated_elsewhere:
+            return True
         lines = self._lines()
         keys = _own(node)
         for key in keys[1:]:

@@ -6,6 +6,11 @@ the messages changes. A request and its reply form one :class:`Exchange` (direct
 method, time, duration, size, status). :meth:`ActivityLog.watch_http` adds the HTTP
 request headers of a Streamable HTTP / SSE server to the exchange they carried.
 
+Cost: the tap keeps each message as the SDK built it and serialises it only when a face
+asks (:class:`Payload`), so a message costs tens of microseconds, not a JSON round trip; the
+ring holds at most ``KEPT_BUDGET`` bytes of messages (older ones keep their size only).
+``tests/benchmarks/test_bench_activity.py`` measures calls with the tap on and paused.
+
 Secrets: an exchange keeps the messages as sent (the log lives in memory only, like the
 session itself); :func:`masked` gives the copy any face shows or exports, with the values
 of secret-looking keys and headers replaced. Runs on the runtime loop; no Qt here.
@@ -17,7 +22,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -29,11 +34,98 @@ from portico.runtime.health import HealthRecorder
 
 RING = 1000  # exchanges kept per server
 MAX_KEPT_BYTES = 256 * 1024  # a bigger message is kept as a note of its size only
+KEPT_BUDGET = 16 * 1024 * 1024  # message bytes a server's ring holds; older ones: size only
 NOTIFY_EVERY = 0.1  # seconds: a burst of traffic is announced once per this interval
 NOT_SECRET = frozenset({"progressToken", "nextCursor", "cursor"})
 
 Direction = Literal["out", "in"]  # out: Portico -> server; in: server -> Portico
 Kind = Literal["request", "notification", "response"]
+
+
+class Payload:
+    """One message as the SDK built it. The tap only keeps it: its JSON is made when a
+    face first asks (the list wants the size, an expanded entry the data), once, on the
+    thread that asks (the runtime thread for the Activity tab's fetch). A message that is
+    clearly too big is measured at once and kept as its size only, so the ring never
+    holds large results."""
+
+    __slots__ = ("_data", "_model", "_size", "approximate", "cost")
+
+    def __init__(self, model: Any) -> None:
+        self._model: Any = model
+        self._size: int | None = None
+        self._data: dict[str, Any] | None = None
+        self.approximate = False  # the size is an estimate (forgotten before it was asked)
+        self.cost = _rough_size(model)  # about the bytes it holds (the ring's budget)
+        if self.cost > MAX_KEPT_BYTES:
+            self._dump()
+            self.cost = 0
+
+    def forget(self) -> None:
+        """Keep the size only (the ring's memory budget is spent on newer messages)."""
+        if self._model is not None:
+            self._size, self.approximate = self.cost, True
+        self._data = None
+        self._model = None
+        self.cost = 0
+
+    def _dump(self) -> None:
+        model = self._model
+        if model is None:
+            return
+        raw = model.model_dump_json(by_alias=True, exclude_none=True)
+        size = len(raw) if raw.isascii() else len(raw.encode("utf-8"))
+        self._data = json.loads(raw) if size <= MAX_KEPT_BYTES else None
+        self._size = size
+        self._model = None  # set last: a reader that sees None sees size and data
+
+    @property
+    def size(self) -> int:
+        """Bytes of the message's JSON."""
+        if self._model is not None:
+            self._dump()
+        return self._size or 0
+
+    @property
+    def data(self) -> dict[str, Any] | None:
+        """The message as JSON data (None when it was too big to keep)."""
+        if self._model is not None:
+            self._dump()
+        return self._data
+
+
+ROUGH_NODES = 2000  # a message with more parts than this is measured, not estimated
+
+
+def _rough_size(model: Any) -> int:
+    """About the JSON size of ``model`` from the strings in it, without serialising it,
+    so recording stays cheap. A message with very many parts counts as too big to
+    estimate (it is measured). Hot path: plain type checks, no per-key work."""
+    total = 0
+    nodes = 0
+    stack: list[Any] = [getattr(model, "__dict__", model)]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        value = pop()
+        kind = type(value)
+        if kind is str:
+            total += len(value) + 2
+        elif kind is dict:
+            total += 2 + 16 * len(value)  # a key, its quotes and separators
+            push(value.values())
+        elif kind is list or kind is tuple:
+            total += 2 + len(value)
+            push(value)
+        elif hasattr(value, "__dict__"):
+            push((value.__dict__,))
+        else:
+            total += 8
+        nodes += 1
+        if nodes > ROUGH_NODES:
+            return MAX_KEPT_BYTES + 1
+        if total > MAX_KEPT_BYTES:
+            return total
+    return total
 
 
 @dataclass(frozen=True)
@@ -44,13 +136,12 @@ class Exchange:
     kind: Kind  # "response": a reply whose request was not seen (kept anyway)
     method: str
     time: float  # time.time() of the first message
-    size: int  # bytes of the first message's JSON
     id: str | None = None
-    message: dict[str, Any] | None = None  # None when it was too big to keep
-    reply: dict[str, Any] | None = None
-    reply_size: int = 0
+    payload: Payload | None = None  # the first message
+    reply_payload: Payload | None = None
     duration: float | None = None  # seconds until the reply
     error: str | None = None  # the reply's error ("-32601 Method not found")
+    failed_result: bool = False  # the reply is a result that says isError
     headers: dict[str, str] = field(default_factory=dict)  # HTTP request headers
     version: int = 0  # the log's change counter when this exchange last changed
 
@@ -63,25 +154,54 @@ class Exchange:
         return f"error {self.error}" if self.error else "ok"
 
     @property
+    def message(self) -> dict[str, Any] | None:
+        """The first message's JSON data; None when it was too big to keep."""
+        return self.payload.data if self.payload is not None else None
+
+    @property
+    def reply(self) -> dict[str, Any] | None:
+        return self.reply_payload.data if self.reply_payload is not None else None
+
+    @property
+    def size(self) -> int:
+        """Bytes of the first message's JSON."""
+        return self.payload.size if self.payload is not None else 0
+
+    @property
+    def reply_size(self) -> int:
+        return self.reply_payload.size if self.reply_payload is not None else 0
+
+    @property
     def total_size(self) -> int:
         return self.size + self.reply_size
 
-
-def _dump(message: Any) -> tuple[dict[str, Any] | None, int]:
-    """The message as JSON data and its size in bytes (data None when too big)."""
-    raw = message.model_dump_json(by_alias=True, exclude_none=True)
-    size = len(raw.encode("utf-8"))
-    if size > MAX_KEPT_BYTES:
-        return None, size
-    data: dict[str, Any] = json.loads(raw)
-    return data, size
+    @property
+    def approximate(self) -> bool:
+        """A size is an estimate: the message was forgotten before anyone looked."""
+        return any(p is not None and p.approximate for p in (self.payload, self.reply_payload))
 
 
-def _error_text(data: dict[str, Any] | None) -> str | None:
-    err = (data or {}).get("error")
-    if not isinstance(err, dict):
+def _fields(message: Any) -> dict[str, Any]:
+    """A pydantic message's fields, read without ``getattr`` (a missing attribute goes
+    through pydantic's ``__getattr__`` and an exception: the dearest part of a tap)."""
+    fields = getattr(message, "__dict__", None)
+    return fields if isinstance(fields, dict) else {}
+
+
+def _error_text(fields: dict[str, Any]) -> str | None:
+    err = fields.get("error")
+    if err is None:
         return None
-    return f"{err.get('code')} {err.get('message', '')}".strip()
+    if isinstance(err, dict):
+        code, text = err.get("code"), err.get("message", "")
+    else:
+        code, text = getattr(err, "code", None), getattr(err, "message", "")
+    return f"{code} {text or ''}".strip()
+
+
+def _failed_result(fields: dict[str, Any]) -> bool:
+    result = fields.get("result")
+    return isinstance(result, dict) and result.get("isError") is True
 
 
 class ActivityLog:
@@ -106,24 +226,30 @@ class ActivityLog:
         self._announce: asyncio.TimerHandle | None = None
         self.health = HealthRecorder(clock)
         self.listeners: list[Callable[[Exchange], None]] = [self.health.observe]
+        self.paused = False  # True: messages pass unrecorded (the tap's benchmark baseline)
+        self._kept: deque[Payload] = deque()  # payloads holding data, oldest first
+        self._kept_bytes = 0
 
     # --- recording --------------------------------------------------------------------
 
     def record(self, direction: Direction, message: Any) -> Exchange | None:
-        """One message passed (``message``: the SDK's JSONRPCMessage)."""
+        """One message passed (``message``: the SDK's JSONRPCMessage). Cheap: the message
+        is kept as it is and serialised only when a face asks (:class:`Payload`)."""
+        if self.paused:
+            return None
         try:
-            data, size = _dump(message)
+            payload = Payload(message)
         except Exception:  # never let recording break the connection
             return None
-        method = getattr(message, "method", None)
-        raw_id = getattr(message, "id", None)
+        self._keep(payload)
+        fields = _fields(message)
+        method = fields.get("method")
+        raw_id = fields.get("id")
         msg_id = None if raw_id is None else str(raw_id)
         now = self._clock()
         if method is not None:
             kind: Kind = "request" if msg_id is not None else "notification"
-            entry = self._add(
-                direction, kind, str(method), now, size, msg_id, data if data else None
-            )
+            entry = self._add(direction, kind, str(method), now, msg_id, payload)
             if kind == "request" and msg_id is not None:
                 self._pending[(direction, msg_id)] = entry.seq
             return entry
@@ -132,13 +258,13 @@ class ActivityLog:
         seq = self._pending.pop((asked, msg_id), None) if msg_id is not None else None
         request = self._entries.get(seq) if seq is not None else None
         if request is None:
-            return self._add(direction, "response", "", now, size, msg_id, data)
+            return self._add(direction, "response", "", now, msg_id, payload)
         updated = replace(
             request,
-            reply=data,
-            reply_size=size,
+            reply_payload=payload,
             duration=max(0.0, now - request.time),
-            error=_error_text(data),
+            error=_error_text(fields),
+            failed_result=_failed_result(fields),
             version=self._bump(),
         )
         self._entries[request.seq] = updated
@@ -151,9 +277,8 @@ class ActivityLog:
         kind: Kind,
         method: str,
         now: float,
-        size: int,
         msg_id: str | None,
-        data: dict[str, Any] | None,
+        payload: Payload,
     ) -> Exchange:
         self._seq += 1
         entry = Exchange(
@@ -163,9 +288,8 @@ class ActivityLog:
             kind=kind,
             method=method,
             time=now,
-            size=size,
             id=msg_id,
-            message=data,
+            payload=payload,
             version=self._bump(),
         )
         self._entries[entry.seq] = entry
@@ -173,8 +297,23 @@ class ActivityLog:
             _seq, old = self._entries.popitem(last=False)
             if old.id is not None:
                 self._pending.pop((old.direction, old.id), None)
+            for gone in (old.payload, old.reply_payload):
+                if gone is not None:
+                    self._kept_bytes -= gone.cost
+                    gone.forget()
         self._changed(entry)
         return entry
+
+    def _keep(self, payload: Payload) -> None:
+        """Hold ``payload`` within the memory budget: the oldest messages beyond it keep
+        their size only (a ring of big results would otherwise hold hundreds of MiB)."""
+        if payload.cost:
+            self._kept.append(payload)
+            self._kept_bytes += payload.cost
+        while self._kept and (self._kept_bytes > KEPT_BUDGET or not self._kept[0].cost):
+            old = self._kept.popleft()
+            self._kept_bytes -= old.cost
+            old.forget()
 
     def attach_headers(self, body: bytes, headers: Iterable[tuple[str, str]]) -> None:
         """The HTTP request that carried the request ``body`` had these headers."""
@@ -234,7 +373,10 @@ class ActivityLog:
 
     def entries(self, since: int = 0) -> list[Exchange]:
         """Exchanges added or changed after version ``since`` (all when 0), oldest first."""
-        return [e for e in self._entries.values() if e.version > since]
+        changed = [e for e in self._entries.values() if e.version > since]
+        for entry in changed:  # serialise here (the runtime thread), not where it is shown
+            _ = entry.total_size
+        return changed
 
     def snapshot(self) -> list[Exchange]:
         return list(self._entries.values())
@@ -242,6 +384,8 @@ class ActivityLog:
     def clear(self) -> None:
         self._entries.clear()
         self._pending.clear()
+        self._kept.clear()
+        self._kept_bytes = 0
 
 
 # --- the transport tap ---------------------------------------------------------------
@@ -341,6 +485,13 @@ def mask_headers(headers: dict[str, str]) -> dict[str, str]:
     return {k: (HIDDEN if is_secret_key(k) and v else v) for k, v in headers.items()}
 
 
+def _omitted(payload: Payload | None) -> dict[str, Any]:
+    note: dict[str, Any] = {"omitted_bytes": payload.size if payload is not None else 0}
+    if payload is not None and payload.approximate:
+        note["approximate"] = True
+    return note
+
+
 def masked(entry: Exchange) -> dict[str, Any]:
     """The exchange as JSON data with secrets masked (the Activity tab, the export)."""
     out: dict[str, Any] = {
@@ -358,15 +509,11 @@ def masked(entry: Exchange) -> dict[str, Any]:
     }
     if entry.headers:
         out["headers"] = mask_headers(entry.headers)
-    out["message"] = (
-        mask_data(entry.message) if entry.message is not None else {"omitted_bytes": entry.size}
-    )
-    if entry.reply is not None or entry.reply_size:
-        out["reply"] = (
-            mask_data(entry.reply)
-            if entry.reply is not None
-            else {"omitted_bytes": entry.reply_size}
-        )
+    message = entry.message
+    out["message"] = mask_data(message) if message is not None else _omitted(entry.payload)
+    if entry.reply_payload is not None:
+        reply = entry.reply
+        out["reply"] = mask_data(reply) if reply is not None else _omitted(entry.reply_payload)
     return out
 
 

@@ -459,6 +459,25 @@ class Connection:
     def resource_updated(self, uri: str) -> None:
         self.bus.publish(ResourceUpdated(self.name, uri))
 
+    async def announce_roots(self) -> None:
+        """The offered roots changed (a reload): tell a live session, which asks again
+        (``notifications/roots/list_changed``). A 2026 server asks for roots inside each
+        request that needs them, so it always gets the current ones anyway."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        client = self._client
+        if client is None or self.hooks.list_roots_callback is not None:
+            return
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        try:
+            with handshake_era():
+                await client.send_roots_list_changed()
+        except Exception as exc:  # the session went away meanwhile: it lists on reconnect
+            self.note(f"could not announce the new roots: {describe(exc)}")
+            return
+        self.note("the roots changed; told the server (notifications/roots/list_changed)")
+
     async def refresh_tools(self) -> list[Any]:
         """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
         client = await self._live_client()
@@ -984,7 +1003,7 @@ class Connection:
             sampling_callback=callback(hooks.sampling_callback),
             elicitation_callback=callback(hooks.elicitation_callback),
             list_roots_callback=callback(hooks.list_roots_callback)
-            or roots.list_roots_callback(spec),
+            or roots.list_roots_callback(spec, lambda: self.spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,

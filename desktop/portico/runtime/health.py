@@ -78,10 +78,7 @@ class HealthRecorder:
         if entry.duration is None:
             self.last_call_at = entry.time
             return
-        result = (entry.reply or {}).get("result")
-        failed = entry.error is not None or (
-            isinstance(result, dict) and result.get("isError") is True
-        )
+        failed = entry.error is not None or entry.failed_result
         self._calls.append((entry.time, entry.duration, failed))
 
     def record_call(self, at: float, seconds: float, failed: bool = False) -> None:

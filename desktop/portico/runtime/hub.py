@@ -16,7 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from portico.config.model import Config, RuntimeSettings, ServerSpec
@@ -33,6 +33,7 @@ from .events import (
 )
 from .hooks import ConnectionHooks
 from .registry import Registry
+from .roots import declares_roots
 from .summary import PassSummary
 
 if TYPE_CHECKING:
@@ -50,8 +51,11 @@ ConnectionFactory = Callable[[ServerSpec, EventBus, ConnectionHooks], "Connectio
 def _identity(spec: ServerSpec) -> str:
     """What makes a restart necessary: the config digest plus the file and scope it came
     from (a server moved into a project file must pass the project trust gate again).
-    The line is left out: editing another server above it must not restart it."""
-    return f"{spec.digest()}|{spec.source.scope}|{spec.source.path}"
+    The line is left out: editing another server above it must not restart it. The roots
+    are too (they are announced), except whether there are any: the roots capability is
+    declared when the session starts."""
+    roots = "roots" if declares_roots(spec) else ""
+    return f"{spec.digest()}|{spec.source.scope}|{spec.source.path}|{roots}"
 
 
 def _default_factory(spec: ServerSpec, bus: EventBus, hooks: ConnectionHooks) -> Connection:
@@ -141,7 +145,10 @@ class Hub:
             for spec in config.servers:
                 kept = self.connections.get(spec.name)
                 if kept is not None:
-                    kept.spec = spec  # same server; only its line in the file may have moved
+                    # Same server: its line in the file may have moved, its roots changed.
+                    old, kept.spec = kept.spec, spec
+                    if old.roots != spec.roots:
+                        self._spawn(kept.announce_roots(), f"roots:{spec.name}")
                     continue
                 conn = self._factory(spec, self.bus, self.hooks)
                 self.connections[spec.name] = conn
@@ -195,6 +202,12 @@ class Hub:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    def _spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        """Run ``work`` beside the hub (cancelled by close)."""
+        task = asyncio.create_task(work, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     # --- discovery --------------------------------------------------------------
 

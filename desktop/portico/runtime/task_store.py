@@ -10,6 +10,7 @@ warning naming it, never silently lost.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -73,29 +74,44 @@ class TaskStore:
         self._dirty = False
         self._writer: asyncio.Task[None] | None = None
 
-    def _load(self) -> None:
+    async def load(self) -> None:
+        """Read the file off the loop (once); records heard before are kept."""
         if self._loaded:
             return
-        self._loaded = True
+        text = await asyncio.to_thread(self._read)
+        if not self._loaded:
+            self._parse(text)
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._parse(self._read())
+
+    def _read(self) -> str | None:
         try:
-            text = self.path.read_text(encoding="utf-8")
+            return self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return
+            return None
         except OSError as exc:
             log.warning("%s: cannot read the saved tasks: %s", self.path, exc)
+            return None
+
+    def _parse(self, text: str | None) -> None:
+        self._loaded = True
+        if text is None:
             return
         try:
             items = json.loads(text).get("tasks", [])
         except (ValueError, AttributeError) as exc:
             aside = self.path.with_suffix(".json.bad")
             log.warning("%s: unreadable (%s); moved aside to %s", self.path, exc, aside.name)
-            self.path.replace(aside)
+            with contextlib.suppress(OSError):
+                self.path.replace(aside)
             return
         cutoff = time.time() - KEEP_SECONDS
         for item in items if isinstance(items, list) else []:
             record = _record(item)
             if record is not None and record.created >= cutoff:
-                self._records[record.task_id] = record
+                self._records.setdefault(record.task_id, record)
 
     def _save(self) -> None:
         """Write soon, off the loop (one writer; a change during a write writes again)."""

@@ -2,7 +2,10 @@
 
 Order matters: the window is shown and painted before ``mcp`` is imported or the hub
 starts; the hub then runs on the runtime thread (ui/facade.py) and reaches the window
-through the bridge (events) and the QtPrompter (questions).
+through the bridge (events) and the QtPrompter (questions). The chat pane and the first-run
+flows, the Servers place's tabs and the prompter's dialogs are not imported before the
+first paint either (ui/after_paint.py): the window opens with a placeholder in the Chats
+place and the real one is built right after.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 from PySide6.QtGui import QAction, QIcon
@@ -24,9 +27,9 @@ from PySide6.QtWidgets import QApplication, QMenu
 from portico import __version__
 from portico.prompts import Notice
 from portico.ui.actions import ActionId
+from portico.ui.after_paint import import_after_paint
 from portico.ui.bridge import EventBridge
 from portico.ui.chat.bridge import ChatBridge
-from portico.ui.chat.controller import ChatController
 from portico.ui.facade import RuntimeThread
 from portico.ui.gc_guard import GarbageCollector
 from portico.ui.icons import announced_icon, app_icon
@@ -35,14 +38,18 @@ from portico.ui.login_setting import StartAtLoginAction
 from portico.ui.loop import GIL_SWITCH_INTERVAL, PorticoEventLoop, ensure_application
 from portico.ui.main_window import MainWindow
 from portico.ui.models.servers import ServerListModel
-from portico.ui.onboarding.controller import Onboarding
 from portico.ui.ops import NoRuntime, Ops
-from portico.ui.pages.controller import ServerPages
 from portico.ui.palette import follow_os_scheme
-from portico.ui.prompter import QtPrompter
 from portico.ui.single_instance import SingleInstance
+from portico.ui.trace import trace
 from portico.ui.tray import Tray
 from portico.ui.tray_state import summary as live_summary
+
+if TYPE_CHECKING:
+    from portico.ui.chat.controller import ChatController
+    from portico.ui.onboarding.controller import Onboarding
+    from portico.ui.pages.controller import ServerPages
+    from portico.ui.prompter import QtPrompter
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +62,7 @@ class DesktopApp(QObject):
 
     runtimeStarted = Signal()
     configApplied = Signal(str)  # the summary line
+    chatsReady = Signal()  # the Chats place, its controller and the first-run flows exist
 
     def __init__(
         self,
@@ -81,22 +89,11 @@ class DesktopApp(QObject):
         self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
         self.ops = Ops(self.window.post_notice)
-        self.pages = ServerPages(
-            self.window, self.runtime, lambda: self.session, self.apply_config, self.tray, self.ops
-        )
+        self._pages: ServerPages | None = None  # built by ensure_pages (after the paint)
         self.chat_bridge = ChatBridge()
-        self.chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
-        self.chat.transcript.icon_for = self._card_icon  # the tool's, else its server's
-        self.chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
+        self._chat: ChatController | None = None  # built by ensure_chats (after the paint)
+        self._onboarding: Onboarding | None = None
         self.chat_service: Any = None
-        self.onboarding = Onboarding(
-            lambda: self.window,
-            self.runtime,
-            self.apply_config,
-            project=lambda: self.window.project,
-            taken=lambda: {s.name for s in self.model.states()},
-            secrets=lambda: self.session.services.secrets if self.session is not None else None,
-        )
         self._configured = False  # servers or a model: the app opens on a chat
         self._model_ref: str | None = None  # a model the first run just connected
         self.links = LinkFlow(
@@ -126,10 +123,6 @@ class DesktopApp(QObject):
         self.model.statesChanged.connect(
             lambda: self.window.set_summary(live_summary(self.model.states()))
         )
-        self.bridge.authRequired.connect(self.pages.auth_required)
-        self.bridge.activityChanged.connect(self.pages.activity_changed)
-        self.bridge.resourceUpdated.connect(self.pages.resources.resource_updated)
-        self.runtimeStarted.connect(self.pages.refresh)
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
         self.window.quitRequested.connect(self.quit_asked)
         self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
@@ -144,26 +137,102 @@ class DesktopApp(QObject):
         if self.instance is not None:
             self.instance.raiseRequested.connect(self.raise_window)
             self.instance.urlReceived.connect(self.open_link)
-        # The chat pane and the first run.
+        self.window.addServerRequested.connect(lambda: self.onboarding.add_server())
+
+    # --- what the first paint does without (ui/after_paint.py) -------------------------
+
+    async def build_after_paint(self) -> None:
+        """Import the modules the first paint did without, off the GUI thread (input and
+        paints go on meanwhile), then build their widgets here: a few milliseconds."""
+        if self._chat is None or self._pages is None or self.prompter is None:
+            try:
+                await asyncio.to_thread(import_after_paint)
+            except ImportError:  # rare: imported again below, where the error is reported
+                log.exception("importing in the background failed")
+        self.ensure_prompter()
+        self.ensure_pages()
+        self.ensure_chats()
+
+    def ensure_prompter(self) -> QtPrompter:
+        if self.prompter is None:
+            from portico.ui.prompter import QtPrompter
+
+            self.prompter = QtPrompter(
+                parent_widget=lambda: self.window if self.window.isVisible() else None
+            )
+            self.prompter.noticePosted.connect(self.window.post_notice)
+        return self.prompter
+
+    @property
+    def pages(self) -> ServerPages:
+        return self.ensure_pages()
+
+    def ensure_pages(self) -> ServerPages:
+        """The Servers place's tabs and the server actions that write the config."""
+        if self._pages is None:
+            from portico.ui.pages.controller import ServerPages
+
+            pages = ServerPages(
+                self.window,
+                self.runtime,
+                lambda: self.session,
+                self.apply_config,
+                self.tray,
+                self.ops,
+            )
+            self._pages = pages
+            self.bridge.authRequired.connect(pages.auth_required)
+            self.bridge.activityChanged.connect(pages.activity_changed)
+            self.bridge.resourceUpdated.connect(pages.resources.resource_updated)
+            self.runtimeStarted.connect(pages.refresh)
+        return self._pages
+
+    # --- the Chats place and the first run ----------------------------------------------
+
+    @property
+    def chat(self) -> ChatController:
+        return self.ensure_chats()[0]
+
+    @property
+    def onboarding(self) -> Onboarding:
+        return self.ensure_chats()[1]
+
+    def ensure_chats(self) -> tuple[ChatController, Onboarding]:
+        """Build the Chats place, its controller and the onboarding once (on first use if
+        something needs them before ``build_after_paint`` ran)."""
+        if self._chat is not None and self._onboarding is not None:
+            return self._chat, self._onboarding
+        from portico.ui.chat.controller import ChatController
+        from portico.ui.onboarding.controller import Onboarding
+
+        chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
+        chat.transcript.icon_for = self._card_icon  # the tool's, else its server's
+        chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
+        onboarding = Onboarding(
+            lambda: self.window,
+            self.runtime,
+            self.apply_config,
+            project=lambda: self.window.project,
+            taken=lambda: {s.name for s in self.model.states()},
+            secrets=lambda: self.session.services.secrets if self.session is not None else None,
+        )
+        self._chat, self._onboarding = chat, onboarding
         pane = self.window.chats.pane
         pane.serversRequested.connect(self.window.show_servers)
+        pane.set_states(self.model.states())
         self.model.statesChanged.connect(lambda: pane.set_states(self.model.states()))
-        self.model.statesChanged.connect(
-            lambda: self.onboarding.states_changed(self.model.states())
-        )
-        self.window.addServerRequested.connect(self.onboarding.add_server)
-        self.onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
-        self.onboarding.modelConnected.connect(self._use_model)
+        self.model.statesChanged.connect(lambda: onboarding.states_changed(self.model.states()))
+        onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
+        onboarding.modelConnected.connect(self._use_model)
+        trace("chats ready")
+        self.chatsReady.emit()
+        return chat, onboarding
 
     # --- run -----------------------------------------------------------------------------
 
     async def run(self) -> int:
         self._quit = asyncio.Event()
         self.gc.start()  # cyclic garbage (Qt objects in it) dies on this thread only
-        self.prompter = QtPrompter(
-            parent_widget=lambda: self.window if self.window.isVisible() else None
-        )
-        self.prompter.noticePosted.connect(self.window.post_notice)
         # SIGTERM from the first moment on: a session manager may stop us while we start
         restore_signals = self._handle_stop_signals()
         try:
@@ -175,7 +244,9 @@ class DesktopApp(QObject):
                 self.tray.show()
             if self.open_url:
                 self.open_link(self.open_url)
-            await self.start_runtime()
+            await self.build_after_paint()
+            if not self._quit.is_set():  # not when told to quit while starting (SIGTERM)
+                await self.start_runtime()
             if self.session is not None:
                 self._spawn(self._first_start())
             await self._quit.wait()
@@ -219,22 +290,22 @@ class DesktopApp(QObject):
                 painted.set_result(None)
 
         self.window.firstPainted.connect(on_painted)
+        trace("show")
         self.window.show()
         self.window.repaint()
         if not self.window.painted:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(painted, FIRST_PAINT_WAIT)
+        trace("first paint" if self.window.painted else "no paint yet")
 
     async def start_runtime(self) -> None:
         from portico.ui.runtime_thread.session import RuntimeSession
 
-        assert self.prompter is not None
+        prompter = self.ensure_prompter()
         self.window.set_summary("Starting the servers…")
         try:
             await asyncio.to_thread(self.runtime.start)
-            self.session = await self.runtime.submit(
-                RuntimeSession.create(self.prompter, self.bridge)
-            )
+            self.session = await self.runtime.submit(RuntimeSession.create(prompter, self.bridge))
         except Exception as exc:
             log.exception("the runtime did not start")
             self.window.post_notice(
@@ -242,6 +313,7 @@ class DesktopApp(QObject):
             )
             self.window.set_summary("The server runtime is not running.")
             return
+        trace("runtime started")
         self.runtimeStarted.emit()
 
     async def _first_start(self) -> None:
@@ -334,6 +406,7 @@ class DesktopApp(QObject):
             return
         if not self.model.states():
             self.window.set_summary(live_summary([]))
+        trace("config applied")
         self.configApplied.emit(summary)
 
     # --- actions -------------------------------------------------------------------------
@@ -449,9 +522,12 @@ class DesktopApp(QObject):
             # Before calls are cancelled: their server-side tasks keep running, to be
             # followed again on the next start (runtime/tasks.py).
             await self.runtime.submit(self.session.detach_tasks())
-        self.pages.close()
-        self.chat.close()
-        self.onboarding.close()
+        if self._pages is not None:
+            self._pages.close()
+        if self._chat is not None:
+            self._chat.close()
+        if self._onboarding is not None:
+            self._onboarding.close()
         self.links.close()
         await self.ops.drain()
         session, service = self.session, self.chat_service
@@ -480,6 +556,7 @@ class DesktopApp(QObject):
 def main(
     argv: list[str] | None = None, *, open_url: str | None = None, hidden: bool = False
 ) -> int:
+    trace("app imported")
     argv = list(sys.argv[:1] if argv is None else argv)
     sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # the GUI thread must win the GIL (loop.py)
     app = ensure_application(argv)
@@ -489,9 +566,11 @@ def main(
     app.setWindowIcon(app_icon())
     app.setQuitOnLastWindowClosed(False)
     follow_os_scheme(app)  # dark mode follows the OS
+    trace("QApplication")
     instance = SingleInstance()
     if not instance.acquire(url=open_url):
         return 0  # the running instance raised its window (and opens the link)
+    trace("single instance")
     desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden)
     with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
         return runner.run(desktop.run())

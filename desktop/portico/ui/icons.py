@@ -86,6 +86,31 @@ def tray_icon(state: Aggregate, variant: str = "light") -> QIcon:
     return _load(f"icons/tray-{state.value}-{variant}.svg", state.value)
 
 
+PLACE_ICON_SIZES = (24, 48)  # the rail's size, and for 2x screens
+
+
+def place_icon(name: str, color: QColor) -> QIcon:
+    """A rail place's icon (``resources/icons/place-NAME.svg``, a mask) in ``color``, the
+    button's text colour, so it follows light and dark mode. Drawn from our own file: no
+    font on the machine needs a glyph for it."""
+    root = resources_dir()
+    source = QIcon(str(root / "icons" / f"place-{name}.svg")) if root is not None else QIcon()
+    icon = QIcon()
+    for size in PLACE_ICON_SIZES:
+        mask = source.pixmap(size, size)
+        if mask.isNull():
+            return _painted(color.name())
+        tinted = QPixmap(mask.size())
+        tinted.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(tinted)
+        painter.drawPixmap(0, 0, mask)
+        painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+        painter.fillRect(tinted.rect(), color)
+        painter.end()
+        icon.addPixmap(tinted)
+    return icon
+
+
 @functools.cache
 def app_icon() -> QIcon:
     """The window icon from PNGs rendered at build time (installers/render_icons.py): no

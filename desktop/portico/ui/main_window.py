@@ -1,12 +1,17 @@
 """The main window: a left rail with two places, Chats (ui/chat/pane.py) and Servers
-(ui/servers_place.py), menus and the status bar. Ctrl+1 / Ctrl+2 switch places."""
+(ui/servers_place.py), menus and the status bar. Ctrl+1 / Ctrl+2 switch places.
+
+The Chats place is not imported with the window: the first paint shows a placeholder of
+the same geometry (ui/place_slot.py) and the app builds the real place on the next turns
+of the loop (``DesktopApp.load_chats``); ``chats`` builds it on first use otherwise."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtCore import QByteArray, QEvent, QSettings, QSize, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
 from PySide6.QtWidgets import (
     QButtonGroup,
     QFileDialog,
@@ -22,10 +27,16 @@ from PySide6.QtWidgets import (
 from portico.paths import paths
 from portico.prompts import Notice
 from portico.runtime.events import LogLine, ServerState
-from portico.ui.chat.pane import ChatsPlace
-from portico.ui.icons import app_icon
+from portico.ui.icons import app_icon, place_icon
 from portico.ui.models.servers import ServerListModel
+from portico.ui.place_slot import PlaceSlot
 from portico.ui.servers_place import ServersPlace
+
+if TYPE_CHECKING:
+    from portico.ui.chat.pane import ChatsPlace
+
+
+RAIL_ICON = 24  # px
 
 
 def settings() -> QSettings:
@@ -59,9 +70,10 @@ class MainWindow(QMainWindow):
         self.server_list = self.servers.server_list
         self.page = self.servers.page
         self.splitter = self.servers.splitter
-        self.chats = ChatsPlace()
+        self._chats: ChatsPlace | None = None
+        self.chats_slot = PlaceSlot("Chats")
         self.places = QStackedWidget()
-        self.places.addWidget(self.chats)
+        self.places.addWidget(self.chats_slot)
         self.places.addWidget(self.servers)
         self.rail = self._build_rail()
         central = QWidget()
@@ -91,6 +103,22 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self.resize(960, 620)
 
+    # --- the Chats place ---------------------------------------------------------------
+
+    @property
+    def chats(self) -> ChatsPlace:
+        """The Chats place, built (and its modules imported) on first use."""
+        if self._chats is None:
+            from portico.ui.chat.pane import ChatsPlace
+
+            self._chats = ChatsPlace()
+            self.chats_slot.fill(self._chats)
+        return self._chats
+
+    @property
+    def chats_built(self) -> bool:
+        return self._chats is not None
+
     # --- the rail ------------------------------------------------------------------------
 
     def _build_rail(self) -> QWidget:
@@ -108,7 +136,8 @@ class MainWindow(QMainWindow):
             button.setCheckable(True)
             button.setAutoRaise(True)
             button.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+            button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextUnderIcon)
+            button.setIconSize(QSize(RAIL_ICON, RAIL_ICON))
             button.setMinimumWidth(64)
             button.setAccessibleName(name)
             button.setToolTip(f"{name} ({key})")
@@ -122,7 +151,20 @@ class MainWindow(QMainWindow):
             self.addAction(action)
         column.addStretch(1)
         self.rail_buttons["Chats"].setChecked(True)
+        self._tint_rail()
         return rail
+
+    def _tint_rail(self) -> None:
+        """The rail's icons in the buttons' text colour (again when the palette changes)."""
+        # The window's palette: its PaletteChange comes before the buttons inherit the new one.
+        color = self.palette().color(QPalette.ColorRole.ButtonText)
+        for name, button in self.rail_buttons.items():
+            button.setIcon(place_icon(name.lower(), color))
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "rail_buttons"):
+            self._tint_rail()
 
     def show_place(self, index: int) -> None:
         self.places.setCurrentIndex(index)
@@ -130,7 +172,8 @@ class MainWindow(QMainWindow):
         if button is not None:
             button.setChecked(True)
         if index == 0:
-            self.chats.focus_input()
+            if self._chats is not None:  # still loading: the app focuses it once built
+                self._chats.focus_input()
         else:
             self.server_list.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
@@ -172,6 +215,13 @@ class MainWindow(QMainWindow):
         server_menu = self.menuBar().addMenu("&Server")
         self.server_menu = server_menu
         server_menu.aboutToShow.connect(lambda: self.servers.fill_server_menu(server_menu))
+        # The server actions (and their shortcuts: Ctrl+R, F5, ...) belong to the Servers
+        # place and work only while it shows; so does their menu.
+        self.places.currentChanged.connect(self._follow_place)
+        self._follow_place(self.places.currentIndex())
+
+    def _follow_place(self, index: int) -> None:
+        self.server_menu.menuAction().setVisible(self.places.widget(index) is self.servers)
 
     def server_actions(self, state: ServerState) -> list[tuple[str, bool]]:
         return self.servers.server_actions(state)

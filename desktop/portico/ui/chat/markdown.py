@@ -127,8 +127,15 @@ def _block_end(tokens: list[Token]) -> int:
 
 
 def parse_blocks(text: str) -> list[Block]:
-    """Every top-level block of ``text``, in order."""
-    return [block for block, _end in _blocks_with_ends(text)]
+    """Every top-level block of ``text``, in order (remembered for the last few hundred
+    texts: a message scrolled out and back, or shown again by Select text, costs no
+    parsing)."""
+    return list(_parsed(text))
+
+
+@lru_cache(maxsize=512)
+def _parsed(text: str) -> tuple[Block, ...]:
+    return tuple(block for block, _end in _blocks_with_ends(text))
 
 
 def _blocks_with_ends(text: str) -> list[tuple[Block, int]]:

@@ -7,7 +7,7 @@ selectable by mouse and keyboard; links are reachable with Tab.
 from __future__ import annotations
 
 from PySide6.QtCore import QEvent, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication
+from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication, QKeyEvent, QKeySequence
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from portico.ui.chat.markdown import Block, CodeBlock, ProseBlock, StreamSplitter, parse_blocks
@@ -59,6 +59,14 @@ class MeasuredLabel(QLabel):
         if event.type() in (QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self._heights.clear()
         super().changeEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        # Ctrl+A means the whole conversation, not this paragraph: the key goes on to
+        # the transcript, which opens Select text with everything selected.
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            event.ignore()
+            return
+        super().keyPressEvent(event)
 
 
 class RichLabel(MeasuredLabel):

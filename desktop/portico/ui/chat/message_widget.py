@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Signal
+from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 from portico.chat.messages import Message
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown_view import MarkdownView
+from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.palette import set_tone
 
@@ -86,35 +87,78 @@ class MessageWidget(QFrame):
         self.copy_button = _button("Copy", "Copy message")
         self.copy_button.clicked.connect(self.copy)
         row.addWidget(self.copy_button)
-        self.edit_button = _button("Edit", "Edit and resend", "Edit this message and send it again")
-        self.edit_button.clicked.connect(self.start_edit)
-        self.edit_button.hide()
-        row.addWidget(self.edit_button)
-        self.regenerate_button = _button("Regenerate", "Regenerate answer", "A new answer")
-        self.regenerate_button.clicked.connect(
-            lambda: self.regenerateRequested.emit(self.message_id)
-        )
-        self.regenerate_button.hide()
-        row.addWidget(self.regenerate_button)
-        self.retry_button = _button("Retry", "Retry", "Run this turn again")
-        self.retry_button.clicked.connect(self.retryRequested)
-        self.retry_button.hide()
-        row.addWidget(self.retry_button)
-        self.prev_branch = _button("‹", "Previous version")
-        self.branch_label = QLabel()
-        self.branch_label.setAccessibleName("version")
-        self.next_branch = _button("›", "Next version")
-        for widget in (self.prev_branch, self.branch_label, self.next_branch):
-            widget.hide()
-            row.addWidget(widget)
         row.addStretch(1)
         column.addLayout(row)
+        self._row = row
+        self._actions: (
+            tuple[QPushButton, QPushButton, QPushButton, QPushButton, QLabel, QPushButton] | None
+        ) = None
         self.editor: QPlainTextEdit | None = None
         self._siblings: list[str] = []
 
         self._fill(message)
         self.set_siblings(siblings or [message.id])
         self.show_status(message.status, message.error)
+
+    # --- actions -------------------------------------------------------------------
+    # Edit, Regenerate, Retry and the branch switcher show on a few messages only (the
+    # last ones, a failed one, one with versions): they are built the first time one is
+    # needed, which keeps a message that scrolls into view cheap to build.
+
+    def _built_actions(
+        self,
+    ) -> tuple[QPushButton, QPushButton, QPushButton, QPushButton, QLabel, QPushButton]:
+        if self._actions is not None:
+            return self._actions
+        edit = _button("Edit", "Edit and resend", "Edit this message and send it again")
+        edit.clicked.connect(self.start_edit)
+        regenerate = _button("Regenerate", "Regenerate answer", "A new answer")
+        regenerate.clicked.connect(lambda: self.regenerateRequested.emit(self.message_id))
+        retry = _button("Retry", "Retry", "Run this turn again")
+        retry.clicked.connect(self.retryRequested)
+        prev_branch = _button("‹", "Previous version")
+        prev_branch.clicked.connect(lambda: self._switch(0))
+        label = QLabel()
+        label.setAccessibleName("version")
+        next_branch = _button("›", "Next version")
+        next_branch.clicked.connect(lambda: self._switch(1))
+        self._actions = (edit, regenerate, retry, prev_branch, label, next_branch)
+        before: QWidget = self.copy_button
+        for offset, widget in enumerate(self._actions):
+            widget.hide()
+            self._row.insertWidget(1 + offset, widget)
+            if widget.focusPolicy() != Qt.FocusPolicy.NoFocus:
+                QWidget.setTabOrder(before, widget)  # Tab goes along the row
+                before = widget
+        return self._actions
+
+    @property
+    def edit_button(self) -> QPushButton:
+        return self._built_actions()[0]
+
+    @property
+    def regenerate_button(self) -> QPushButton:
+        return self._built_actions()[1]
+
+    @property
+    def retry_button(self) -> QPushButton:
+        return self._built_actions()[2]
+
+    @property
+    def prev_branch(self) -> QPushButton:
+        return self._built_actions()[3]
+
+    @property
+    def branch_label(self) -> QLabel:
+        return self._built_actions()[4]
+
+    @property
+    def next_branch(self) -> QPushButton:
+        return self._built_actions()[5]
+
+    def _show_action(self, index: int, shown: bool) -> None:
+        if shown or self._actions is not None:
+            self._built_actions()[index].setVisible(shown)
 
     # --- layout cost -------------------------------------------------------------------
     # Word-wrapped rich text answers heightForWidth by laying its text out again, and a
@@ -125,6 +169,8 @@ class MessageWidget(QFrame):
     _frozen: tuple[int, int] | None = None
 
     def freeze(self, width: int) -> None:
+        if self._frozen is not None and self._frozen[0] == width:
+            return  # measured at this width already (content changes thaw it)
         self._frozen = None
         height = super().heightForWidth(width)
         if height < 0:
@@ -214,6 +260,20 @@ class MessageWidget(QFrame):
         self.cards[state.id] = card
         return card
 
+    def segments(self) -> list[Segment]:
+        """What it shows, in order (for Select text): text parts and tool-call lines."""
+        out: list[Segment] = []
+        for i in range(self.parts.count()):
+            item = self.parts.itemAt(i)
+            widget = item.widget() if item is not None else None
+            if isinstance(widget, MarkdownView) and widget.text:
+                out.append(Segment("text", widget.text))
+            elif isinstance(widget, ToolCard):
+                out.append(Segment("call", call_line(widget.state)))
+            elif isinstance(widget, QLabel) and widget.accessibleName().startswith("attachment"):
+                out.append(Segment("note", f"Attached: {widget.text().removeprefix('📎 ')}"))
+        return out
+
     def plain_text(self) -> str:
         return "\n\n".join(t for t in self._texts if t)
 
@@ -237,19 +297,19 @@ class MessageWidget(QFrame):
         else:
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
-        self.retry_button.setVisible(status in ("stopped", "failed", "streaming"))
+        self._show_action(2, status in ("stopped", "failed", "streaming"))
 
     def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
-        self.edit_button.setVisible(self.role == "user" and last_user and not running)
-        self.regenerate_button.setVisible(self.role == "assistant" and last_answer and not running)
+        self._show_action(0, self.role == "user" and last_user and not running)
+        self._show_action(1, self.role == "assistant" and last_answer and not running)
         if running:
-            self.retry_button.hide()
+            self._show_action(2, False)
 
     def set_siblings(self, siblings: list[str]) -> None:
         self._siblings = siblings
         many = len(siblings) > 1
-        for widget in (self.prev_branch, self.branch_label, self.next_branch):
-            widget.setVisible(many)
+        for index in (3, 4, 5):
+            self._show_action(index, many)
         if not many:
             return
         at = siblings.index(self.message_id) if self.message_id in siblings else 0
@@ -261,12 +321,7 @@ class MessageWidget(QFrame):
             siblings[at - 1] if at > 0 else None,
             siblings[at + 1] if at < len(siblings) - 1 else None,
         )
-        if not self._branch_wired:
-            self._branch_wired = True
-            self.prev_branch.clicked.connect(lambda: self._switch(0))
-            self.next_branch.clicked.connect(lambda: self._switch(1))
 
-    _branch_wired = False
     _branch_targets: tuple[str | None, str | None] = (None, None)
 
     def _switch(self, which: int) -> None:

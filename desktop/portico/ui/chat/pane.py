@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from portico.runtime.events import ServerState, Status
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList
+from portico.ui.chat.text_view import ConversationText
 from portico.ui.chat.transcript import TranscriptView
 from portico.ui.palette import set_tone
 
@@ -87,12 +88,24 @@ class ChatPane(QWidget):
         self.strip.setToolTip("Open the Servers place")
         self.strip.clicked.connect(lambda: self.serversRequested.emit(self._needs or ""))
         header.addWidget(self.strip)
+        self.select_button = QPushButton("Select text")
+        self.select_button.setCheckable(True)
+        self.select_button.setFlat(True)
+        self.select_button.setAutoDefault(False)
+        self.select_button.setAccessibleName("Select text")
+        self.select_button.setToolTip(
+            "Show the conversation as one text to select across messages (Ctrl+A selects it all)"
+        )
+        self.select_button.toggled.connect(self._select_toggled)
+        header.addWidget(self.select_button)
         column.addLayout(header)
         self._needs: str | None = None
 
         self.stack = QStackedWidget()
         self.transcript = TranscriptView()
         self.stack.addWidget(self.transcript)
+        self.text_view: ConversationText | None = None  # built when first asked for
+        self.transcript.selectAllRequested.connect(lambda: self.select_text(everything=True))
         column.addWidget(self.stack, 1)
         self.composer = Composer()
         column.addWidget(self.composer)
@@ -121,15 +134,61 @@ class ChatPane(QWidget):
             f"  (chat: {total_in + total_out:,} tokens)"
         )
 
+    # --- Select text ------------------------------------------------------------------
+
+    def select_text(self, everything: bool = False) -> ConversationText:
+        """Show the conversation as one document (drag across messages, Ctrl+C copies
+        plain text); ``everything``: select it all (Ctrl+A in the transcript)."""
+        view = self.text_view
+        if view is None:
+            view = self.text_view = ConversationText()
+            view.closeRequested.connect(self.end_select)
+            self.stack.addWidget(view)
+        top = self.transcript.top_message()
+
+        def placed() -> None:
+            if everything:
+                view.select_everything()
+            else:
+                view.go_to_message(top)
+
+        view.load(self.transcript.text_source(), around=top, then=placed)
+        self.stack.setCurrentWidget(view)
+        self.select_button.blockSignals(True)
+        self.select_button.setChecked(True)
+        self.select_button.setText("Back to chat")
+        self.select_button.blockSignals(False)
+        view.setFocus(Qt.FocusReason.OtherFocusReason)
+        return view
+
+    def end_select(self) -> None:
+        self.select_button.blockSignals(True)
+        self.select_button.setChecked(False)
+        self.select_button.setText("Select text")
+        self.select_button.blockSignals(False)
+        if self.text_view is not None and self.stack.currentWidget() is self.text_view:
+            self.stack.setCurrentWidget(self.transcript)
+            self.text_view.clear()  # a long chat's document is not kept in memory
+            self.transcript.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _select_toggled(self, on: bool) -> None:
+        if on:
+            self.select_text()
+        else:
+            self.end_select()
+
     def show_welcome(self, welcome: QWidget) -> None:
         if self.stack.indexOf(welcome) < 0:
             self.stack.addWidget(welcome)
         self.stack.setCurrentWidget(welcome)
         self.composer.hide()  # the welcome's own buttons lead on; the chat comes after
+        self.select_button.hide()
 
     def show_transcript(self) -> None:
+        self.end_select()
         self.stack.setCurrentWidget(self.transcript)
         self.composer.show()
+        self.select_button.show()
 
 
 class ChatsPlace(QWidget):

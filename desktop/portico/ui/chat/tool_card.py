@@ -265,27 +265,15 @@ class ToolCard(QFrame):
         header.addWidget(self.cancel_button)
         column.addLayout(header)
 
-        self.args_view = QLabel(_esc(arguments_text(state)))
-        self.args_view.setTextFormat(Qt.TextFormat.PlainText)
-        self.args_view.setText(arguments_text(state))
-        self.args_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
-        self.args_view.setWordWrap(True)
-        self.args_view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.args_view.setAccessibleName("arguments")
-        self.args_view.hide()
-        column.addWidget(self.args_view)
-
-        self.progress = QProgressBar()
-        self.progress.setAccessibleName("progress")
-        self.progress.setMaximumHeight(12)
-        self.progress.setTextVisible(False)
-        self.progress.hide()
-        column.addWidget(self.progress)
-        self.progress_text = QLabel()
-        self.progress_text.setAccessibleName("progress message")
-        set_tone(self.progress_text, "muted")
-        self.progress_text.hide()
-        column.addWidget(self.progress_text)
+        # The arguments view and the progress bar are built when first shown: most cards
+        # in a long chat are finished calls nobody expands (cheaper to scroll into view).
+        self._args_slot = QVBoxLayout()
+        column.addLayout(self._args_slot)
+        self._args_view: QLabel | None = None
+        self._progress_slot = QVBoxLayout()
+        self._progress_slot.setSpacing(4)
+        column.addLayout(self._progress_slot)
+        self._progress: tuple[QProgressBar, QLabel] | None = None
 
         # The server answered with a task (tasks extension): its status, and Fetch result
         # for one left running when Portico closed.
@@ -322,6 +310,45 @@ class ToolCard(QFrame):
         if state.outcome is None:
             self._start_ticker()
         self.refresh()
+
+    @property
+    def args_view(self) -> QLabel:
+        if self._args_view is None:
+            view = QLabel()
+            view.setTextFormat(Qt.TextFormat.PlainText)
+            view.setText(arguments_text(self.state))
+            view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+            view.setWordWrap(True)
+            view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            view.setAccessibleName("arguments")
+            view.hide()
+            self._args_slot.addWidget(view)
+            self._args_view = view
+        return self._args_view
+
+    def _progress_widgets(self) -> tuple[QProgressBar, QLabel]:
+        if self._progress is None:
+            bar = QProgressBar()
+            bar.setAccessibleName("progress")
+            bar.setMaximumHeight(12)
+            bar.setTextVisible(False)
+            bar.hide()
+            self._progress_slot.addWidget(bar)
+            text = QLabel()
+            text.setAccessibleName("progress message")
+            set_tone(text, "muted")
+            text.hide()
+            self._progress_slot.addWidget(text)
+            self._progress = (bar, text)
+        return self._progress
+
+    @property
+    def progress(self) -> QProgressBar:
+        return self._progress_widgets()[0]
+
+    @property
+    def progress_text(self) -> QLabel:
+        return self._progress_widgets()[1]
 
     # --- live updates ----------------------------------------------------------------
 
@@ -410,8 +437,9 @@ class ToolCard(QFrame):
                 self.status.setText("Running")
                 set_tone(self.status, "muted")
             return
-        self.progress.hide()
-        self.progress_text.hide()
+        if self._progress is not None:
+            self.progress.hide()
+            self.progress_text.hide()
         outcome = state.outcome or "ok"
         words = OUTCOME_WORDS.get(outcome, outcome)
         if outcome == "ok" and state.is_error:

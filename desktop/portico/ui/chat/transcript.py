@@ -12,11 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QIcon, QResizeEvent
+from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from portico.chat.messages import Message
+from portico.ui.chat.markdown import parse_blocks
 from portico.ui.chat.message_widget import MessageWidget
+from portico.ui.chat.segments import Segment, author, message_segments
 
 FIRST_WINDOW = 24  # messages built when a chat opens
 BATCH = 1  # messages built per event-loop turn when scrolling (one widget is ~10-30 ms)
@@ -44,6 +46,7 @@ class TranscriptView(QScrollArea):
     switchRequested = Signal(str)
     cancelCall = Signal(str)
     approvalAnswered = Signal(str, object)
+    selectAllRequested = Signal()  # Ctrl+A anywhere in the transcript
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -94,6 +97,15 @@ class TranscriptView(QScrollArea):
         self._anchor_timer.setSingleShot(True)
         self._anchor_timer.setInterval(0)
         self._anchor_timer.timeout.connect(self._apply_anchor)
+        # The next message to show while scrolling is built a turn ahead (hidden), so a
+        # turn either builds one message or measures and places one, never both.
+        self._ahead: tuple[str, MessageWidget] | None = None  # (message id, widget)
+        self._ahead_timer = QTimer(self)
+        self._ahead_timer.setSingleShot(True)
+        self._ahead_timer.setInterval(0)
+        self._ahead_timer.timeout.connect(self._build_ahead)
+        self._ahead_index: int | None = None
+        self._ahead_parsed = False
 
         bar = self.verticalScrollBar()
         bar.valueChanged.connect(self._scrolled)
@@ -107,6 +119,7 @@ class TranscriptView(QScrollArea):
     # --- whole chats -------------------------------------------------------------------
 
     def set_messages(self, messages: list[Message], siblings: dict[str, list[str]]) -> None:
+        self._drop_ahead()
         self._frame.stop()
         self._pending.clear()
         self._texts.clear()
@@ -125,8 +138,20 @@ class TranscriptView(QScrollArea):
         self._bottom_timer.start()
 
     def _build(self, message: Message) -> MessageWidget:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == message.id:
+            widget = ahead[1]
+            widget.show()  # it was built hidden a turn ago; the caller places it now
+        else:
+            if ahead is not None:
+                ahead[1].deleteLater()
+            widget = self._make(message)
+        self.widgets[message.id] = widget
+        return widget
+
+    def _make(self, message: Message, parent: QWidget | None = None) -> MessageWidget:
         widget = MessageWidget(
-            message, icon_for=self.icon_for, siblings=self.siblings.get(message.id)
+            message, icon_for=self.icon_for, siblings=self.siblings.get(message.id), parent=parent
         )
         widget.editSubmitted.connect(self.editSubmitted)
         widget.regenerateRequested.connect(self.regenerateRequested)
@@ -134,8 +159,48 @@ class TranscriptView(QScrollArea):
         widget.switchRequested.connect(self.switchRequested)
         widget.cancelCall.connect(self.cancelCall)
         widget.approvalAnswered.connect(self.approvalAnswered)
-        self.widgets[message.id] = widget
         return widget
+
+    def _drop_ahead(self) -> None:
+        self._ahead_timer.stop()
+        self._ahead_index = None
+        self._ahead_parsed = False
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None:
+            ahead[1].deleteLater()
+
+    def _build_ahead(self) -> None:
+        index = self._ahead_index
+        if index is None or not 0 <= index < len(self.messages) or self._ahead is not None:
+            self._ahead_index = None
+            return
+        message = self.messages[index]
+        if message.id in self.widgets:
+            self._ahead_index = None
+            return
+        if not self._ahead_parsed:
+            # First turn: the Markdown (parse_blocks remembers it); next turn: the widgets.
+            for segment in message_segments(message):
+                if segment.kind == "text":
+                    parse_blocks(segment.text)
+            self._ahead_parsed = True
+            self._ahead_timer.start()
+            return
+        self._ahead_index = None
+        self._ahead_parsed = False
+        # A hidden child of the column's widget: its style sheet applies when measured.
+        widget = self._make(message, parent=self.inner)
+        widget.hide()
+        self._ahead = (message.id, widget)
+        if message.id not in self._live_ids():
+            widget.freeze(self._content_width())  # measured now, not when it is placed
+
+    def _prepare(self, index: int) -> None:
+        """Build message ``index`` on a later turn (the next one scrolling will need)."""
+        if 0 <= index < len(self.messages) and self.messages[index].id not in self.widgets:
+            self._ahead_index = index
+            self._ahead_parsed = False
+            self._ahead_timer.start()
 
     def load_earlier(self) -> int:
         """Build the next batch of older messages (and drop as many of the newest when
@@ -156,6 +221,7 @@ class TranscriptView(QScrollArea):
         self.first = start
         self._drop_newest()
         self._anchor_timer.start()
+        self._prepare(self.first - 1)
         return count
 
     def load_later(self) -> int:
@@ -175,6 +241,7 @@ class TranscriptView(QScrollArea):
         self.last = end
         self._drop_oldest()
         self._mark_last()
+        self._prepare(self.last)
         return count
 
     def _live_ids(self) -> set[str]:
@@ -268,6 +335,7 @@ class TranscriptView(QScrollArea):
     def truncate_from(self, message_id: str) -> None:
         """Drop ``message_id`` and everything after it (an edit or a regenerate replaces
         them; the core keeps the old ones as a branch)."""
+        self._drop_ahead()
         ids = [m.id for m in self.messages]
         if message_id not in ids:
             return
@@ -307,6 +375,7 @@ class TranscriptView(QScrollArea):
         self.update_siblings(siblings)
 
     def update_siblings(self, siblings: dict[str, list[str]]) -> None:
+        self._drop_ahead()
         self.siblings = dict(siblings)
         for message_id, widget in self.widgets.items():
             widget.set_siblings(self.siblings.get(message_id, [message_id]))
@@ -350,6 +419,33 @@ class TranscriptView(QScrollArea):
         widget = self.widgets.get(message_id)
         if widget is not None:
             widget.end_text()
+
+    # --- Select text ------------------------------------------------------------------
+
+    def text_source(self) -> list[tuple[str, list[Segment]]]:
+        """Every shown message as (author, segments); built messages as they are on
+        screen (a live answer's latest text), the others from their stored form."""
+        out = []
+        for message in self.messages:
+            widget = self.widgets.get(message.id)
+            segments = widget.segments() if widget is not None else message_segments(message)
+            out.append((author(message), segments))
+        return out
+
+    def top_message(self) -> int:
+        """Index of the first message visible at the top of the viewport."""
+        top = self.verticalScrollBar().value()
+        for index in range(self.first, self.last):
+            widget = self.widgets.get(self.messages[index].id)
+            if widget is not None and widget.geometry().bottom() >= top:
+                return index
+        return max(0, self.last - 1)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        if event.matches(QKeySequence.StandardKey.SelectAll):
+            self.selectAllRequested.emit()
+            return
+        super().keyPressEvent(event)
 
     # --- scrolling ---------------------------------------------------------------------
 

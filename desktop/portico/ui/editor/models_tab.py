@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -36,7 +37,7 @@ from PySide6.QtWidgets import (
 
 from portico.config import models_edit
 from portico.config.document import ConfigDocument, DocumentParseError, EditError
-from portico.config.model import Diagnostic, Scope
+from portico.config.model import Diagnostic, ProviderSpec, Scope
 from portico.config.models_config import KINDS
 from portico.config.secrets import has_references, literal_text
 from portico.config.validate import server_name_problem
@@ -48,6 +49,7 @@ from portico.ui.palette import set_tone
 if TYPE_CHECKING:
     from portico.auth.secret_store import SecretStore
     from portico.chat.detect import TestReport
+    from portico.chat.providers.catalog import KeyringLookup
     from portico.ui.facade import RuntimeThread
 
 NO_DEFAULT = "(none: chats ask for a model)"
@@ -57,6 +59,8 @@ PROJECT_NOTE = (
     "reach your keys)."
 )
 _SECRET_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-]+")
+MENU_LIMIT = 40  # models offered in the Fetch list menu
+T = TypeVar("T")
 
 
 def is_models_key(diagnostic: Diagnostic) -> bool:
@@ -200,6 +204,8 @@ class ModelsTab(QWidget):
         self.form.edited.connect(self._field_edited)
         self.form.keyStored.connect(self._store_key_clicked)
         self.form.testRequested.connect(self.test_selected)
+        self.form.fetchRequested.connect(self.fetch_models)
+        self.models_menu: QMenu | None = None
         splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(self.form)
@@ -297,6 +303,15 @@ class ModelsTab(QWidget):
                 if not shown:
                     refs.append(name)
         current = models_edit.default_model(file.doc) if file and file.doc else None
+        elsewhere = [
+            (other, models_edit.default_model(other.doc))
+            for other in self.files
+            if other is not file and other.scope is Scope.GLOBAL and other.doc is not None
+        ]
+        found = [(other, ref) for other, ref in elsewhere if ref]
+        if current is None and found:
+            other, ref = found[0]
+            self.default_combo.setItemText(0, f"(none here; {other.path.name} sets {ref})")
         if current and current not in refs:
             refs.append(current)  # as written (the validator says what is wrong with it)
         for ref in dict.fromkeys(refs):
@@ -436,10 +451,10 @@ class ModelsTab(QWidget):
         self.say(f"Stored the key as {secret} in {where}; the file says {reference}.")
         return secret
 
-    # --- test --------------------------------------------------------------------------
+    # --- test and fetch ------------------------------------------------------------------
 
-    def test_selected(self) -> asyncio.Task[None] | None:
-        """One tiny completion with the provider as edited (not saved)."""
+    def _edited_spec(self) -> ProviderSpec | None:
+        """The selected provider as edited (not saved), or None (and why, said)."""
         file, name = self.file, self.selected()
         if file is None or name is None:
             return None
@@ -448,23 +463,35 @@ class ModelsTab(QWidget):
         if spec is None:
             mine = [str(d) for d in config.diagnostics if is_models_key(d)]
             self._tested("The provider's settings have errors; fix them first:\n" + "\n".join(mine))
+        return spec
+
+    async def _off_gui(self, work: Callable[[KeyringLookup], Coroutine[Any, Any, T]]) -> T:
+        """Run ``work`` (given the secret store's lookup) on the runtime thread, or on a
+        worker thread when the app runs none: never on the GUI loop."""
+        store = await self.secrets()
+        runtime = self.runtime()
+        if runtime is not None and runtime.is_running:
+            return await runtime.submit(work(store.lookup_secret))
+        return await asyncio.to_thread(asyncio.run, work(store.lookup_secret))
+
+    def test_selected(self) -> asyncio.Task[None] | None:
+        """One tiny completion with the provider as edited (not saved)."""
+        spec = self._edited_spec()
+        if spec is None:
             return None
-        model = spec.model
+        name, model = spec.name, spec.model
         if not model:
             self._tested(f"{name} names no model: fill in Models or Default model first.")
             return None
         self.form.test_button.setEnabled(False)
         self.form.test_result.setText(f"Asking {name}/{model}…")
-        runtime = self.runtime()
 
         async def work() -> TestReport:
             from portico.chat.detect import test_provider
 
-            store = await self.secrets()
-            probe = test_provider(spec, model, timeout=30.0, lookup=store.lookup_secret)
-            if runtime is not None and runtime.is_running:
-                return await runtime.submit(probe)
-            return await asyncio.to_thread(asyncio.run, probe)
+            return await self._off_gui(
+                lambda lookup: test_provider(spec, model, timeout=30.0, lookup=lookup)
+            )
 
         def ok(report: TestReport) -> None:
             self.last_test = report
@@ -480,6 +507,65 @@ class ModelsTab(QWidget):
             .finally_(lambda: self.form.test_button.setEnabled(self.selected() is not None))
             .run()
         )
+
+    def fetch_models(self) -> asyncio.Task[None] | None:
+        """Ask the server for its models; a menu offers them to add (``models_menu``)."""
+        spec = self._edited_spec()
+        if spec is None:
+            return None
+        name = spec.name
+        self.form.fetch_button.setEnabled(False)
+        self.form.test_result.setText(f"Asking {name} for its models…")
+
+        async def work() -> list[str]:
+            from portico.chat.detect import list_models
+
+            return await self._off_gui(lambda lookup: list_models(spec, lookup=lookup))
+
+        return (
+            self.ops.op(work, f"List the models of {name}")
+            .success(lambda found: self._offer_models(name, found))
+            .failure(lambda exc: self._tested(f"{name} did not list its models: {exc}"))
+            .finally_(lambda: self.form.fetch_button.setEnabled(self.selected() is not None))
+            .run()
+        )
+
+    def _offer_models(self, name: str, found: list[str]) -> None:
+        if self.selected() != name:
+            return
+        if not found:
+            self._tested(f"{name} lists no models.")
+            return
+        self._tested(f"{name} offers {len(found)} model(s): pick one to add.", ok=True)
+        menu = QMenu(self)
+        menu.setAccessibleName("models the server offers")
+        have = set(self._models_of(name))
+        for model in found[:MENU_LIMIT]:
+            action = menu.addAction(model)
+            action.setCheckable(True)
+            action.setChecked(model in have)
+            action.setEnabled(model not in have)
+            action.triggered.connect(lambda _=False, m=model: self.add_model(name, m))
+        if len(found) > MENU_LIMIT:
+            more = menu.addAction(f"…and {len(found) - MENU_LIMIT} more (type them in Models)")
+            more.setEnabled(False)
+        self.models_menu = menu
+        button = self.form.fetch_button
+        menu.popup(button.mapToGlobal(button.rect().bottomLeft()))
+
+    def _models_of(self, name: str) -> list[str]:
+        file = self.file
+        fields = models_edit.provider(file.doc, name) if file and file.doc else None
+        models = (fields or {}).get("models")
+        if isinstance(models, str):
+            return [models]
+        return [str(m) for m in models] if isinstance(models, list) else []
+
+    def add_model(self, name: str, model: str) -> None:
+        models = list(dict.fromkeys([*self._models_of(name), model]))
+        done, _ = self._edit(lambda doc: models_edit.set_provider_key(doc, name, "models", models))
+        if done:
+            self.say(f"Added {model} to the models of {name}; Save to keep.")
 
     def _tested(self, text: str, *, ok: bool = False) -> None:
         self.form.test_result.setText(text)

@@ -25,6 +25,7 @@ from portico.ui.palette import set_tone
 
 KEYCHAIN_TEXT = "Store in keychain"
 TEST_TEXT = "Test &connection"
+FETCH_TEXT = "Fetch &list…"
 
 
 def _list_text(value: Any) -> str:
@@ -45,11 +46,12 @@ def _error_label(name: str) -> QLabel:
 
 class ProviderForm(QWidget):
     """Emits ``edited(key, value)`` (value None removes the key), ``keyStored(value)`` for
-    the Store in keychain button and ``testRequested()``."""
+    the Store in keychain button, ``testRequested()`` and ``fetchRequested()``."""
 
     edited = Signal(str, object)
     keyStored = Signal(str)
     testRequested = Signal()
+    fetchRequested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,6 +105,14 @@ class ProviderForm(QWidget):
         self.models.setPlaceholderText("gpt-4.1, gpt-4.1-mini")
         self.models.setToolTip("The models this provider offers, comma-separated")
         self.models.editingFinished.connect(self._emit_models)
+        self.fetch_button = QPushButton(FETCH_TEXT)
+        self.fetch_button.setToolTip("Ask the server which models it offers, and add one")
+        self.fetch_button.clicked.connect(self.fetchRequested.emit)
+        models_row = QWidget()
+        models_line = QHBoxLayout(models_row)
+        models_line.setContentsMargins(0, 0, 0, 0)
+        models_line.addWidget(self.models, 1)
+        models_line.addWidget(self.fetch_button)
         self.default_model = QLineEdit()
         self.default_model.setPlaceholderText("(the first of models)")
         self.default_model.editingFinished.connect(
@@ -116,7 +126,7 @@ class ProviderForm(QWidget):
             ("&Base URL:", "base_url", self.base_url, self.base_url),
             ("API key &reference:", "api_key", self.api_key, self.api_key),
             ("API ke&y:", "key", self.key, key_row),
-            ("&Models:", "models", self.models, self.models),
+            ("&Models:", "models", self.models, models_row),
             ("De&fault model:", "default_model", self.default_model, self.default_model),
             ("", "vision", self.vision, self.vision),
         ]
@@ -160,6 +170,7 @@ class ProviderForm(QWidget):
                     if widget is not None:
                         widget.setEnabled(has)
             self.test_button.setEnabled(has)
+            self.fetch_button.setEnabled(has)
             self.test_result.clear()
             self.key.clear()
             if not has:
@@ -204,6 +215,12 @@ class ProviderForm(QWidget):
             label.setVisible(key in per_key)
         self.provider_errors.setText("\n".join(general))
         self.provider_errors.setVisible(bool(general))
+
+    def commit_pending(self, focused: QWidget | None) -> None:
+        """Apply the field that still has focus (Ctrl+S while typing)."""
+        if focused in (self.base_url, self.api_key, self.models, self.default_model):
+            assert isinstance(focused, QLineEdit)
+            focused.editingFinished.emit()
 
     def error_text(self, key: str) -> str:
         label = self.errors[key]

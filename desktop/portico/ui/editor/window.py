@@ -368,6 +368,7 @@ class ConfigEditorWindow(QMainWindow):
         for field in self.form.fields.values():
             if field.editor is focused:
                 field._commit_line()
+        self.models.form.commit_pending(focused)
 
     # --- keychain ----------------------------------------------------------------------
 

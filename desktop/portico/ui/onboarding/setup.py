@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from portico.config import models_edit
 from portico.config.document import ConfigDocument
 from portico.config.importers import KINDS, ImportSourceError, import_servers, label
 from portico.config.importers.locations import Machine
-from portico.config.model import Dialect, Scope
+from portico.config.model import Scope
 from portico.config.targets import choose_file
 
 
@@ -120,45 +121,8 @@ def add_provider(
         fields["default_model"] = default_model
     if vision:
         fields["vision"] = True
-    toml = doc.dialect is Dialect.TOML
-    if doc.get_setting(("models",)) is None:
-        doc.set_setting(
-            ("models",),
-            _tables({"providers": {name: fields}}) if toml else {"providers": {name: fields}},
-        )
-    elif doc.get_setting(("models", "providers")) is None:
-        doc.set_setting(
-            ("models", "providers"), _tables({name: fields}) if toml else {name: fields}
-        )
-    else:
-        doc.set_setting(("models", "providers", name), _table(fields) if toml else fields)
+    models_edit.put_provider(doc, name, fields)
     if make_default:
-        ref = f"{name}/{default_model}" if default_model else name
-        # TOML: a top-level default_model; YAML: models.default.
-        key = ("default_model",) if toml else ("models", "default")
-        doc.set_setting(key, ref)
+        models_edit.set_default_model(doc, f"{name}/{default_model}" if default_model else name)
     doc.save()
     return path
-
-
-def _table(fields: dict[str, Any]) -> Any:
-    """A ``[models.providers.NAME]`` table (not an inline table on one long line)."""
-    import tomlkit
-
-    table = tomlkit.table()
-    for key, value in fields.items():
-        table.add(key, value)
-    return table
-
-
-def _tables(nested: dict[str, dict[str, Any]]) -> Any:
-    """Super tables down to the provider tables: ``[models.providers.NAME]`` headers."""
-    import tomlkit
-
-    outer = tomlkit.table(is_super_table=True)
-    for key, value in nested.items():
-        if isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
-            outer.add(key, _tables(value))
-        else:
-            outer.add(key, _table(value))
-    return outer

@@ -6,7 +6,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from portico.ui.dialogs.base import large_font
 from portico.ui.onboarding.setup import FoundImport
@@ -16,6 +25,8 @@ DIRECT_MODE = (
     "No model needed to start: tools, prompts and resources work in direct mode — "
     "type / in the chat to run a prompt, /call a tool or @ a resource."
 )
+COLUMN_WIDTH = 540  # px at most: lines stay short enough to read on a wide window
+MIN_COLUMN_WIDTH = 280  # px: below that the pane scrolls sideways instead of squeezing
 
 
 def _action(text: str, name: str, detail: str) -> tuple[QPushButton, QLabel]:
@@ -38,11 +49,28 @@ class WelcomePage(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("welcome")
+        # A scroll area: on a short window (960×620 with several imports found) the column
+        # scrolls; its labels wrap to the width they get instead of being clipped.
+        self.scroll_area = QScrollArea()
+        self.scroll_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroll_area.setWidgetResizable(True)
+        self.scroll_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
         outer = QVBoxLayout(self)
-        outer.setAlignment(Qt.AlignmentFlag.AlignHCenter | Qt.AlignmentFlag.AlignTop)
-        outer.setContentsMargins(24, 32, 24, 24)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(self.scroll_area)
+        page = QWidget()
+        page_layout = QVBoxLayout(page)
+        page_layout.setContentsMargins(24, 32, 24, 24)
+        centred = QHBoxLayout()
+        page_layout.addLayout(centred)
+        page_layout.addStretch(1)
         box = QWidget()
-        box.setFixedWidth(540)  # wrapped labels need a known width to get their height
+        box.setMinimumWidth(MIN_COLUMN_WIDTH)
+        box.setMaximumWidth(COLUMN_WIDTH)
+        box.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        centred.addStretch(1)
+        centred.addWidget(box, 100)  # as wide as the pane allows, up to COLUMN_WIDTH
+        centred.addStretch(1)
         column = QVBoxLayout(box)
         column.setSpacing(8)
         title = QLabel("Welcome to Portico")
@@ -97,7 +125,8 @@ class WelcomePage(QWidget):
         self.chat_button.setAutoDefault(False)
         self.chat_button.clicked.connect(self.startChatRequested)
         column.addWidget(self.chat_button, 0, Qt.AlignmentFlag.AlignLeft)
-        outer.addWidget(box)
+        self.scroll_area.setWidget(page)
+        page.setAutoFillBackground(False)  # the pane's own background (setWidget turned it on)
 
     def set_imports(self, found: Sequence[FoundImport]) -> None:
         for button in self.import_buttons:

@@ -93,6 +93,9 @@ class TaskPanel(QGroupBox):
 
     def _fill(self, records: list[TaskRecord]) -> None:
         keep = self.selected()
+        known = {r.task_id for r in self.records}
+        if any(r.task_id not in known for r in records):
+            keep = None  # a new task: select it (the newest is first)
         self.records = records
         self.list.clear()
         for record in records:

@@ -168,6 +168,7 @@ class PageService:
         from portico.runtime.task_events import TaskUpdate, watching
 
         store = self.task_store()
+        await store.load()
         seen: list[TaskUpdate] = []
 
         def heard(update: TaskUpdate) -> None:
@@ -193,7 +194,9 @@ class PageService:
 
     async def task_records(self, server: str) -> list[TaskRecord]:
         """The server's Try it tasks, newest first (from before a restart too)."""
-        return await asyncio.to_thread(self.task_store().records, server)
+        store = self.task_store()
+        await store.load()
+        return store.records(server)
 
     async def fetch_task(
         self, server: str, task_id: str, progress: Progress | None = None
@@ -203,6 +206,7 @@ class PageService:
         from portico.runtime.task_events import TaskGone, watching
 
         store = self.task_store()
+        await store.load()
         record = store.get(task_id)
         if record is None:
             raise KeyError(f"no recorded task {task_id} of {server}")
