@@ -132,12 +132,12 @@ def test_model_add_list_and_test(portico_home: Path, server: ModelServer) -> Non
     added = run("model", "add", "local", "--kind", "openai", "--base-url", server.openai_url,
                 "--default", "gpt-test")
     assert added.returncode == 0, added.stderr
-    yaml = paths().global_yaml.read_text()
-    assert "local:" in yaml and "api_key" not in yaml  # no terminal: no key
-    assert "default: local/gpt-test" in yaml
+    toml = paths().global_toml.read_text()  # mcp.toml, as `mcp add` chooses with no files
+    assert "[models.providers.local]" in toml and "api_key" not in toml  # no terminal: no key
+    assert 'default_model = "local/gpt-test"' in toml
     listed = run("model", "list")
     assert "local (openai)" in listed.stdout and "* local/gpt-test" in listed.stdout
-    assert f"{paths().global_yaml}:" in listed.stdout
+    assert f"{paths().global_toml}:" in listed.stdout
     tested = run("model", "test", "local")
     assert tested.returncode == 0, tested.stderr
     assert tested.stdout.startswith("local/gpt-test answered in ")

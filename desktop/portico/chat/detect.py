@@ -5,7 +5,9 @@ and a one-completion test. Used by ``portico model detect/test`` and the app's f
 from __future__ import annotations
 
 import asyncio
+import os
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +25,42 @@ KNOWN_PORTS: tuple[tuple[int, str, str], ...] = (
     (8080, "llama.cpp server", "llamacpp"),
 )
 DETECT_TIMEOUT = 0.5  # seconds per port; all ports are probed at once
+# Ports to probe instead of KNOWN_PORTS, comma-separated ("11434,8000"): for a server on
+# an unusual port, and for tests.
+PORTS_ENV = "PORTICO_DETECT_PORTS"
+
+Probe = tuple[int, str, str]  # (port, label, suggested provider name)
+
+
+def probes(ports: Sequence[int] | None = None) -> tuple[Probe, ...]:
+    """What to probe: ``ports`` if given, else the ports in ``$PORTICO_DETECT_PORTS``,
+    else KNOWN_PORTS. A port that is not a known one is labelled as a generic server
+    and suggested as ``local-PORT``. Raises ValueError naming a bad port."""
+    if ports is None:
+        raw = os.environ.get(PORTS_ENV, "").strip()
+        if not raw:
+            return KNOWN_PORTS
+        ports = [_port(part, PORTS_ENV) for part in raw.split(",") if part.strip()]
+    known = {port: (label, name) for port, label, name in KNOWN_PORTS}
+    out: list[Probe] = []
+    for port in dict.fromkeys(ports):
+        if not 0 < port < 65536:
+            raise ValueError(f"{port} is not a port number (1-65535)")
+        label, name = known.get(port, ("OpenAI-compatible server", f"local-{port}"))
+        out.append((port, label, name))
+    return tuple(out)
+
+
+def _port(text: str, where: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValueError(f"{where}: {text.strip()!r} is not a port number") from None
+
+
+def tried(ports: Sequence[Probe]) -> str:
+    """``"Ollama 11434, LM Studio 1234"``: what a "nothing found" message names."""
+    return ", ".join(f"{label} {port}" for port, label, _name in ports)
 
 
 @dataclass(frozen=True)
@@ -59,14 +97,18 @@ class TestReport:
 
 
 async def detect_local(
-    ports: tuple[tuple[int, str, str], ...] = KNOWN_PORTS,
+    ports: Sequence[Probe] | None = None,
     *,
     host: str = "127.0.0.1",
     timeout: float = DETECT_TIMEOUT,  # noqa: ASYNC109 (per probe, passed to httpx2)
 ) -> list[DetectedServer]:
-    """Probe the ports at once; return the servers that answered, in ``ports`` order.
-    Never raises for a closed port, a timeout or a non-OpenAI answer."""
+    """Probe the ports at once (default: :func:`probes`); return the servers that
+    answered, in ``ports`` order. Never raises for a closed port, a timeout or a
+    non-OpenAI answer."""
     import httpx2
+
+    if ports is None:
+        ports = probes()
 
     async with httpx2.AsyncClient(timeout=timeout, trust_env=False) as client:
 

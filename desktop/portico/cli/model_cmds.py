@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, err, load_config
-from portico.config.model import Config, Dialect, ProviderSpec
+from portico.config.model import Config, ProviderSpec
 
 if TYPE_CHECKING:
     from portico.auth.secret_store import SecretStore
@@ -57,6 +57,14 @@ def register(groups: Groups) -> None:
     )
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--add", action="store_true", help="add what answers without asking")
+    p.add_argument(
+        "--port",
+        type=int,
+        action="append",
+        metavar="PORT",
+        help="probe this port on 127.0.0.1 instead of the usual ones (repeatable; "
+        "default: $PORTICO_DETECT_PORTS, else 11434, 1234, 8080)",
+    )
     p.set_defaults(handler=cmd_detect)
 
 
@@ -115,18 +123,22 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def _target() -> Path:
-    """The global file that gets the provider: mcp.toml when it already holds providers,
-    else config.yaml (where the models block reads best)."""
+    """The global file that gets the provider: the one that already holds providers
+    (mcp.toml first), else the file ``portico mcp add`` would write (mcp.toml, unless the
+    servers are only in config.yaml)."""
     from portico import paths
     from portico.config.document import ConfigDocument, DocumentParseError
+    from portico.config.model import Scope
+    from portico.config.targets import choose_file
 
     p = paths.paths()
-    try:
-        if p.global_toml.exists() and ConfigDocument.load(p.global_toml).get_setting(("models",)):
-            return p.global_toml
-    except (DocumentParseError, OSError):
-        pass
-    return p.global_yaml
+    for path in (p.global_toml, p.global_yaml):
+        try:
+            if path.exists() and ConfigDocument.load(path).get_setting(("models", "providers")):
+                return path
+        except (DocumentParseError, OSError):
+            pass
+    return choose_file(Scope.GLOBAL, None)
 
 
 def cmd_add(args: argparse.Namespace) -> int:
@@ -192,6 +204,7 @@ async def _api_key(name: str, ref: str | None, store: SecretStore) -> str | None
 
 
 def _write(name: str, fields: dict[str, Any], *, make_default: bool) -> int:
+    from portico.config import models_edit
     from portico.config.document import ConfigDocument, EditError
     from portico.config.load import load_files
     from portico.config.model import Scope
@@ -199,17 +212,16 @@ def _write(name: str, fields: dict[str, Any], *, make_default: bool) -> int:
     path = _target()
     try:
         doc = ConfigDocument.open(path)
-        if doc.get_setting(("models", "providers", name)) is not None:
+        if models_edit.provider(doc, name) is not None:
             err(
                 f"{path}: a provider named {name!r} exists; remove it there first or pick "
                 "another name"
             )
             return 1
-        doc.set_setting(("models", "providers", name), fields)
+        models_edit.add_provider(doc, name, fields)  # mcp.toml: a [models.providers.NAME]
         model = fields.get("default_model") or (fields.get("models") or [None])[0]
-        default_key = ("default_model",) if doc.dialect is Dialect.TOML else ("models", "default")
-        if make_default and model and doc.get_setting(default_key) is None:
-            doc.set_setting(default_key, f"{name}/{model}")
+        if make_default and model and models_edit.default_model(doc) is None:
+            models_edit.set_default_model(doc, f"{name}/{model}")
         problems = [d for d in doc.check().errors if (d.key or "").startswith("models")]
         if problems:
             for d in problems:
@@ -260,9 +272,14 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 
 def cmd_detect(args: argparse.Namespace) -> int:
-    from portico.chat.detect import detect_local
+    from portico.chat.detect import detect_local, probes, tried
 
-    found = asyncio.run(detect_local())
+    try:
+        ports = probes(args.port)
+    except ValueError as exc:
+        err(str(exc))
+        return 2
+    found = asyncio.run(detect_local(ports))
     if args.json:
         print(
             json.dumps(
@@ -281,8 +298,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
         return 0
     if not found:
         print(
-            "No local model server answered on 127.0.0.1 (tried Ollama 11434, LM Studio "
-            "1234, llama.cpp 8080). Start one, or add a provider with `portico model add`."
+            f"No local model server answered on 127.0.0.1 (tried {tried(ports)}). Start "
+            "one, or add a provider with `portico model add`."
         )
         return 1
     asks = sys.stdin.isatty() and sys.stdout.isatty() and not args.add

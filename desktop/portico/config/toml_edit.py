@@ -422,8 +422,10 @@ def _append_table(node: Table | Container, key: str, table: Table) -> None:
             taken.insert(0, tail.body.pop())
         return taken
 
-    moved = trailing((Whitespace, Null))
-    if not moved:
+    keyed = any(k is not None for k, _ in container.body)
+    # comments with no key after them (a new file's header) stay on top, not below it
+    moved = trailing((Whitespace, Null)) if keyed else []
+    if not moved and keyed:
         moved = trailing((Comment, Null))
         if moved and tail.body and isinstance(tail.body[-1][1], Whitespace):
             moved.insert(0, (None, tomlkit.nl()))  # the blank line above the comments
