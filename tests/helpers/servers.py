@@ -45,10 +45,11 @@ class RunningServer:
     proc: subprocess.Popen[bytes]
 
 
-def start_toolbox(kind: str, *extra: str) -> RunningServer:
+def start_script(script: Path, *args: str, path: str = "/mcp") -> RunningServer:
+    """Run a server of tests/servers/ on a free port (``--port`` is added) until it listens."""
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, str(TOOLBOX), kind, "--port", str(port), *extra],
+        [sys.executable, str(script), *args, "--port", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -57,8 +58,11 @@ def start_toolbox(kind: str, *extra: str) -> RunningServer:
     except BaseException:
         proc.kill()
         raise
-    path = "/mcp" if kind == "http" else "/sse"
     return RunningServer(f"http://127.0.0.1:{port}{path}", port, proc)
+
+
+def start_toolbox(kind: str, *extra: str) -> RunningServer:
+    return start_script(TOOLBOX, kind, *extra, path="/mcp" if kind == "http" else "/sse")
 
 
 def stop_server(server: RunningServer) -> None:
@@ -68,15 +72,4 @@ def stop_server(server: RunningServer) -> None:
 
 def start_tasking(*extra: str) -> RunningServer:
     """tests/servers/tasking.py over Streamable HTTP (it outlives the clients of a test)."""
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, str(TASKING), "http", "--port", str(port), *extra],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        wait_port(port, proc)
-    except BaseException:
-        proc.kill()
-        raise
-    return RunningServer(f"http://127.0.0.1:{port}/mcp", port, proc)
+    return start_script(TASKING, "http", *extra)

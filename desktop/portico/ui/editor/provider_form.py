@@ -34,6 +34,15 @@ def _list_text(value: Any) -> str:
     return "" if value is None else str(value)
 
 
+def _field_with_button(field: QWidget, button: QWidget) -> QWidget:
+    row = QWidget()
+    line = QHBoxLayout(row)
+    line.setContentsMargins(0, 0, 0, 0)
+    line.addWidget(field, 1)
+    line.addWidget(button)
+    return row
+
+
 def _error_label(name: str) -> QLabel:
     label = QLabel()
     label.setWordWrap(True)
@@ -96,11 +105,7 @@ class ProviderForm(QWidget):
         )
         self.keychain_button.clicked.connect(lambda: self.keyStored.emit(self.key.text()))
         self.key.returnPressed.connect(self.keychain_button.click)
-        key_row = QWidget()
-        key_line = QHBoxLayout(key_row)
-        key_line.setContentsMargins(0, 0, 0, 0)
-        key_line.addWidget(self.key, 1)
-        key_line.addWidget(self.keychain_button)
+        key_row = _field_with_button(self.key, self.keychain_button)
         self.models = QLineEdit()
         self.models.setPlaceholderText("gpt-4.1, gpt-4.1-mini")
         self.models.setToolTip("The models this provider offers, comma-separated")
@@ -108,11 +113,7 @@ class ProviderForm(QWidget):
         self.fetch_button = QPushButton(FETCH_TEXT)
         self.fetch_button.setToolTip("Ask the server which models it offers, and add one")
         self.fetch_button.clicked.connect(self.fetchRequested.emit)
-        models_row = QWidget()
-        models_line = QHBoxLayout(models_row)
-        models_line.setContentsMargins(0, 0, 0, 0)
-        models_line.addWidget(self.models, 1)
-        models_line.addWidget(self.fetch_button)
+        models_row = _field_with_button(self.models, self.fetch_button)
         self.default_model = QLineEdit()
         self.default_model.setPlaceholderText("(the first of models)")
         self.default_model.editingFinished.connect(
