@@ -59,3 +59,42 @@ async def test_cancel_one_call_lets_the_other_finish_and_the_turn_go_on(models) 
         assert "person cancelled this call" in by_id[started["hang"]]
         stored = await s.host.store.load(chat.id)
         assert {c.name: c.outcome for c in stored.messages[-1].tool_calls} == outcomes
+
+
+async def test_cancel_the_only_call_of_a_round_goes_on_to_the_model(models) -> None:
+    """A round of one call runs it in the turn's own task: cancelling that call must end
+    only the call (the server is told), never the turn, and a later Stop still stops."""
+    box = toolbox_spec("box", trust=TrustLevel.FULL)
+    models.script(tool_calls(("box__hang", {})), text("You cancelled it."))
+    async with chat_setup(box, providers=(provider(models),)) as s:
+        chat = await s.host.new()
+        seen: list[object] = []
+
+        async def consume() -> None:
+            async for event in chat.send("hang"):
+                seen.append(event)
+
+        task = asyncio.create_task(consume())
+        await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
+        [call] = [e.id for e in seen if isinstance(e, ToolCallStarted)]
+        await asyncio.sleep(0.3)
+        assert chat.cancel_call(call)
+        assert not chat.cancel_call(call)  # asked once is enough
+        conn = s.hub.connection("box")
+        await eventually(lambda: "hang cancelled" in conn.log.lines, what="server-side cancel")
+        await asyncio.wait_for(task, 15)
+
+        [finished] = [e for e in seen if isinstance(e, ToolCallFinished)]
+        assert finished.outcome == "cancelled"
+        assert isinstance(seen[-1], TurnFinished) and seen[-1].stop_reason == "end_turn"
+        assert chat.messages[-1].text == "You cancelled it."
+        assert not chat.cancel_call(call)
+
+        # the turn's task carries no cancellation left over: the next turn's Stop works
+        models.script(tool_calls(("box__hang", {})), text("never read"))
+        seen.clear()
+        task = asyncio.create_task(consume())
+        await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
+        assert chat.stop()
+        await asyncio.wait_for(task, 15)
+        assert isinstance(seen[-1], TurnFinished) and seen[-1].stop_reason == "stopped"

@@ -58,7 +58,7 @@ from portico.chat.providers.wire import (
 )
 from portico.chat.store import StoredConversation
 from portico.chat.task_store import ChatTask, updated
-from portico.chat.tools import CallReport, PlannedCall, cancel_call, run_calls
+from portico.chat.tools import CallHandle, CallReport, PlannedCall, cancel_call, run_calls
 from portico.chat.tree import newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
@@ -98,7 +98,7 @@ class Chat:
         self._active = ActiveSet(stored.active_tools)
         self._context = context
         self._task: asyncio.Task[None] | None = None
-        self._calls: dict[str, asyncio.Task[CallReport]] = {}
+        self._calls: dict[str, CallHandle] = {}
         self._running = False
         self._persisted = bool(stored.messages)
         self._images = ImageCache()

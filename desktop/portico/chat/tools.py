@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from portico.chat.events import (
     CANCELLED_BY_PERSON,
@@ -209,6 +209,37 @@ async def _run_call(
     return CallReport(call.id, outcome, error=result.text(), duration=duration)
 
 
+class CallHandle(Protocol):
+    """What :func:`cancel_call` needs of a running call (a task, or :class:`_LoneCall`)."""
+
+    def done(self) -> bool: ...
+
+    def cancel(self) -> bool: ...
+
+
+class _LoneCall:
+    """The one call of a round, run in the turn's own task (no task of its own: a task
+    and ``asyncio.wait`` cost more than the rest of the chat's part of a call).
+    Cancelling it cancels the turn's task once; :func:`_run_lone` takes that
+    cancellation back and ends the call as cancelled."""
+
+    __slots__ = ("cancelling", "finished", "task")
+
+    def __init__(self, task: asyncio.Task[Any]) -> None:
+        self.task = task
+        self.cancelling = False
+        self.finished = False
+
+    def done(self) -> bool:
+        return self.finished
+
+    def cancel(self) -> bool:
+        if self.finished or self.cancelling:
+            return False
+        self.cancelling = True
+        return self.task.cancel()
+
+
 async def run_calls(
     guard: ToolGuard,
     chat: ChatContext,
@@ -216,15 +247,18 @@ async def run_calls(
     calls: Sequence[PlannedCall],
     emit: Emit,
     on_report: Callable[[CallReport], None] | None = None,
-    running: dict[str, asyncio.Task[CallReport]] | None = None,
+    running: dict[str, CallHandle] | None = None,
 ) -> list[CallReport]:
     """All calls at once; on cancellation every running call is cancelled (its server
     gets notifications/cancelled) and waited for before the cancellation goes on.
 
-    ``running`` (call id -> task) is filled while the calls run, so a face can cancel one
-    call (:func:`cancel_call`): that call's server gets notifications/cancelled, the call
-    ends with outcome "cancelled" and a result telling the model the person cancelled it,
-    and the other calls go on."""
+    ``running`` (call id -> handle) is filled while the calls run, so a face can cancel
+    one call (:func:`cancel_call`): that call's server gets notifications/cancelled, the
+    call ends with outcome "cancelled" and a result telling the model the person
+    cancelled it, and the other calls go on."""
+    task = asyncio.current_task()
+    if len(calls) == 1 and task is not None:
+        return [await _run_lone(guard, chat, active, calls[0], emit, on_report, running, task)]
     tasks = [
         asyncio.ensure_future(run_call(guard, chat, active, call, emit, on_report))
         for call in calls
@@ -245,11 +279,7 @@ async def run_calls(
     reports = []
     for call, task in zip(calls, tasks, strict=True):
         if task.cancelled():  # the person cancelled this one call
-            report = CallReport(call.id, "cancelled", error=CANCELLED_BY_PERSON)
-            if on_report is not None:
-                on_report(report)
-            emit(ToolCallFinished(call.id, "cancelled", None, CANCELLED_BY_PERSON))
-            reports.append(report)
+            reports.append(_cancelled(call, emit, on_report))
             continue
         exc = task.exception()
         if exc is not None:  # a bug in the runner; the turn goes on with an error result
@@ -260,7 +290,49 @@ async def run_calls(
     return reports
 
 
-def cancel_call(running: Mapping[str, asyncio.Task[CallReport]], call_id: str) -> bool:
+async def _run_lone(
+    guard: ToolGuard,
+    chat: ChatContext,
+    active: ActiveSet,
+    call: PlannedCall,
+    emit: Emit,
+    on_report: Callable[[CallReport], None] | None,
+    running: dict[str, CallHandle] | None,
+    task: asyncio.Task[Any],
+) -> CallReport:
+    handle = _LoneCall(task)
+    if running is not None:
+        running[call.id] = handle
+    try:
+        report = await run_call(guard, chat, active, call, emit, on_report)
+    except asyncio.CancelledError:
+        # the person's cancel, and nobody else's (a Stop of the turn goes on as it came)
+        if not handle.cancelling or task.uncancel() > 0:
+            raise
+        return _cancelled(call, emit, on_report)
+    except Exception as exc:  # a bug in the runner; the turn goes on with an error result
+        log.error("tool call %s failed in the chat loop: %r", call.name, exc)
+        return CallReport(call.id, "error", error=_error_text(exc))
+    finally:
+        handle.finished = True
+        if running is not None:
+            running.pop(call.id, None)
+    if handle.cancelling:  # the call ended before the cancellation reached it
+        task.uncancel()
+    return report
+
+
+def _cancelled(
+    call: PlannedCall, emit: Emit, on_report: Callable[[CallReport], None] | None
+) -> CallReport:
+    report = CallReport(call.id, "cancelled", error=CANCELLED_BY_PERSON)
+    if on_report is not None:
+        on_report(report)
+    emit(ToolCallFinished(call.id, "cancelled", None, CANCELLED_BY_PERSON))
+    return report
+
+
+def cancel_call(running: Mapping[str, CallHandle], call_id: str) -> bool:
     """Cancel one running call of :func:`run_calls`; False if it is not running."""
     task = running.get(call_id)
     if task is None or task.done():
