@@ -43,6 +43,7 @@ from portico.prompts import (
 from portico.runtime.results import TextPart, ToolResult
 
 _chat_ids = itertools.count(1)
+_VIEWS_MAX = 4096  # tool views kept per guard
 
 
 @dataclass
@@ -169,6 +170,7 @@ class ToolGuard:
         self.approvals_off = approvals_off
         self.yolo = yolo  # --yolo: this process
         self.question_timeout = question_timeout
+        self._views: dict[str, tuple[Any, ToolView]] = {}
 
     async def call(
         self,
@@ -188,7 +190,7 @@ class ToolGuard:
             registered = self.registry.resolve(qualified)
         except (KeyError, LookupError) as exc:
             return error_result(f"There is no tool named '{qualified}' ({exc}).")
-        view = tool_view(registered, qualified)
+        view = self._view(registered, qualified)
         spec = self.spec_for(view.server)
         if spec is None:
             return error_result(f"Server '{view.server}' is not configured any more.")
@@ -214,6 +216,18 @@ class ToolGuard:
                 # Counted when approved and started, even if the server dies during the call.
                 chat.spend.add(spec.name, cost.high)
         return await self.registry.call(view.qualified, args, progress=progress)
+
+    def _view(self, registered: Any, qualified: str) -> ToolView:
+        """``tool_view`` once per registered tool object (a registry makes a new one when
+        the server's list changes, so a kept view always matches its tool)."""
+        kept = self._views.get(qualified)
+        if kept is not None and kept[0] is registered:
+            return kept[1]
+        view = tool_view(registered, qualified)
+        if len(self._views) >= _VIEWS_MAX:
+            self._views.pop(next(iter(self._views)))
+        self._views[qualified] = (registered, view)
+        return view
 
     # --- decisions -------------------------------------------------------------------
     async def _decide(

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import contextvars
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from portico.runtime.serverlog import ServerLog
 
@@ -74,12 +72,18 @@ def bind_task(server_log: ServerLog) -> None:
     _current.set(server_log)
 
 
-@contextmanager
-def bind(server_log: ServerLog) -> Iterator[None]:
-    """Records logged in this context (and tasks started from it) belong to ``server_log``."""
-    install()
-    token = _current.set(server_log)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+class bind:
+    """Records logged in this context (and tasks started from it) belong to ``server_log``.
+    A class, not a generator: every tool call enters one."""
+
+    __slots__ = ("_log", "_token")
+
+    def __init__(self, server_log: ServerLog) -> None:
+        self._log = server_log
+
+    def __enter__(self) -> None:
+        install()
+        self._token = _current.set(self._log)
+
+    def __exit__(self, *exc: object) -> None:
+        _current.reset(self._token)
