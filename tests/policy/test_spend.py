@@ -94,6 +94,11 @@ async def test_limit_prompt_offers_only_once_and_deny_even_on_trust_full(
         person.add("approve_spend", ApprovalChoice.ONCE)
         await guard.call(chat, "renders__animate", {"frames": 1})
         assert len(person.requests("approve_spend")) == 3
+        # and says the limit was reached, not that this call would pass it
+        assert person.requests("approve_spend")[-1].limit_line == (
+            "This chat already reached the limit of 50 credits on 'renders': "
+            "every further costed call asks first."
+        )
         # a new chat starts fresh
         fresh = ChatContext(yolo=True)
         assert (await guard.call(fresh, "renders__render", {"prompt": "n"})).text() == "rendered n"

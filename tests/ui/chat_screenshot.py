@@ -188,7 +188,6 @@ def render(out: Path) -> list[Path]:
     window.chats.pane.composer.set_models([], None)
     window.chats.pane.usage.setText("")
     window.chats.pane.set_spend({}, {})
-    window.chats.pane.title.setText("Welcome")
     window.show()
     written.append(_save(window, out, "welcome.png"))
     window.close()

@@ -63,7 +63,7 @@ async def test_the_spend_limit_asks_in_the_card_with_the_amounts(models, qtbot: 
         await until(lambda: len(cards()) == 4, 30, "the fourth call")
         fourth = cards()[3]
         await until(lambda: fourth.approval is not None, 30, "the question again")
-        assert "past the limit of 5 credits" in fourth.approval.details.text()
+        assert "already reached the limit of 5 credits" in fourth.approval.details.text()
         assert "used about 6 credits" in fourth.approval.details.text()
         deny = fourth.approval.deny_button
         await until(lambda: desktop.window.focusWidget() is deny, 10, "Deny to hold the focus")

@@ -86,6 +86,11 @@ async def test_welcome_offers_imports_with_counts(home: Path, qtbot: QtBot) -> N
         assert welcome.add_button.hasFocus()
         assert "without any model" not in welcome.direct.text()  # one line, plain words
         assert "tools, prompts and resources work in direct mode" in welcome.direct.text()
+        pane = desktop.window.chats.pane
+        assert pane.title.text() == "Welcome"  # not the empty chat's "New chat" behind it
+        welcome.chat_button.click()
+        await until(lambda: pane.stack.currentWidget() is pane.transcript, 10, "the chat")
+        assert pane.title.text() == "New chat"
     finally:
         desktop.request_quit()
         assert await asyncio.wait_for(run, 60) == 0

@@ -83,7 +83,8 @@ class SpendLedger:
 
     def limit_line(self, spec: ServerSpec, cost: ToolCost) -> str:
         limit = number(spec.spend_limit or 0)
-        if self.would_pass_limit(spec, cost):
+        reached = spec.name in self.past_limit or self.total(spec.name) >= (spec.spend_limit or 0)
+        if not reached and self.would_pass_limit(spec, cost):
             return (
                 f"This call would take the chat past the limit of {limit} {spec.cost_unit} "
                 f"on '{spec.name}'."

@@ -210,7 +210,7 @@ class ChatController(QObject):
         for widget in self.transcript.widgets.values():
             self.cards.update(widget.cards)
         task_cards.show_stored(self.cards, snapshot.tasks, self._fetch_task)
-        self.pane.title.setText(snapshot.title or "New chat")
+        self.pane.set_chat_title(snapshot.title or "New chat")
         self.composer.set_models([(m.ref, m.label) for m in snapshot.models], snapshot.model)
         self.composer.yolo.blockSignals(True)
         self.composer.yolo.setChecked(snapshot.yolo)
@@ -253,7 +253,7 @@ class ChatController(QObject):
         assert self.service is not None
         await self.runtime.submit(self.service.rename(conversation_id, title))
         if self.current is not None and self.current.id == conversation_id:
-            self.pane.title.setText(title)
+            self.pane.set_chat_title(title)
         await self.refresh_list()
 
     async def delete(self, conversation_id: str) -> None:
@@ -476,7 +476,7 @@ class ChatController(QObject):
         elif isinstance(event, ev.Notice):
             self.add_notice(event.text, event.level)
         elif isinstance(event, ev.TitleChanged):
-            self.pane.title.setText(event.title)
+            self.pane.set_chat_title(event.title)
             self._spawn(self.refresh_list())
         elif isinstance(event, ev.ModelChanged):
             index = self.composer.model_picker.findData(event.model or "")

@@ -69,6 +69,8 @@ class ChatPane(QWidget):
         header = QHBoxLayout()
         self.title = QLabel("New chat")
         self.title.setAccessibleName("chat title")
+        self._chat_title = "New chat"  # shown again when the welcome gives way to the chat
+        self._welcome: QWidget | None = None
         font = self.title.font()
         font.setBold(True)
         font.setPointSizeF(max(font.pointSizeF(), 9.0) * 1.15)
@@ -177,16 +179,24 @@ class ChatPane(QWidget):
         else:
             self.end_select()
 
+    def set_chat_title(self, text: str) -> None:
+        self._chat_title = text
+        if self._welcome is None or self.stack.currentWidget() is not self._welcome:
+            self.title.setText(text)
+
     def show_welcome(self, welcome: QWidget) -> None:
         if self.stack.indexOf(welcome) < 0:
             self.stack.addWidget(welcome)
         self.stack.setCurrentWidget(welcome)
+        self._welcome = welcome
+        self.title.setText("Welcome")
         self.composer.hide()  # the welcome's own buttons lead on; the chat comes after
         self.select_button.hide()
 
     def show_transcript(self) -> None:
         self.end_select()
         self.stack.setCurrentWidget(self.transcript)
+        self.title.setText(self._chat_title)
         self.composer.show()
         self.select_button.show()
 
