@@ -131,3 +131,29 @@ def test_a_result_that_says_is_error_counts_as_an_error_in_health() -> None:
         log.record("in", JSONRPCResponse(jsonrpc="2.0", id=i, result=result))
     health = log.health.snapshot()
     assert health.calls == 2 and health.errors == 1
+
+
+def test_a_reply_keeps_every_field_of_its_request() -> None:
+    """The reply is joined without dataclasses.replace: each field of Exchange, present and
+    future, must come through (headers an HTTP request carried, the first message)."""
+    import dataclasses
+
+    log = ActivityLog("s")
+    request = log.record("out", JSONRPCRequest(jsonrpc="2.0", id=7, method="tools/call"))
+    assert request is not None
+    log.attach_headers(b'{"id": 7}', [("X-Trace", "abc")])
+    [asked] = log.snapshot()
+    reply = log.record("in", JSONRPCResponse(jsonrpc="2.0", id=7, result={"isError": True}))
+    assert reply is not None
+    expected = dataclasses.replace(
+        asked,
+        reply_payload=reply.reply_payload,
+        duration=reply.duration,
+        error=None,
+        failed_result=True,
+        version=reply.version,
+    )
+    assert reply == expected
+    assert reply.headers == {"X-Trace": "abc"} and reply.payload is asked.payload
+    fields = {f.name for f in dataclasses.fields(reply)}
+    assert {name for name in fields if getattr(reply, name) is None} == {"error"}

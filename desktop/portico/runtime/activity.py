@@ -204,6 +204,34 @@ def _failed_result(fields: dict[str, Any]) -> bool:
     return isinstance(result, dict) and result.get("isError") is True
 
 
+def _answered(
+    request: Exchange,
+    reply: Payload,
+    duration: float,
+    error: str | None,
+    failed_result: bool,
+    version: int,
+) -> Exchange:
+    """``request`` with its reply (what ``dataclasses.replace`` makes, at half the cost:
+    every call's reply passes here)."""
+    return Exchange(
+        seq=request.seq,
+        server=request.server,
+        direction=request.direction,
+        kind=request.kind,
+        method=request.method,
+        time=request.time,
+        id=request.id,
+        payload=request.payload,
+        reply_payload=reply,
+        duration=duration,
+        error=error,
+        failed_result=failed_result,
+        headers=request.headers,
+        version=version,
+    )
+
+
 class ActivityLog:
     """The recent exchanges of one server (kept across reconnects)."""
 
@@ -259,13 +287,13 @@ class ActivityLog:
         request = self._entries.get(seq) if seq is not None else None
         if request is None:
             return self._add(direction, "response", "", now, msg_id, payload)
-        updated = replace(
+        updated = _answered(
             request,
-            reply_payload=payload,
-            duration=max(0.0, now - request.time),
-            error=_error_text(fields),
-            failed_result=_failed_result(fields),
-            version=self._bump(),
+            payload,
+            max(0.0, now - request.time),
+            _error_text(fields),
+            _failed_result(fields),
+            self._bump(),
         )
         self._entries[request.seq] = updated
         self._changed(updated)
