@@ -12,6 +12,7 @@ import pytest
 
 from portico.runtime.events import Status
 from portico.ui.actions import ActionId
+from portico.ui.notices import NoticeRow
 from tests.ui.pages_helpers import running_app, select, status_of, write_global
 from tests.ui.qt_helpers import gone, until
 
@@ -93,21 +94,24 @@ async def test_needs_auth_shows_a_notice_whose_authorize_starts_the_sign_in(
     async with running_app() as desktop:
         await until(lambda: status_of(desktop, "linear") is Status.NEEDS_AUTH, 60, "NeedsAuth")
         window = desktop.window
-        row = await until(
-            lambda: next(
+
+        def reauth_row() -> NoticeRow | None:
+            # the newest row: a state change may replace the notice with an equal one
+            return next(
                 (
                     r
                     for r in window.notices.rows()
                     if "linear needs you to sign in before it can connect." in r.label.text()
                 ),
                 None,
-            ),
-            10,
-            "the re-auth notice",
-        )
-        assert row.action_button is not None and row.action_button.text() == "Sign in…"
+            )
+
+        await until(reauth_row, 10, "the re-auth notice")
         window.show_servers()  # the notices sit above the server list
-        assert row.isVisible()
+        await until(lambda: (r := reauth_row()) is not None and r.isVisible(), 10, "it to show")
+        row = reauth_row()
+        assert row is not None
+        assert row.action_button is not None and row.action_button.text() == "Sign in…"
         # the tray was told too (rate-limited per server: a second one is held back)
         assert not desktop.tray._limiter.allow("linear:auth")
         assert desktop.pages.last_auth_server == "linear"
