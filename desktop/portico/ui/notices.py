@@ -43,16 +43,29 @@ class NoticeRow(QFrame):
         self.label.setAccessibleName(f"{notice.level} notice")
         row.addWidget(self.label, 1)
         self.action_button: QPushButton | None = None
+        self._callback: Callable[[], None] | None = None
         if action is not None:
-            text, callback = action
+            text, self._callback = action
             self.action_button = QPushButton(text)
-            self.action_button.clicked.connect(callback)
+            self.action_button.clicked.connect(self._act)
             self.action_button.clicked.connect(self.dismiss)
             row.addWidget(self.action_button)
         close = QPushButton("Dismiss")
         close.setAccessibleName("Dismiss notice")
         close.clicked.connect(self.dismiss)
         row.addWidget(close)
+
+    def shows(self, notice: Notice, action: tuple[str, Callable[[], None]] | None) -> bool:
+        """True when this row already says ``notice`` with an action of the same label."""
+        label = self.action_button.text() if self.action_button is not None else None
+        return self.notice == notice and label == (action[0] if action else None)
+
+    def rebind(self, action: tuple[str, Callable[[], None]] | None) -> None:
+        self._callback = action[1] if action else None
+
+    def _act(self) -> None:
+        if self._callback is not None:
+            self._callback()
 
     def dismiss(self) -> None:
         self.hide()
@@ -84,6 +97,11 @@ class NoticeArea(QWidget):
         self, notice: Notice, action: tuple[str, Callable[[], None]] | None = None
     ) -> NoticeRow:
         key = notice_key(notice)
+        same = self._rows.get(key)
+        if same is not None and same.shows(notice, action):
+            # a state update that says the same again keeps the row (no flicker, focus kept)
+            same.rebind(action)
+            return same
         old = self._rows.pop(key, None)
         if old is not None:
             old.dismiss()
