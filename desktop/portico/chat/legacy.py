@@ -12,6 +12,8 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+from portico.chat import fts_index
+
 log = logging.getLogger(__name__)
 MARKER = "json_import"
 
@@ -75,6 +77,7 @@ def import_folder(conn: sqlite3.Connection, folder: Path) -> int:
             "VALUES (?,?,?,?,?,?,?)",
             rows,
         )
+        fts_index.index_new(conn, (row[0] for row in rows))
         count += 1
     conn.execute("INSERT INTO meta (key, value) VALUES (?, ?)", (MARKER, str(time.time())))
     if count:

@@ -26,16 +26,25 @@ log = logging.getLogger(__name__)
 Job = Callable[[sqlite3.Connection], Any]
 Rows = list[list[tuple[Any, ...]]]  # one list per statement, in the statements' order
 Fill = Callable[[Rows], None]  # appends the row(s) of one marked object
+Write = Callable[[sqlite3.Connection, Rows], None]  # writes one batch's rows
 Key = tuple[str, str, str]
 
 
 class PendingWrites:
     def __init__(
-        self, statements: Sequence[str], submit: Callable[[Job], object], delay: float
+        self,
+        statements: Sequence[str],
+        submit: Callable[[Job], object],
+        delay: float,
+        *,
+        write: Write | None = None,
     ) -> None:
         """``statements``: the upserts marks fill rows for, run in this order (a row may
-        reference a row of an earlier statement). ``submit``: hands a job to the writer."""
+        reference a row of an earlier statement). ``submit``: hands a job to the writer.
+        ``write``: runs a batch on the writer (default :func:`write_rows`), for a caller
+        that keeps derived data (an index) in step with the rows."""
         self._statements = tuple(statements)
+        self._write: Write = write or (lambda conn, rows: write_rows(conn, self._statements, rows))
         self._submit = submit
         self.delay = delay
         self._marks: dict[Key, Fill] = {}
@@ -128,14 +137,15 @@ class PendingWrites:
         marks, self._marks = self._marks, {}
         for fill in marks.values():
             fill(rows)
-        statements = self._statements
+        write = self._write
+        return lambda conn: write(conn, rows)
 
-        def write_rows(conn: sqlite3.Connection) -> None:
-            for sql, batch in zip(statements, rows, strict=True):
-                if batch:
-                    _upsert(conn, sql, batch)
 
-        return write_rows
+def write_rows(conn: sqlite3.Connection, statements: Sequence[str], rows: Rows) -> None:
+    """Each statement's rows, in the statements' order."""
+    for sql, batch in zip(statements, rows, strict=True):
+        if batch:
+            _upsert(conn, sql, batch)
 
 
 def _upsert(conn: sqlite3.Connection, sql: str, rows: list[tuple[Any, ...]]) -> None:

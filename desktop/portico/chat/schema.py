@@ -97,7 +97,16 @@ CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# v3: no per-row insert/update triggers (they cost ~10x the row's own insert); the store
+# keeps the index in bulk per batch (portico.chat.fts_index: the index holds exactly
+# (rowid, text) of every message row, as v2's triggers and 'rebuild' left it). Deletes
+# keep their trigger (messages_ad, unchanged).
+_V3 = """
+DROP TRIGGER messages_ai;
+DROP TRIGGER messages_au;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 VERSION = len(MIGRATIONS)
 
 

@@ -6,6 +6,10 @@ batches: a save marks its row and the batch made ``WRITE_DELAY`` later writes th
 state of every marked row in one transaction (``portico.chat.pending_writes``); the
 streamed text is saved every ~0.5 s and goes out at once. So a kill -9 loses at most the
 text streamed since the last flush, and the changes of the last ``WRITE_DELAY`` (0.1 s).
+The full-text index (``messages_fts``) holds exactly (rowid, text) of every message row;
+the batch keeps it so in bulk (``portico.chat.fts_index``): new rows are indexed, rows
+whose text changed are re-indexed, the others (most writes) leave it alone. Only deletes
+go through a trigger.
 The schema is versioned (``PRAGMA user_version``) with forward
 migrations; a newer database than this Portico knows is refused, never rewritten. Old
 JSON conversations (``<state dir>/conversations/*.json``) are imported once.
@@ -30,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from portico.chat import schema
+from portico.chat import fts_index, schema
 from portico.chat.messages import (
     Attachment,
     ConversationSummary,
@@ -39,7 +43,7 @@ from portico.chat.messages import (
     SearchHit,
     ToolCall,
 )
-from portico.chat.pending_writes import PendingWrites, Rows
+from portico.chat.pending_writes import PendingWrites, Rows, write_rows
 from portico.paths import paths
 
 log = logging.getLogger(__name__)
@@ -195,6 +199,15 @@ _UPSERTS = (_CONVERSATION_SQL, _MESSAGE_SQL, _CALL_SQL, _TEXT_SQL)
 _CONVERSATIONS, _MESSAGES, _CALLS, _TEXTS = range(4)
 
 
+def _write_batch(conn: sqlite3.Connection, rows: Rows) -> None:
+    """One batch's upserts, with the full-text index kept in step (in bulk)."""
+    texts: dict[str, object] = {r[0]: r[5] for r in rows[_MESSAGES]}
+    texts.update({r[2]: r[0] for r in rows[_TEXTS]})  # they run after the message rows
+    state = fts_index.before(conn, texts)
+    write_rows(conn, _UPSERTS, rows)
+    fts_index.after(conn, state)
+
+
 def _conversation_row(c: StoredConversation) -> tuple[Any, ...]:
     return (
         c.id,
@@ -253,7 +266,7 @@ class ChatStore:
         self._lock = threading.Lock()
         self._open_error: StoreError | None = None
         self._closed = False
-        self._writes = PendingWrites(_UPSERTS, self._submit, write_delay)
+        self._writes = PendingWrites(_UPSERTS, self._submit, write_delay, write=_write_batch)
 
     @property
     def path(self) -> Path:
