@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -228,3 +229,22 @@ async def test_a_version_2_database_is_migrated_with_its_index(tmp_path: Path) -
         triggers = [r[0] for r in conn.execute("SELECT name FROM sqlite_master "
                                                "WHERE type='trigger'")]
         assert triggers == ["messages_ad"]
+
+
+async def test_imported_json_conversations_are_indexed(tmp_path: Path) -> None:
+    folder = tmp_path / "conversations"
+    folder.mkdir()
+    (folder / "old1.json").write_text(json.dumps({
+        "format": 1, "id": "old1", "title": "", "updated": 50.0,
+        "messages": [{"role": "user", "content": "list the docs folder"},
+                     {"role": "assistant", "content": ""},
+                     {"role": "user", "content": [{"type": "text", "text": "docs again"}]}],
+    }))
+    store = ChatStore(tmp_path / "c.sqlite3")
+    store.save_conversation(StoredConversation(id="c1"))
+    store.save_message("c1", Message("m1", "user", "docs elsewhere"))
+    assert await store.import_json_once(folder) == 1
+    await _check(store)
+    hits = await store.search("docs")
+    assert sorted(h.conversation_id for h in hits) == ["c1", "old1", "old1"]
+    await store.close()

@@ -9,7 +9,8 @@ text streamed since the last flush, and the changes of the last ``WRITE_DELAY`` 
 The full-text index (``messages_fts``) holds exactly (rowid, text) of every message row;
 the batch keeps it so in bulk (``portico.chat.fts_index``): new rows are indexed, rows
 whose text changed are re-indexed, the others (most writes) leave it alone. Only deletes
-go through a trigger.
+go through a trigger (per-row insert/update triggers cost ~10x the row: schema v3 dropped
+them; ``docs/platform-notes.md``, "SQLite").
 The schema is versioned (``PRAGMA user_version``) with forward
 migrations; a newer database than this Portico knows is refused, never rewritten. Old
 JSON conversations (``<state dir>/conversations/*.json``) are imported once.
@@ -387,7 +388,9 @@ class ChatStore:
 
     def write(self, job: Callable[[sqlite3.Connection], Any]) -> None:
         """Queue a write; it happens in order (after every save made before it), off the
-        loop, within ``WRITE_DELAY``. Failures are logged."""
+        loop, within ``WRITE_DELAY``. Failures are logged. Deleting message rows is fine
+        (a trigger updates the index); a job that inserts message rows or changes their
+        text must keep the index itself (``portico.chat.fts_index``)."""
         self._writes.job(job)
 
     async def flush(self) -> None:
