@@ -68,7 +68,8 @@ class Received:
     method: str
     headers: dict[str, str]
     body: dict[str, Any]
-    time: float
+    time: float  # time.time() when the request (its body read) arrived
+    finished: float | None = None  # time.time() when the last byte of a streamed reply went
 
     @property
     def api(self) -> str:
@@ -398,6 +399,14 @@ def _anthropic_complete(reply: Reply, body: dict[str, Any], number: int) -> dict
 # --- the app ----------------------------------------------------------------------------
 
 
+async def _timed(stream: AsyncIterator[bytes], received: Received) -> AsyncIterator[bytes]:
+    """``stream``, noting when its last chunk was handed on (benchmarks time the client's
+    work between a reply and its next request from these two clocks)."""
+    async for piece in stream:
+        yield piece
+    received.finished = time.time()
+
+
 def build_app(script: Script) -> Starlette:
     async def completions(request: Request) -> Response:
         return await answer(request, "openai")
@@ -410,10 +419,11 @@ def build_app(script: Script) -> Starlette:
             body = await request.json()
         except ValueError:
             body = {}
+        received = Received(
+            request.url.path, request.method, dict(request.headers), body, time.time()
+        )
         with script.lock:
-            script.requests.append(
-                Received(request.url.path, request.method, dict(request.headers), body, time.time())
-            )
+            script.requests.append(received)
             number = len(script.requests)
         reply = script.next()
         if reply.get("not_an_api"):
@@ -423,7 +433,7 @@ def build_app(script: Script) -> Starlette:
             return failure
         if body.get("stream"):
             stream = (_openai_stream if api == "openai" else _anthropic_stream)(reply, body, number)
-            return StreamingResponse(stream, media_type="text/event-stream")
+            return StreamingResponse(_timed(stream, received), media_type="text/event-stream")
         await _pace(reply, 0)
         make = _openai_complete if api == "openai" else _anthropic_complete
         return JSONResponse(make(reply, body, number))
@@ -490,7 +500,10 @@ class ModelServer:
 
     def __init__(self, port: int = 0) -> None:
         self.state = Script()
-        self._sock = socket.socket()
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets that say they are
+        # TCP, and without it a reply's last small write waits ~40 ms for a delayed ACK
+        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+        self._sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._sock.bind(("127.0.0.1", port))
         self.port: int = self._sock.getsockname()[1]

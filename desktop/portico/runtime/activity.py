@@ -19,7 +19,6 @@ of secret-looking keys and headers replaced. Runs on the runtime loop; no Qt her
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 from collections import OrderedDict, deque
@@ -128,7 +127,7 @@ def _rough_size(model: Any) -> int:
     return total
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Exchange:
     seq: int
     server: str
@@ -144,6 +143,43 @@ class Exchange:
     failed_result: bool = False  # the reply is a result that says isError
     headers: dict[str, str] = field(default_factory=dict)  # HTTP request headers
     version: int = 0  # the log's change counter when this exchange last changed
+
+    def __init__(
+        self,
+        seq: int,
+        server: str,
+        direction: Direction,
+        kind: Kind,
+        method: str,
+        time: float,
+        id: str | None = None,
+        payload: Payload | None = None,
+        reply_payload: Payload | None = None,
+        duration: float | None = None,
+        error: str | None = None,
+        failed_result: bool = False,
+        headers: dict[str, str] | None = None,
+        version: int = 0,
+    ) -> None:
+        # Written once, straight into the instance: the frozen dataclass's own __init__
+        # sets each field through object.__setattr__ (2.9 vs 0.9 us; every message makes
+        # one). Still frozen: assigning a field afterwards raises.
+        self.__dict__.update(
+            seq=seq,
+            server=server,
+            direction=direction,
+            kind=kind,
+            method=method,
+            time=time,
+            id=id,
+            payload=payload,
+            reply_payload=reply_payload,
+            duration=duration,
+            error=error,
+            failed_result=failed_result,
+            headers={} if headers is None else headers,
+            version=version,
+        )
 
     @property
     def status(self) -> str:
@@ -212,23 +248,23 @@ def _answered(
     failed_result: bool,
     version: int,
 ) -> Exchange:
-    """``request`` with its reply (what ``dataclasses.replace`` makes, at half the cost:
-    every call's reply passes here)."""
+    """``request`` with its reply (what ``dataclasses.replace`` makes, at a third of the
+    cost: every call's reply passes here; positional, as keywords cost twice as much)."""
     return Exchange(
-        seq=request.seq,
-        server=request.server,
-        direction=request.direction,
-        kind=request.kind,
-        method=request.method,
-        time=request.time,
-        id=request.id,
-        payload=request.payload,
-        reply_payload=reply,
-        duration=duration,
-        error=error,
-        failed_result=failed_result,
-        headers=request.headers,
-        version=version,
+        request.seq,
+        request.server,
+        request.direction,
+        request.kind,
+        request.method,
+        request.time,
+        request.id,
+        request.payload,
+        reply,
+        duration,
+        error,
+        failed_result,
+        request.headers,
+        version,
     )
 
 
@@ -309,16 +345,22 @@ class ActivityLog:
         payload: Payload,
     ) -> Exchange:
         self._seq += 1
+        self._version += 1
         entry = Exchange(
-            seq=self._seq,
-            server=self.server,
-            direction=direction,
-            kind=kind,
-            method=method,
-            time=now,
-            id=msg_id,
-            payload=payload,
-            version=self._bump(),
+            self._seq,
+            self.server,
+            direction,
+            kind,
+            method,
+            now,
+            msg_id,
+            payload,
+            None,
+            None,
+            None,
+            False,
+            None,
+            self._version,
         )
         self._entries[entry.seq] = entry
         while len(self._entries) > self.limit:
@@ -382,8 +424,10 @@ class ActivityLog:
 
     def _changed(self, entry: Exchange) -> None:
         for listener in list(self.listeners):
-            with contextlib.suppress(Exception):  # a listener's bug never breaks the server
+            try:
                 listener(entry)
+            except Exception:  # a listener's bug never breaks the server
+                continue
         if self.bus is None or self._announce is not None:
             return
         try:
