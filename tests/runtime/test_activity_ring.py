@@ -102,15 +102,9 @@ def test_big_results_are_held_within_the_memory_budget() -> None:
     assert held and held[-1] is entries[-1]  # the newest keep their JSON
     assert sum(e.reply_size for e in held) <= KEPT_BUDGET
     oldest = entries[0]
-    assert oldest.reply is None and oldest.approximate  # forgotten unseen: its size, estimated
-    assert abs(oldest.reply_size - 200 * 1024) < 200
-    assert masked(oldest)["reply"] == {"omitted_bytes": oldest.reply_size, "approximate": True}
-    # what the Activity tab fetched before it was forgotten keeps its exact size
-    seen = log.entries(log.version - 1)[0]
-    exact = seen.reply_size
-    for i in range(calls, calls * 2):
-        log.record("in", _big_reply(i))
-    assert seen.reply is None and not seen.approximate and seen.reply_size == exact
+    exact = len(_big_reply(0).model_dump_json(by_alias=True, exclude_none=True))
+    assert oldest.reply is None and oldest.reply_size == exact  # forgotten: its exact size
+    assert masked(oldest)["reply"] == {"omitted_bytes": exact}
 
 
 def test_a_message_over_the_limit_keeps_its_exact_size_only() -> None:
@@ -119,7 +113,7 @@ def test_a_message_over_the_limit_keeps_its_exact_size_only() -> None:
     log.record("in", _big_reply(1, kib=300))
     entry = log.snapshot()[0]
     expected = len(_big_reply(1, kib=300).model_dump_json(by_alias=True, exclude_none=True))
-    assert entry.reply is None and entry.reply_size == expected and not entry.approximate
+    assert entry.reply is None and entry.reply_size == expected
     assert entry.status == "ok"
 
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from portico.config.model import ServerSpec
+from portico.config.model import ServerSpec, ToolCost
 from portico.policy.approval_store import ApprovalStore
 from portico.policy.approvals import (
     ApprovalKey,
@@ -41,6 +41,7 @@ from portico.prompts import (
     ToolApprovalRequest,
 )
 from portico.runtime.results import TextPart, ToolResult
+from portico.runtime.toolsearch import TOOL_SEARCH
 
 _chat_ids = itertools.count(1)
 _VIEWS_MAX = 4096  # tool views kept per guard
@@ -182,8 +183,6 @@ class ToolGuard:
         active: Any = None,
     ) -> ToolResult:
         """Run one model tool call; every refusal comes back as an error result."""
-        from portico.runtime.toolsearch import TOOL_SEARCH
-
         if qualified == TOOL_SEARCH:  # searching the tool list reads nothing from servers
             return await self.registry.call(qualified, arguments, active=active)
         try:
@@ -205,12 +204,12 @@ class ToolGuard:
         assert isinstance(args, dict)
         cost = cost_of(spec, view.tool)
         if cost is None:
-            refusal = await self._decide(chat, spec, view, args)
+            refusal = await self._decide(chat, spec, view, args, cost)
             if refusal is not None:
                 return refusal
         else:
             async with chat.spend.lock:
-                refusal = await self._decide(chat, spec, view, args)
+                refusal = await self._decide(chat, spec, view, args, cost)
                 if refusal is not None:
                     return refusal
                 # Counted when approved and started, even if the server dies during the call.
@@ -231,9 +230,13 @@ class ToolGuard:
 
     # --- decisions -------------------------------------------------------------------
     async def _decide(
-        self, chat: ChatContext, spec: ServerSpec, view: ToolView, args: dict[str, Any]
+        self,
+        chat: ChatContext,
+        spec: ServerSpec,
+        view: ToolView,
+        args: dict[str, Any],
+        cost: ToolCost | None,
     ) -> ToolResult | None:
-        cost = cost_of(spec, view.tool)
         if cost is not None and chat.spend.needs_limit_prompt(spec, cost):
             return await self._ask_spend(chat, spec, view, args)
         off = self.approvals_off() if callable(self.approvals_off) else self.approvals_off

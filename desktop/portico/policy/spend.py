@@ -22,10 +22,10 @@ def number(value: float) -> str:
 
 def cost_of(spec: ServerSpec, tool: str) -> ToolCost | None:
     """The declared cost of ``tool`` on ``spec``; None when free or not declared."""
-    cost = spec.tool_costs_dict.get(tool)
-    if cost is None or cost.high <= 0:
-        return None
-    return cost
+    for name, cost in spec.tool_costs:  # a few entries at most; no dict per call
+        if name == tool:
+            return cost if cost.high > 0 else None
+    return None
 
 
 def cost_line(cost: ToolCost, unit: str) -> str:

@@ -271,7 +271,9 @@ class Connection:
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> Any:
         """Call a tool; starts a lazy or recycled server first. Returns CallToolResult."""
-        client = await self._live_client()
+        client = self._client
+        if client is None or self._state.status is not Status.RUNNING:
+            client = await self._live_client()
         limit = self.spec.timeout if timeout is None else timeout
         mark = self._begin_call()
         try:

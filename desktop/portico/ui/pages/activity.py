@@ -46,8 +46,7 @@ def _duration(entry: Exchange) -> str:
 
 def _size(entry: Exchange) -> str:
     total = entry.total_size
-    about = "≈" if entry.approximate else ""  # forgotten before it was shown: estimated
-    return f"{about}{total} B" if total < 1024 else f"{about}{total / 1024:.1f} KiB"
+    return f"{total} B" if total < 1024 else f"{total / 1024:.1f} KiB"
 
 
 def _method(entry: Exchange) -> str:
