@@ -59,6 +59,10 @@ class PendingWrites:
     def has(self, key: Key) -> bool:
         return key in self._marks
 
+    def get(self, key: Key) -> Fill | None:
+        """The fill ``key`` is marked with (None: not marked)."""
+        return self._marks.get(key)
+
     def drop(self, key: Key) -> None:
         self._marks.pop(key, None)
 
