@@ -253,3 +253,15 @@ def test_source_positions_yaml() -> None:
     config = parse_text(text, Path("config.yaml"))
     assert [(d.server, d.key, d.line) for d in config.errors] == [("beta", "headers.A", 9)]
     assert [(s.name, s.source.line) for s in config.servers] == [("alpha", 4)]
+
+
+def test_servers_under_a_near_miss_of_mcp_servers_get_a_warning_not_silence() -> None:
+    for key in ("servers", "mcpServers", "mcp-servers", "MCP_Server"):
+        text = f"model: gpt-4o\n{key}:\n  github:\n    command: npx\n    args: [gh]\n"
+        config = parse_text(text, Path("config.yaml"), Scope.GLOBAL)
+        assert config.servers == ()
+        [warning] = [str(d) for d in config.diagnostics]
+        assert "config.yaml:2" in warning and key in warning and "mcp_servers:" in warning
+    # another program's keys of the same name but other content stay unremarked
+    for text in ("servers: [a, b]\n", "servers:\n  region: eu\n", "mcp_servers: {}\n"):
+        assert parse_text(text, Path("config.yaml"), Scope.GLOBAL).diagnostics == ()

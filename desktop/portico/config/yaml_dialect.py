@@ -1,6 +1,7 @@
 """Reading ``config.yaml``: servers under ``mcp_servers:``, settings under ``mcp:``,
 ``secrets:``, ``approvals:`` and ``profile``. Every other top-level key belongs to another
-part of the file and is left alone without a word.
+part of the file and is left alone without a word, except one that holds server entries
+under a near miss of ``mcp_servers`` (``servers:``, ``mcpServers:``): that gets a warning.
 
 ruamel.yaml's round-trip loader keeps the line of every key (``.lc``).
 """
@@ -102,6 +103,14 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         raw.models.line = line("models")
         raw.models.lines = {p[1:]: n for p, n in lines.items() if len(p) > 1 and p[0] == "models"}
 
+    for key in doc:
+        if _misplaced_servers(key, doc[key]):
+            raw.warning(
+                f"looks like MCP servers, but Portico reads them from "
+                f"{schema.YAML_SERVERS_KEY}: (rename the key to start these servers); ignored",
+                line=line(key),
+                key=str(key),
+            )
     servers = doc.get(schema.YAML_SERVERS_KEY)
     if servers is None:
         return raw
@@ -117,6 +126,22 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
         server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
         raw.servers.append(RawServer(str(name), _plain(entry), line(*prefix), server_lines))
     return raw
+
+
+_SERVER_KEYS = ("command", "url", "args")
+
+
+def _misplaced_servers(key: Any, value: Any) -> bool:
+    """A top-level ``servers:`` / ``mcpServers:`` / ``mcp-servers:``... that holds server
+    entries: a slip for ``mcp_servers:``, not another program's part of the file."""
+    if key == schema.YAML_SERVERS_KEY or not isinstance(key, str) or not isinstance(value, dict):
+        return False
+    if re.sub(r"[-_\s]", "", key).lower() not in ("servers", "mcpservers", "mcpserver"):
+        return False
+    entries = list(value.values())
+    return bool(entries) and all(
+        isinstance(e, dict) and any(k in e for k in _SERVER_KEYS) for e in entries
+    )
 
 
 _DUPLICATE = re.compile(r'found duplicate key "(?P<key>[^"]*)" with value .*', re.S)
