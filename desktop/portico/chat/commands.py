@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Sequence
@@ -81,8 +82,6 @@ class UsageError(ValueError):
 
 def split_call(rest: str) -> tuple[str, dict[str, Any]]:
     """``server__tool {json}`` -> (name, arguments)."""
-    import json
-
     name, _, raw = rest.partition(" ")
     name = name.strip()
     if not name:

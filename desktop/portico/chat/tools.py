@@ -187,8 +187,8 @@ async def _run_call(
 
     try:
         with watching(on_task):
-            result = await guard.call(
-                chat, call.name, dict(call.arguments), progress=progress, active=active
+            result = await guard.call(  # the guard copies the arguments
+                chat, call.name, call.arguments, progress=progress, active=active
             )
     except asyncio.CancelledError:
         raise

@@ -8,10 +8,9 @@ request headers of a Streamable HTTP / SSE server to the exchange they carried.
 
 Cost: the tap only notes each message with its time; a burst of them is recorded within
 ``NOTIFY_EVERY`` (one timer), off the calls' path, and every reader records what was noted
-first. A recorded message is kept
-as the SDK built it and serialised only when a face asks (:class:`Payload`), so it costs
-microseconds, not a JSON round trip; the ring holds at most ``KEPT_BUDGET`` bytes of
-messages (older ones keep their size only).
+first. A recorded message is its JSON bytes, made by pydantic's serializer in C
+(:class:`Payload`), and becomes data only when a face fetches it; the ring holds at most
+``KEPT_BUDGET`` bytes of messages (older ones keep their size only).
 ``tests/benchmarks/test_bench_activity.py`` measures calls with the tap on and paused.
 
 Secrets: an exchange keeps the messages as sent (the log lives in memory only, like the
@@ -166,7 +165,6 @@ class Exchange:
         return self.size + self.reply_size
 
 
-
 def _fields(message: Any) -> dict[str, Any]:
     """A pydantic message's fields, read without ``getattr`` (a missing attribute goes
     through pydantic's ``__getattr__`` and an exception: the dearest part of a tap)."""
@@ -263,8 +261,8 @@ class ActivityLog:
             self._sort()
 
     def record(self, direction: Direction, message: Any) -> Exchange | None:
-        """One message passed (``message``: the SDK's JSONRPCMessage), recorded now: the
-        message is kept as it is and serialised only when a face asks (:class:`Payload`)."""
+        """One message passed (``message``: the SDK's JSONRPCMessage), recorded now (what
+        was noted before it first)."""
         if self.paused:
             return None
         self._sort()
@@ -430,8 +428,8 @@ class ActivityLog:
         """Exchanges added or changed after version ``since`` (all when 0), oldest first."""
         self._sort()
         changed = [e for e in self._entries.values() if e.version > since]
-        for entry in changed:  # serialise here (the runtime thread), not where it is shown
-            _ = entry.total_size
+        for entry in changed:  # parse here (the runtime thread), not where it is shown
+            _ = entry.message, entry.reply
         return changed
 
     def snapshot(self) -> list[Exchange]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import functools
 import hashlib
 import os
 import re
@@ -59,6 +60,7 @@ def strip_tags_deep(value: Any) -> Any:
 _RESERVED_LABELS = frozenset({"modelcontextprotocol", "mcp"})
 
 
+@functools.lru_cache(maxsize=1024)  # the same few keys come back on every reply
 def is_reserved_meta_key(key: str) -> bool:
     """True for keys whose prefix MCP reserves.
 
@@ -317,7 +319,7 @@ def process_block(block: Any, image_dir: ImageDir) -> Part:
 
 
 def process_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
-    parts = tuple(process_block(b, image_dir) for b in result.content)
+    parts = tuple([process_block(b, image_dir) for b in result.content])
     structured = result.structured_content
     return ToolResult(
         parts=parts,
@@ -330,9 +332,10 @@ def process_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
 async def aprocess_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
     """``process_result``; a result with images is processed in a worker thread (the
     images are written to disk), any other right here (no thread hop per call)."""
-    if not any(getattr(block, "type", None) == "image" for block in result.content):
-        return process_result(result, image_dir)
-    return await asyncio.to_thread(process_result, result, image_dir)
+    for block in result.content:
+        if getattr(block, "type", None) == "image":
+            return await asyncio.to_thread(process_result, result, image_dir)
+    return process_result(result, image_dir)
 
 
 def process_resource(result: ReadResourceResult) -> ToolResult:
