@@ -30,6 +30,7 @@ from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
 from portico.runtime import cache_context, roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
+from portico.runtime.deadlines import LazyDeadlines
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
@@ -184,6 +185,7 @@ class Connection:
         # True while the app shuts down: cancelled calls leave their tasks running.
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
+        self._deadlines = LazyDeadlines()  # the running calls' timeouts (deadlines.py)
 
     # --- public surface -------------------------------------------------------------
 
@@ -295,7 +297,8 @@ class Connection:
         loop = asyncio.get_running_loop()
         hard_stop = loop.time() + limit * PROGRESS_EXTENSION_CAP
         try:
-            async with asyncio.timeout(limit) as deadline:
+            async with asyncio.timeout(None) as deadline:  # armed if the call runs on
+                self._deadlines.add(deadline, loop.time() + limit)
 
                 async def on_progress(
                     progress: float, total: float | None, message: str | None
@@ -319,6 +322,8 @@ class Connection:
                         )
                 except Exception as exc:
                     raise await self._call_failure(exc, f"tools/call {name}", mark) from exc
+                finally:
+                    self._deadlines.discard(deadline)
         except TimeoutError as exc:
             if deadline.expired():
                 raise CallTimeout(
