@@ -101,6 +101,7 @@ class Chat:
         self._calls: dict[str, CallHandle] = {}
         self._running = False
         self._persisted = bool(stored.messages)
+        self._row_marked = False  # the row is marked for the store's next batch
         self._images = ImageCache()
         self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
 
@@ -310,7 +311,7 @@ class Chat:
             finally:
                 events.close()
 
-        task = asyncio.ensure_future(runner())
+        task = asyncio.get_running_loop().create_task(runner())
         self._task = task
         try:
             while True:
@@ -327,14 +328,22 @@ class Chat:
             self._running = False
 
     def _save_row(self) -> None:
-        """Save the conversation's row: its fields are read when the store writes its next
-        batch, so saving it often costs a dictionary update each time."""
-        if self._persisted:
-            self._host.store.save_conversation(self._stored, refresh=self._refresh_row)
+        """Save the conversation's row: its fields are read when the store makes its next
+        batch, so once it is marked for that batch, saving it again costs nothing."""
+        if self._persisted and not self._row_marked:
+            self._row_marked = True
+            self._host.store.save_conversation(self._stored, refresh=self._row_due)
 
     def _write_row(self) -> None:
         self._refresh_row()
-        self._host.store.save_conversation(self._stored, refresh=self._refresh_row)
+        self._row_marked = True
+        self._host.store.save_conversation(self._stored, refresh=self._row_due)
+
+    def _row_due(self) -> None:
+        """The store is making the row now: bring it up to date; a later save marks it
+        for the next batch."""
+        self._row_marked = False
+        self._refresh_row()
 
     def _refresh_row(self) -> None:
         s = self._stored
