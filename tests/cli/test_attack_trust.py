@@ -61,6 +61,8 @@ async def test_a_public_https_server_with_a_reference_is_reviewed_and_named(
     assert review is not None
     assert review.request.secrets == ("header X-Api-Key \u2190 keyring secret GITHUB_PAT",)
     assert any("would receive one of your secrets" in r for r in review.request.reasons)
+    # each face lists the secrets beside the reasons: the reasons do not say them again
+    assert not any("GITHUB_PAT" in r for r in review.request.reasons)
     stdio = spec_for(
         "aws",
         scope=Scope.PROJECT,

@@ -92,8 +92,7 @@ def dialogs() -> dict[str, Callable[[], QWidget]]:
                 env_names=("DB_PASSWORD",),
                 reasons=(
                     "it is a project server that runs a command on this computer",
-                    "it would receive one of your secrets: env DB_PASSWORD \u2190 keyring "
-                    "secret site-db-password",
+                    "it would receive one of your secrets",
                 ),
                 secrets=("env DB_PASSWORD \u2190 keyring secret site-db-password",),
                 costs=("spend limit: 50 credits per chat",),

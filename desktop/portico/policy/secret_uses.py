@@ -57,6 +57,8 @@ def secret_uses(spec: ServerSpec) -> tuple[SecretUse, ...]:
 
 
 def secrets_reason(uses: tuple[SecretUse, ...]) -> str:
+    """The reason to review; every face lists the uses themselves (``TrustRequest.secrets``)
+    beside the reasons, so the reason only counts them."""
     count = len(uses)
     what = "one of your secrets" if count == 1 else f"{count} of your secrets"
-    return f"it would receive {what}: " + "; ".join(use.line for use in uses)
+    return f"it would receive {what}"
