@@ -36,8 +36,11 @@ _ids = itertools.count()
 
 
 def _v2_triggers() -> list[str]:
-    return [s for s in schema._statements(schema.MIGRATIONS[1]) if "messages_a" in s
-            and s.startswith("CREATE TRIGGER") and "messages_ad" not in s]
+    return [
+        s
+        for s in schema._statements(schema.MIGRATIONS[1])
+        if "messages_a" in s and s.startswith("CREATE TRIGGER") and "messages_ad" not in s
+    ]
 
 
 async def _baseline(path: Path) -> ChatStore:
@@ -84,9 +87,14 @@ async def _branch_copy_cpu(path: Path, baseline: bool) -> float:
         file = path.with_suffix(f".{attempt}.sqlite3")
         store = await _baseline(file) if baseline else ChatStore(file, write_delay=600)
         conversation = StoredConversation(id=f"copy{attempt}")
-        copies = [Message(f"copy{attempt}-{i}", "user" if i % 2 == 0 else "assistant",
-                          f"message {i} about the weather report and the invoice schedule")
-                  for i in range(COPY)]
+        copies = [
+            Message(
+                f"copy{attempt}-{i}",
+                "user" if i % 2 == 0 else "assistant",
+                f"message {i} about the weather report and the invoice schedule",
+            )
+            for i in range(COPY)
+        ]
         start = await _writer_cpu(store)
         store.save_conversation(conversation)
         store.save_many(conversation.id, copies)
@@ -99,8 +107,10 @@ async def _branch_copy_cpu(path: Path, baseline: bool) -> float:
 async def _stream_flush_cpu(tmp: Path) -> dict[str, float]:
     """Writer CPU (us, median) of one streamed-text flush (``save_text``: its own batch,
     one row whose text grew by ~40 words since the last flush), the variants alternating."""
-    stores = {True: await _baseline(tmp / "stream-v2.sqlite3"),
-              False: ChatStore(tmp / "stream-v3.sqlite3", write_delay=600)}
+    stores = {
+        True: await _baseline(tmp / "stream-v2.sqlite3"),
+        False: ChatStore(tmp / "stream-v3.sqlite3", write_delay=600),
+    }
     answer = Message("s-a", "assistant", "", status="streaming")
     for store in stores.values():
         store.save_conversation(StoredConversation(id="s"))
@@ -116,15 +126,21 @@ async def _stream_flush_cpu(tmp: Path) -> dict[str, float]:
             used[baseline].append((await _writer_cpu(store) - start) * 1e6)
     for store in stores.values():
         await store.close()
-    return {"stream v2 us": statistics.median(used[True]),
-            "stream v3 us": statistics.median(used[False])}
+    return {
+        "stream v2 us": statistics.median(used[True]),
+        "stream v3 us": statistics.median(used[False]),
+    }
 
 
 async def bench_writes(tmp: Path) -> dict[str, float]:
-    stores = {"v2 triggers": await _baseline(tmp / "v2.sqlite3"),
-              "v3 bulk": ChatStore(tmp / "v3.sqlite3", write_delay=600)}
-    state = {name: (StoredConversation(id=f"c-{i}", title="bench"), None)
-             for i, name in enumerate(stores)}
+    stores = {
+        "v2 triggers": await _baseline(tmp / "v2.sqlite3"),
+        "v3 bulk": ChatStore(tmp / "v3.sqlite3", write_delay=600),
+    }
+    state = {
+        name: (StoredConversation(id=f"c-{i}", title="bench"), None)
+        for i, name in enumerate(stores)
+    }
     per_call: dict[str, list[float]] = {name: [] for name in stores}
     for block in range(BLOCKS + 3):  # the first three warm up
         for name, store in stores.items():
@@ -145,8 +161,10 @@ async def bench_writes(tmp: Path) -> dict[str, float]:
         figures[f"{name} min"] = min(values) * 1e6
         figures[f"{name} median"] = statistics.median(values) * 1e6
     figures["ratio"] = figures["v3 bulk median"] / figures["v2 triggers median"]
-    copies = {name: await _branch_copy_cpu(tmp / f"copy-{i}.sqlite3", name == "v2 triggers")
-              for i, name in enumerate(stores)}
+    copies = {
+        name: await _branch_copy_cpu(tmp / f"copy-{i}.sqlite3", name == "v2 triggers")
+        for i, name in enumerate(stores)
+    }
     figures["copy v2 ms"], figures["copy v3 ms"] = copies["v2 triggers"], copies["v3 bulk"]
     figures.update(await _stream_flush_cpu(tmp))
     print(

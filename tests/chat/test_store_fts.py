@@ -21,8 +21,22 @@ from portico.chat.messages import Message
 from portico.chat.store import _MESSAGE_SQL, ChatStore, StoredConversation, StoreError, _message_row
 
 WORDS = ["alpha", "alpine", "beta", "bet", "gamma", "Gamut", "delta"]
-QUERIES = ["al", "alp", "alpha", "alpine", "be", "bet", "beta", "gam", "GAMMA",
-           "delta", "alpha be", "beta gam", "bet alpha delta", "zzz"]
+QUERIES = [
+    "al",
+    "alp",
+    "alpha",
+    "alpine",
+    "be",
+    "bet",
+    "beta",
+    "gam",
+    "GAMMA",
+    "delta",
+    "alpha be",
+    "beta gam",
+    "bet alpha delta",
+    "zzz",
+]
 CHECK = "INSERT INTO messages_fts(messages_fts, rank) VALUES ('integrity-check', 1)"
 
 
@@ -56,8 +70,13 @@ texts = st.lists(st.integers(0, len(WORDS) - 1), max_size=4).map(_text)
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("conv"), st.integers(0, 2)),
-        st.tuples(st.just("save"), st.integers(0, 2), st.integers(0, 3), texts,
-                  st.sampled_from(["streaming", "complete", "error"])),
+        st.tuples(
+            st.just("save"),
+            st.integers(0, 2),
+            st.integers(0, 3),
+            texts,
+            st.sampled_from(["streaming", "complete", "error"]),
+        ),
         st.tuples(st.just("status"), st.integers(0, 3), st.sampled_from(["complete", "error"])),
         st.tuples(st.just("stream"), st.integers(0, 3), texts),
         st.tuples(st.just("bad_insert"), st.integers(0, 3)),
@@ -107,8 +126,9 @@ async def _run(path: Path, steps: list[tuple[Any, ...]]) -> None:
             store.save_text(f"m{step[1]}", None, "streaming")  # type: ignore[arg-type]
         elif kind == "delete_message":
             message_id = f"m{step[1]}"
-            store.write(lambda conn, i=message_id: conn.execute(
-                "DELETE FROM messages WHERE id=?", (i,)))
+            store.write(
+                lambda conn, i=message_id: conn.execute("DELETE FROM messages WHERE id=?", (i,))
+            )
         elif kind == "delete_conversation":
             with contextlib.suppress(StoreError):  # deleted already
                 await store.delete(f"c{step[1]}")
@@ -119,8 +139,11 @@ async def _run(path: Path, steps: list[tuple[Any, ...]]) -> None:
     await store.close()
 
 
-@settings(max_examples=80, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(
+    max_examples=80,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(steps=ops)
 def test_the_index_follows_every_write(tmp_path: Path, allow_logs, steps) -> None:
     allow_logs(r"a chat store write failed: (FOREIGN KEY|NOT NULL) constraint failed")
@@ -183,8 +206,10 @@ def _v2_database(path: Path) -> None:
         for statement in schema._statements(migration):
             conn.execute(statement)
     conn.execute("PRAGMA user_version = 2")
-    conn.execute("INSERT INTO conversations (id, title, created, updated) VALUES "
-                 "('c1', 'Trip', 1, 1), ('c2', '', 2, 2)")
+    conn.execute(
+        "INSERT INTO conversations (id, title, created, updated) VALUES "
+        "('c1', 'Trip', 1, 1), ('c2', '', 2, 2)"
+    )
     rows = [
         _message_row("c1", 0, Message("m1", "user", "plan the alpine trip")),
         _message_row("c1", 0, Message("m2", "assistant", "")),
@@ -192,16 +217,23 @@ def _v2_database(path: Path) -> None:
         _message_row("c2", 0, Message("m4", "assistant", "gamma rays")),
     ]
     conn.executemany(_MESSAGE_SQL, rows)
-    conn.execute(_MESSAGE_SQL, _message_row("c1", 0, Message("m2", "assistant",
-                                                             "alpine huts along the route")))
+    conn.execute(
+        _MESSAGE_SQL,
+        _message_row("c1", 0, Message("m2", "assistant", "alpine huts along the route")),
+    )
     conn.execute("DELETE FROM messages WHERE id='m4'")
     conn.close()
 
 
 def _raw_search(conn: sqlite3.Connection, match: str) -> list[str]:
-    return [r[0] for r in conn.execute(
-        "SELECT m.id FROM messages_fts f JOIN messages m ON m.rowid = f.rowid "
-        "WHERE messages_fts MATCH ? ORDER BY f.rank, m.id", (match,))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT m.id FROM messages_fts f JOIN messages m ON m.rowid = f.rowid "
+            "WHERE messages_fts MATCH ? ORDER BY f.rank, m.id",
+            (match,),
+        )
+    ]
 
 
 async def test_a_version_2_database_is_migrated_with_its_index(tmp_path: Path) -> None:
@@ -226,20 +258,30 @@ async def test_a_version_2_database_is_migrated_with_its_index(tmp_path: Path) -
     await store.close()
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 3
-        triggers = [r[0] for r in conn.execute("SELECT name FROM sqlite_master "
-                                               "WHERE type='trigger'")]
+        triggers = [
+            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")
+        ]
         assert triggers == ["messages_ad"]
 
 
 async def test_imported_json_conversations_are_indexed(tmp_path: Path) -> None:
     folder = tmp_path / "conversations"
     folder.mkdir()
-    (folder / "old1.json").write_text(json.dumps({
-        "format": 1, "id": "old1", "title": "", "updated": 50.0,
-        "messages": [{"role": "user", "content": "list the docs folder"},
-                     {"role": "assistant", "content": ""},
-                     {"role": "user", "content": [{"type": "text", "text": "docs again"}]}],
-    }))
+    (folder / "old1.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "id": "old1",
+                "title": "",
+                "updated": 50.0,
+                "messages": [
+                    {"role": "user", "content": "list the docs folder"},
+                    {"role": "assistant", "content": ""},
+                    {"role": "user", "content": [{"type": "text", "text": "docs again"}]},
+                ],
+            }
+        )
+    )
     store = ChatStore(tmp_path / "c.sqlite3")
     store.save_conversation(StoredConversation(id="c1"))
     store.save_message("c1", Message("m1", "user", "docs elsewhere"))

@@ -92,7 +92,6 @@ def _json_text(value: Any) -> str:
     return pydantic_core.to_json(value, fallback=str).decode()
 
 
-
 def _attachments_json(items: list[Attachment]) -> str:
     if not items:
         return "[]"
