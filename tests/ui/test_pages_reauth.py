@@ -72,13 +72,16 @@ async def test_a_sign_in_notice_is_seen_and_usable_from_the_chats_place(
         await until(lambda: status_of(desktop, "linear") is Status.NEEDS_AUTH, 60, "NeedsAuth")
         window = desktop.window
         window.show_chats()
+        # Qt shows a new row on a later pass of its loop: wait for a row a person can see
         row = await until(
-            lambda: next((r for r in window.notices.rows() if r.action_button), None),
+            lambda: next(
+                (r for r in window.notices.rows() if r.action_button and r.isVisible()), None
+            ),
             10,
-            "the sign-in notice",
+            "the sign-in notice, shown",
         )
         assert window.place == "Chats"
-        assert row.isVisible() and row.action_button.isVisible()  # type: ignore[union-attr]
+        assert row.action_button.isVisible()  # type: ignore[union-attr]
         assert "linear needs you to sign in" in row.label.text()
         assert len([r for r in window.notices.rows() if "linear" in r.label.text()]) == 1
         asked: list[tuple[str, str]] = []
