@@ -68,8 +68,7 @@ class Received:
     method: str
     headers: dict[str, str]
     body: dict[str, Any]
-    time: float  # time.time() when the request (its body read) arrived
-    finished: float | None = None  # time.time() when the last byte of a streamed reply went
+    time: float
 
     @property
     def api(self) -> str:
@@ -399,14 +398,6 @@ def _anthropic_complete(reply: Reply, body: dict[str, Any], number: int) -> dict
 # --- the app ----------------------------------------------------------------------------
 
 
-async def _timed(stream: AsyncIterator[bytes], received: Received) -> AsyncIterator[bytes]:
-    """``stream``, noting when its last chunk was handed on (benchmarks time the client's
-    work between a reply and its next request from these two clocks)."""
-    async for piece in stream:
-        yield piece
-    received.finished = time.time()
-
-
 def build_app(script: Script) -> Starlette:
     async def completions(request: Request) -> Response:
         return await answer(request, "openai")
@@ -419,11 +410,10 @@ def build_app(script: Script) -> Starlette:
             body = await request.json()
         except ValueError:
             body = {}
-        received = Received(
-            request.url.path, request.method, dict(request.headers), body, time.time()
-        )
         with script.lock:
-            script.requests.append(received)
+            script.requests.append(
+                Received(request.url.path, request.method, dict(request.headers), body, time.time())
+            )
             number = len(script.requests)
         reply = script.next()
         if reply.get("not_an_api"):
@@ -433,7 +423,7 @@ def build_app(script: Script) -> Starlette:
             return failure
         if body.get("stream"):
             stream = (_openai_stream if api == "openai" else _anthropic_stream)(reply, body, number)
-            return StreamingResponse(_timed(stream, received), media_type="text/event-stream")
+            return StreamingResponse(stream, media_type="text/event-stream")
         await _pace(reply, 0)
         make = _openai_complete if api == "openai" else _anthropic_complete
         return JSONResponse(make(reply, body, number))

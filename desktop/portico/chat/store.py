@@ -442,12 +442,9 @@ class ChatStore:
     def save_conversation(
         self, c: StoredConversation, *, refresh: Callable[[], None] | None = None
     ) -> None:
-        """``refresh``: brings ``c`` up to date; called when the row is made."""
-        key = ("c", c.id, "")
-        marked = self._writes.get(key)
-        if isinstance(marked, _ConversationFill) and marked.c is c and marked.refresh == refresh:
-            return  # its row is made from ``c`` when the batch goes out: nothing to change
-        self._writes.mark(key, _ConversationFill(c, refresh))
+        """``refresh``: brings ``c`` up to date; called when the row is made (a Chat marks
+        its row once per batch this way)."""
+        self._writes.mark(("c", c.id, ""), _ConversationFill(c, refresh))
 
     def save_message(self, conversation_id: str, message: Message) -> None:
         """The message with its tool calls (insert or update)."""

@@ -36,7 +36,7 @@ from portico.runtime.health import HealthRecorder
 RING = 1000  # exchanges kept per server
 MAX_KEPT_BYTES = 256 * 1024  # a bigger message is kept as a note of its size only
 KEPT_BUDGET = 16 * 1024 * 1024  # message bytes a server's ring holds; older ones: size only
-NOTIFY_EVERY = 0.1  # seconds: a burst of traffic is recorded and announced once per this
+NOTIFY_EVERY = 0.1  # seconds: a burst of traffic is recorded and announced together
 NOT_SECRET = frozenset({"progressToken", "nextCursor", "cursor"})
 
 Direction = Literal["out", "in"]  # out: Portico -> server; in: server -> Portico
