@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import httpx2
 import pytest
@@ -106,6 +107,27 @@ async def test_max_lifetime_recycles(bus: EventBus) -> None:
         assert any("max_lifetime_seconds" in line for line in conn.log.lines)
     finally:
         await conn.stop()
+
+
+async def test_stop_while_recycling_still_stops_the_process(bus: EventBus) -> None:
+    """A recycled connection is LAZY before its old process is shut down, and stop()
+    cancels a LAZY owner: the shutdown still runs to its end (the process is gone when
+    stop() returns), not cut off with the process running and its pipes open. The
+    server stays a minute after its stdin ends: only the shutdown's TERM ends it."""
+    spec = toolbox_spec(
+        "aging", "--linger", "60", max_lifetime_seconds=0.5, protocol=Protocol.LEGACY
+    )
+    conn = Connection(spec, bus=bus)
+    await conn.start()
+    try:
+        await eventually(lambda: conn.pid is not None, what="a process")
+        pid = conn.pid
+        assert pid is not None
+        await eventually(lambda: conn.state.status is Status.LAZY, what="recycled")
+    finally:
+        await conn.stop()
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 async def test_trust_gate_parks_until_retry(bus: EventBus, events: Recorder) -> None:

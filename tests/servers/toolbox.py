@@ -15,6 +15,7 @@ Options:
   --tls-cert/--tls-key PATH   http: serve HTTPS with this certificate and key
   --tls-client-ca PATH  http: with --tls-cert, require a client certificate signed by this CA
   --slow-list S         answer each tools/list S seconds late (a refresh that takes a while)
+  --linger S            stdio: stay S seconds after stdin ends (a server slow to exit)
 
 Tools (text tools use structured_output=False, so text is sent once):
   echo(text)                     -> text "echo: <text>"
@@ -308,6 +309,7 @@ def main() -> None:
     parser.add_argument("--slow-list", type=float, default=0.0)
     parser.add_argument("--tls-key", default=None)
     parser.add_argument("--tls-client-ca", default=None)
+    parser.add_argument("--linger", type=float, default=0.0)
     opts = parser.parse_args()
     if opts.pid_file:
         with open(opts.pid_file, "w") as fh:
@@ -326,6 +328,7 @@ def main() -> None:
     server = build(opts.name, slow_list=opts.slow_list)
     if opts.transport == "stdio":
         server.run("stdio")
+        time.sleep(opts.linger)
     elif opts.transport == "http" and opts.tls_cert:
         serve_https(server, opts)
     elif opts.transport == "http":

@@ -4,9 +4,11 @@ Why not the SDK's ``stdio_client``: it hides the process, so a server that dies 
 reported as "server exited (code N)", and it needs ``errlog`` to be a real file object
 (a pipe plus a reader thread, or a temp file to tail). Here the child's stderr is a pipe
 read by a task on the event loop, line by line, into the :class:`ServerLog`; no thread,
-no temp file. The stdout reader scans each chunk once for newlines (the SDK's re-joins
-its whole buffer per chunk, quadratic on a 10 MiB result). Shutdown follows the spec
-order: close stdin, wait, then TERM/KILL the process group (the SDK's helper).
+no temp file. Messages go straight between the pipes and the SDK (see ``lines``): no task
+and no memory stream on either side, and the stdout is scanned once for newlines (the
+SDK's re-joins its whole buffer per chunk, quadratic on a 10 MiB result). Shutdown
+follows the spec order: close stdin, wait, then TERM/KILL the process group (the SDK's
+helper).
 """
 
 from __future__ import annotations
@@ -14,17 +16,17 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from typing import Any
 
 import anyio
 import anyio.lowlevel
-import mcp_types as types
 from anyio.abc import Process
-from mcp.shared.message import SessionMessage
 
 from portico.runtime.serverlog import ServerLog
+from portico.runtime.transports.lines import LineReader, LineWriter
 
 GRACE_SECONDS = 2.0  # after stdin closes, before TERM
 TERM_SECONDS = 2.0  # after TERM, before KILL
@@ -78,7 +80,7 @@ async def stdio_transport(
     cwd: str | None,
     log: ServerLog,
     info: StdioProcessInfo,
-) -> AsyncIterator[tuple[object, object]]:
+) -> AsyncIterator[tuple[LineReader, LineWriter]]:
     process = await anyio.open_process(
         [command, *args],
         env=env,
@@ -89,54 +91,21 @@ async def stdio_transport(
         start_new_session=True,  # its own process group: we can stop the whole tree
     )
     info.pid = process.pid
-    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
+    assert process.stdin is not None and process.stdout is not None
 
-    async def stdout_reader() -> None:
+    async def after_stdout_ends() -> None:
+        if not info.closing:
+            info.self_exit = True
+        with anyio.CancelScope(shield=True):
+            await _wait_exit(process, EXIT_WAIT_SECONDS)
+            with anyio.move_on_after(EXIT_WAIT_SECONDS):
+                await info.stderr_done.wait()
+        info.returncode = process.returncode
+        info.exited.set()
+
+    async def stop_reading() -> None:  # stdin broke: the reader ends too (pending calls fail)
         assert process.stdout is not None
-        buffer = bytearray()
-        scanned = 0
-        try:
-            async with read_send:
-                async for chunk in process.stdout:
-                    buffer += chunk
-                    while True:
-                        newline = buffer.find(b"\n", scanned)
-                        if newline < 0:
-                            scanned = len(buffer)
-                            break
-                        line = bytes(buffer[:newline]).strip()
-                        del buffer[: newline + 1]
-                        scanned = 0
-                        if not line:
-                            continue
-                        try:
-                            message = SessionMessage(
-                                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-                            )
-                        except ValueError:
-                            # Servers that print banners or debug output to stdout: keep
-                            # going, and show the line where the person can see it.
-                            shown = line[:200].decode("utf-8", "replace")
-                            log.add(
-                                f"ignored a stdout line that is not JSON-RPC: {shown}", "portico"
-                            )
-                            continue
-                        try:
-                            await read_send.send(message)
-                        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                            return
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            pass
-        finally:
-            if not info.closing:
-                info.self_exit = True
-            with anyio.CancelScope(shield=True):
-                await _wait_exit(process, EXIT_WAIT_SECONDS)
-                with anyio.move_on_after(EXIT_WAIT_SECONDS):
-                    await info.stderr_done.wait()
-            info.returncode = process.returncode
-            info.exited.set()
+        await process.stdout.aclose()
 
     async def stderr_reader() -> None:
         assert process.stderr is not None
@@ -154,35 +123,45 @@ async def stdio_transport(
                 log.add(pending.decode("utf-8", "replace"))
             info.stderr_done.set()
 
-    async def stdin_writer() -> None:
-        assert process.stdin is not None
-        try:
-            async with write_recv:
-                async for message in write_recv:
-                    data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await process.stdin.send((data + "\n").encode())
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-            await read_send.aclose()
-
     async with anyio.create_task_group() as tg:
-        tg.start_soon(stdout_reader)
         tg.start_soon(stderr_reader)
-        tg.start_soon(stdin_writer)
+        reader = LineReader(process.stdout, log, lambda: tg.start_soon(after_stdout_ends))
+        writer = LineWriter(process.stdin, lambda: tg.start_soon(stop_reading))
         try:
-            yield read_recv, write_send
+            yield reader, writer
         finally:
             info.closing = True
-            with anyio.CancelScope(shield=True):
-                write_send.close()
-                read_recv.close()
-                await _stop(process)
-                with anyio.move_on_after(1.0):
-                    await info.stderr_done.wait()
-                info.returncode = process.returncode
-                info.exited.set()
+            writer.close()
+            reader.close()
+            await _to_the_end(_shut_down(process, info))
             tg.cancel_scope.cancel()
+    await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+async def _shut_down(process: Process, info: StdioProcessInfo) -> None:
+    await _stop(process)
+    with anyio.move_on_after(1.0):
+        await info.stderr_done.wait()
+    info.returncode = process.returncode
+    info.exited.set()
     # Close every pipe, so the loop's subprocess transport is finished now rather than
     # by the garbage collector later (on a loop that may be closed by then).
-    with anyio.CancelScope(shield=True), suppress(Exception):
+    with suppress(Exception):
         await process.aclose()
-    await anyio.lowlevel.cancel_shielded_checkpoint()
+
+
+async def _to_the_end(work: Coroutine[Any, Any, None]) -> None:
+    """Await ``work`` to its end even if this task is cancelled meanwhile, then go on
+    with the cancellation. (anyio's shielded scopes hold off anyio's cancellation, not
+    ``Task.cancel()``: a connection stopped while it recycles its process would leave
+    the process running and its pipes open.)"""
+    job = asyncio.ensure_future(work)
+    cancelled = False
+    while not job.done():
+        try:
+            await asyncio.shield(job)
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
+    job.result()
