@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import random
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -82,8 +83,19 @@ class ChatBusy(ChatError):
     """A turn is already running in this conversation."""
 
 
+_ids = random.Random()  # seeded from os.urandom; its own, so nobody's seed() repeats ids
+if hasattr(os, "register_at_fork"):  # a forked child draws its own ids (no fork on Windows)
+    os.register_at_fork(after_in_child=_ids.seed)
+
+
 def _new_id() -> str:
-    return os.urandom(16).hex()  # secrets.token_hex(16) without its two calls; no UUID
+    """128 random bits in hex. Unique, not secret (no system call per id, as
+    ``os.urandom`` makes)."""
+    return f"{_ids.getrandbits(128):032x}"
+
+
+def _nothing() -> None:
+    pass
 
 
 class Chat:
@@ -98,6 +110,7 @@ class Chat:
         self._active = ActiveSet(stored.active_tools)
         self._context = context
         self._task: asyncio.Task[None] | None = None
+        self._events: _Events | None = None
         self._calls: dict[str, CallHandle] = {}
         self._running = False
         self._persisted = bool(stored.messages)
@@ -212,6 +225,10 @@ class Chat:
         if task is None or task.done():
             return False
         task.cancel()
+        events = self._events
+        if events is not None and not events.began:  # it will never run to say so itself
+            events.put(TurnFinished("", "stopped"))
+            events.close()
         return True
 
     def cancel_call(self, call_id: str) -> bool:
@@ -258,6 +275,9 @@ class Chat:
         self._save_row()
 
     async def rename(self, title: str) -> None:
+        self._retitle(title)
+
+    def _retitle(self, title: str) -> None:
         self._stored.title = title.strip()
         self._save_row()
 
@@ -303,9 +323,10 @@ class Chat:
     async def _iterate(self, body: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
         self._check_idle()
         self._running = True
-        events = _Events()
+        events = self._events = _Events()
 
         async def runner() -> None:
+            events.began = True
             try:
                 await body(events.put)
             finally:
@@ -325,6 +346,7 @@ class Chat:
                 task.cancel()
                 await asyncio.wait([task])
             self._task = None
+            self._events = None
             self._running = False
 
     def _save_row(self) -> None:
@@ -618,26 +640,41 @@ class Chat:
         assistant: Message,
         planned: list[PlannedCall],
         records: list[ToolCall],
+        opening: Callable[[], None] | None = None,
     ) -> None:
+        """Run the calls; ``opening`` (the events and saves that announce them) is done
+        once they are on their way (see :class:`_Opening`)."""
         host = self._host
         spent = dict(self._context.spend.totals)
         loaded = len(self._active)
         by_id = {r.id: r for r in records}
+        first = _Opening(opening).run if opening is not None else _nothing
 
         def done(report: CallReport) -> None:
+            first()
             record = by_id[report.id]
             _apply(record, report)
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
 
         def emit_noting_tasks(event: Event) -> None:
+            first()
             if isinstance(event, ToolCallTask):
                 self.note_task(assistant.id, event)
             emit(event)
 
-        await run_calls(
-            host.guard, self._context, self._active, planned, emit_noting_tasks, done, self._calls
-        )
+        try:
+            await run_calls(
+                host.guard,
+                self._context,
+                self._active,
+                planned,
+                emit_noting_tasks,
+                done,
+                self._calls,
+            )
+        finally:
+            first()
         if dict(self._context.spend.totals) != spent:
             emit(SpendChanged(dict(self._context.spend.totals)))
         if len(self._active) != loaded:
@@ -711,22 +748,25 @@ class Chat:
             emit(TurnFailed(str(exc), False, "command"))
             return
         user = Message(_new_id(), "user", f"/call {rest}", parent_id=self._leaf_id)
-        self._add(user)
-        emit(UserMessageAdded(user.id, user.text))
-        if not self._stored.title:
-            await self.rename(title.from_words(f"{name}"))
-            emit(TitleChanged(self.id, self._stored.title))
         assistant = Message(_new_id(), "assistant", parent_id=user.id, status="streaming")
         record = ToolCall(_new_id()[:12], name, arguments, "")
         assistant.tool_calls.append(record)
         assistant.rounds.append(Round("", [record.id]))
-        self._add(assistant)
-        emit(TurnStarted(_new_id(), assistant.id, user.id, None))
-        server, tool = self._host.tool_owner(name)
-        emit(ToolCallStarted(record.id, server, tool, name, arguments, "", assistant.id))
+
+        def opening() -> None:
+            self._add(user)
+            emit(UserMessageAdded(user.id, user.text))
+            if not self._stored.title:
+                self._retitle(title.from_words(name))
+                emit(TitleChanged(self.id, self._stored.title))
+            self._add(assistant)
+            emit(TurnStarted(_new_id(), assistant.id, user.id, None))
+            server, tool = self._host.tool_owner(name)
+            emit(ToolCallStarted(record.id, server, tool, name, arguments, "", assistant.id))
+
         try:
             await self._run_calls(
-                emit, assistant, [PlannedCall(record.id, name, arguments)], [record]
+                emit, assistant, [PlannedCall(record.id, name, arguments)], [record], opening
             )
         except asyncio.CancelledError:
             self._stopped(emit, assistant)
@@ -738,6 +778,24 @@ class Chat:
         emit(TurnFinished(assistant.id, "direct"))
 
 
+class _Opening:
+    """What a turn says and saves as its tool calls start, done once they are on their
+    way: on the loop's next pass (a stdio server has the request by then, so this runs
+    while the server works on it, not before it sees it), or before the calls' first
+    event or report if that comes sooner. Once, either way."""
+
+    __slots__ = ("_work",)
+
+    def __init__(self, work: Callable[[], None]) -> None:
+        self._work: Callable[[], None] | None = work
+        asyncio.get_running_loop().call_soon(self.run)
+
+    def run(self) -> None:
+        work, self._work = self._work, None
+        if work is not None:
+            work()
+
+
 class _Events:
     """A turn's events on their way to its iterator: the iterator wakes once per burst
     of events, not once per event."""
@@ -745,6 +803,7 @@ class _Events:
     def __init__(self) -> None:
         self.items: deque[Event] = deque()
         self.closed = False
+        self.began = False  # the turn's task has started (a task cancelled before never does)
         self._waiter: asyncio.Future[None] | None = None
 
     def put(self, event: Event) -> None:
