@@ -396,7 +396,10 @@ class Chat:
     ) -> None:
         parsed = commands.parse(text)
         if parsed.kind == "builtin":
-            await self._builtin(emit, parsed)
+            if parsed.name == "call":
+                await self._direct_call(emit, parsed.rest)
+            else:
+                await self._builtin(emit, parsed)
             return
         if parsed.kind == "unknown":
             emit(
@@ -736,9 +739,6 @@ class Chat:
             summary = await self._host.reload()
             emit(ToolsChanged(tuple(self._active)))
             emit(Notice(summary or "Reloaded."))
-        elif name == "call":
-            await self._direct_call(emit, rest)
-            return
         emit(TurnFinished("", "direct"))
 
     async def _direct_call(self, emit: Emit, rest: str) -> None:
@@ -808,7 +808,9 @@ class _Events:
 
     def put(self, event: Event) -> None:
         self.items.append(event)
-        self._wake()
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     def close(self) -> None:
         self.closed = True

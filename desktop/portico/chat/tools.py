@@ -148,25 +148,13 @@ async def run_call(
     """One call; never raises except for its own cancellation (then there is no report
     and the caller records the call as cancelled). ``on_report`` gets the report before
     the ToolCallFinished event goes out."""
-    report = await _run_call(guard, chat, active, call, emit)
-    if on_report is not None:
-        on_report(report)
-    result = report.result if report.outcome == "ok" else None
-    error = None if result is not None else report.model_text()
-    emit(ToolCallFinished(call.id, report.outcome, result, error, report.duration))
-    return report
-
-
-async def _run_call(
-    guard: ToolGuard, chat: ChatContext, active: ActiveSet, call: PlannedCall, emit: Emit
-) -> CallReport:
     started = time.monotonic()
     if call.problem is not None:
         text = (
             f"The call to '{call.name}' was not run: {call.problem}. Send the arguments as "
             "one JSON object matching the tool's input schema."
         )
-        return CallReport(call.id, "error", error=text)
+        return _reported(CallReport(call.id, "error", error=text), emit, on_report)
     scope = _CallScope(call.id, emit)
     token = _scope.set(scope)
 
@@ -194,19 +182,29 @@ async def _run_call(
         raise
     except Exception as exc:
         duration = time.monotonic() - started
-        return CallReport(call.id, "error", error=_error_text(exc), duration=duration)
+        report = CallReport(call.id, "error", error=_error_text(exc), duration=duration)
+        return _reported(report, emit, on_report)
     finally:
         _scope.reset(token)
     duration = time.monotonic() - started
     if scope.refused:
-        outcome: CallOutcome = "refused"
+        report = CallReport(call.id, "refused", error=result.text(), duration=duration)
     elif scope.denied:
-        outcome = "denied"
+        report = CallReport(call.id, "denied", error=result.text(), duration=duration)
     else:
-        outcome = "ok"
-    if outcome == "ok":
-        return CallReport(call.id, "ok", result=result, duration=duration)
-    return CallReport(call.id, outcome, error=result.text(), duration=duration)
+        report = CallReport(call.id, "ok", result=result, duration=duration)
+    return _reported(report, emit, on_report)
+
+
+def _reported(
+    report: CallReport, emit: Emit, on_report: Callable[[CallReport], None] | None
+) -> CallReport:
+    if on_report is not None:
+        on_report(report)
+    result = report.result if report.outcome == "ok" else None
+    error = None if result is not None else report.model_text()
+    emit(ToolCallFinished(report.id, report.outcome, result, error, report.duration))
+    return report
 
 
 class CallHandle(Protocol):
