@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
@@ -113,3 +114,19 @@ async def test_a_server_that_exits_ends_the_reader_and_says_so(tmp_path: Path) -
             await reader.receive()  # and again
     assert any("not json-rpc" in line for line in log.lines)
     assert "bye" in log.stderr_lines
+
+
+async def test_a_shutdown_under_a_cancelled_scope_waits_without_spinning(
+    tmp_path: Path,
+) -> None:
+    """Leaving the transport because an anyio scope was cancelled still stops the
+    process (this one ignores its stdin: the shutdown waits its grace, then TERMs it),
+    and waits for that quietly instead of being re-cancelled on every loop pass."""
+    info = StdioProcessInfo()
+    started = time.process_time()
+    with anyio.move_on_after(0.5):
+        async with _transport("import time; time.sleep(60)", tmp_path, info):
+            await anyio.sleep(30)
+    assert info.exited.is_set() and info.returncode is not None
+    # The wait took 2 s; re-cancelled on every pass it cost ~0.6 s of CPU, quiet ~0.06 s.
+    assert time.process_time() - started < 0.3

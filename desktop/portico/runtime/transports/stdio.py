@@ -133,7 +133,8 @@ async def stdio_transport(
             info.closing = True
             writer.close()
             reader.close()
-            await _to_the_end(_shut_down(process, info))
+            with anyio.CancelScope(shield=True):  # else anyio re-cancels us every pass
+                await _to_the_end(_shut_down(process, info))
             tg.cancel_scope.cancel()
     await anyio.lowlevel.cancel_shielded_checkpoint()
 
