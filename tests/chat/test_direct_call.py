@@ -1,6 +1,6 @@
 """``/call`` in direct mode: its events come in order and everything lands in the store,
 for a call that runs, one refused before it reaches a server, and one stopped at any
-moment (a turn's opening is announced once its call is under way, see ``_Opening``)."""
+moment (a turn's opening is announced once its call is under way, see ``_Events.defer``)."""
 
 from __future__ import annotations
 

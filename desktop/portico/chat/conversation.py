@@ -336,6 +336,8 @@ class Chat:
         self._task = task
         try:
             while True:
+                if events.deferred is not None:
+                    events.run_deferred()
                 while events.items:
                     yield events.items.popleft()
                 if events.closed:
@@ -646,12 +648,19 @@ class Chat:
         opening: Callable[[], None] | None = None,
     ) -> None:
         """Run the calls; ``opening`` (the events and saves that announce them) is done
-        once they are on their way (see :class:`_Opening`)."""
+        once they are on their way (see :meth:`_Events.defer`)."""
         host = self._host
         spent = dict(self._context.spend.totals)
         loaded = len(self._active)
         by_id = {r.id: r for r in records}
-        first = _Opening(opening).run if opening is not None else _nothing
+        events = self._events
+        if opening is None:
+            first = _nothing
+        elif events is None:  # not in a turn's task (nothing to defer to)
+            opening()
+            first = _nothing
+        else:
+            first = events.defer(opening)
 
         def done(report: CallReport) -> None:
             first()
@@ -778,24 +787,6 @@ class Chat:
         emit(TurnFinished(assistant.id, "direct"))
 
 
-class _Opening:
-    """What a turn says and saves as its tool calls start, done once they are on their
-    way: on the loop's next pass (a stdio server has the request by then, so this runs
-    while the server works on it, not before it sees it), or before the calls' first
-    event or report if that comes sooner. Once, either way."""
-
-    __slots__ = ("_work",)
-
-    def __init__(self, work: Callable[[], None]) -> None:
-        self._work: Callable[[], None] | None = work
-        asyncio.get_running_loop().call_soon(self.run)
-
-    def run(self) -> None:
-        work, self._work = self._work, None
-        if work is not None:
-            work()
-
-
 class _Events:
     """A turn's events on their way to its iterator: the iterator wakes once per burst
     of events, not once per event."""
@@ -804,7 +795,25 @@ class _Events:
         self.items: deque[Event] = deque()
         self.closed = False
         self.began = False  # the turn's task has started (a task cancelled before never does)
+        self.deferred: Callable[[], None] | None = None
         self._waiter: asyncio.Future[None] | None = None
+
+    def defer(self, work: Callable[[], None]) -> Callable[[], None]:
+        """Have the iterator do ``work`` when it next runs, or do it when the returned
+        function is called if that comes first; once either way. The iterator runs on a
+        later pass of the loop than the turn's task that defers: a tool call deferring
+        its opening has written its request by then (a stdio server works on it while
+        the opening is done), and the call's first event or report calls the function."""
+        self.deferred = work
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+        return self.run_deferred
+
+    def run_deferred(self) -> None:
+        work, self.deferred = self.deferred, None
+        if work is not None:
+            work()
 
     def put(self, event: Event) -> None:
         self.items.append(event)
