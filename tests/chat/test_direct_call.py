@@ -72,9 +72,11 @@ async def test_a_call_stopped_at_any_moment_ends_in_order(passes: int) -> None:
             await asyncio.sleep(0)
         await asyncio.sleep(0)  # the turn has begun: stop() has something to stop
         assert chat.stop()
+        chat.stop()  # a second Stop changes nothing (one TurnFinished)
         await asyncio.wait_for(task, 10)
         shown = [e for e in seen if not isinstance(e, TitleChanged)]
         began = len(shown) > 1  # stopped before its task ran: nothing but the stop is said
+        assert began == (passes > 0)  # with no pass, stop() came before the task's first step
         kinds = [type(e) for e in shown]
         assert kinds == ([*OPENING, ToolCallFinished, TurnFinished] if began else [TurnFinished])
         last = shown[-1]

@@ -107,6 +107,7 @@ async def test_a_server_that_exits_ends_the_reader_and_says_so(tmp_path: Path) -
     async with transport as (reader, _):
         with anyio.fail_after(10), pytest.raises(anyio.EndOfStream):
             await reader.receive()
+        assert info.self_exit  # said as the end is seen (whoever sees it reports an exit)
         with anyio.fail_after(10):
             await info.exited.wait()
         assert info.self_exit and info.returncode == 3

@@ -226,7 +226,8 @@ class Chat:
             return False
         task.cancel()
         events = self._events
-        if events is not None and not events.began:  # it will never run to say so itself
+        if events is not None and not events.began and not events.closed:
+            # cancelled before it ran, it never will (nor say so): end the turn here
             events.put(TurnFinished("", "stopped"))
             events.close()
         return True

@@ -39,10 +39,11 @@ class StdioProcessInfo:
 
     pid: int | None = None
     returncode: int | None = None
-    exited: asyncio.Event = field(default_factory=asyncio.Event)  # stdout ended
+    # stdout ended, or stdin broke (a server that closed its stdin takes no more requests)
+    exited: asyncio.Event = field(default_factory=asyncio.Event)
     stderr_done: asyncio.Event = field(default_factory=asyncio.Event)
     closing: bool = False  # we are shutting it down on purpose
-    self_exit: bool = False  # stdout ended before we began shutting down
+    self_exit: bool = False  # it ended (as ``exited`` says) before we began shutting down
 
 
 async def _wait_exit(process: Process, seconds: float) -> bool:
@@ -93,9 +94,13 @@ async def stdio_transport(
     info.pid = process.pid
     assert process.stdin is not None and process.stdout is not None
 
+    def stdout_ended() -> None:  # said at once: the reader's end is seen right after
+        if info.closing:
+            return  # the shutdown says the rest
+        info.self_exit = True
+        tg.start_soon(after_stdout_ends)
+
     async def after_stdout_ends() -> None:
-        if not info.closing:
-            info.self_exit = True
         with anyio.CancelScope(shield=True):
             await _wait_exit(process, EXIT_WAIT_SECONDS)
             with anyio.move_on_after(EXIT_WAIT_SECONDS):
@@ -103,7 +108,11 @@ async def stdio_transport(
         info.returncode = process.returncode
         info.exited.set()
 
-    async def stop_reading() -> None:  # stdin broke: the reader ends too (pending calls fail)
+    def stdin_broke() -> None:  # the reader ends too (pending calls fail)
+        if not info.closing:
+            tg.start_soon(stop_reading)
+
+    async def stop_reading() -> None:
         assert process.stdout is not None
         await process.stdout.aclose()
 
@@ -125,8 +134,8 @@ async def stdio_transport(
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(stderr_reader)
-        reader = LineReader(process.stdout, log, lambda: tg.start_soon(after_stdout_ends))
-        writer = LineWriter(process.stdin, lambda: tg.start_soon(stop_reading))
+        reader = LineReader(process.stdout, log, stdout_ended)
+        writer = LineWriter(process.stdin, stdin_broke)
         try:
             yield reader, writer
         finally:
@@ -146,8 +155,9 @@ async def _shut_down(process: Process, info: StdioProcessInfo) -> None:
     info.returncode = process.returncode
     info.exited.set()
     # Close every pipe, so the loop's subprocess transport is finished now rather than
-    # by the garbage collector later (on a loop that may be closed by then).
-    with suppress(Exception):
+    # by the garbage collector later (on a loop that may be closed by then). Bounded: a
+    # child that is never reaped (stuck in the kernel) must not hold the shutdown.
+    with suppress(Exception), anyio.move_on_after(EXIT_WAIT_SECONDS):
         await process.aclose()
 
 

@@ -206,6 +206,7 @@ class ChatService:
         self.host: ChatHost | None = None
         self.chats: dict[str, Chat] = {}
         self.turns: dict[str, asyncio.Task[None]] = {}
+        self._unstarted: set[asyncio.Task[None]] = set()  # turns whose task has not run yet
 
     async def start(self) -> None:
         from portico.chat.host import ChatHost
@@ -384,8 +385,12 @@ class ChatService:
         events: AsyncIterator[Event] = getattr(chat, kind)(*args)
         task = asyncio.get_running_loop().create_task(self._drive(conversation_id, events))
         self.turns[conversation_id] = task
+        self._unstarted.add(task)
 
     async def _drive(self, conversation_id: str, events: AsyncIterator[Event]) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._unstarted.discard(task)
         ended = False
         try:
             async for event in events:
@@ -417,6 +422,11 @@ class ChatService:
         if not stopped and task is not None and not task.done():
             task.cancel()
             stopped = True
+            if task in self._unstarted:  # a task cancelled before it runs never says so
+                self._unstarted.discard(task)
+                self.turns.pop(conversation_id, None)
+                self.emit(conversation_id, TurnFinished("", "stopped"))
+                self.emit(conversation_id, TurnEnded())
         return stopped
 
     def cancel_call(self, conversation_id: str, call_id: str) -> bool:
