@@ -1,13 +1,13 @@
 """JSON-RPC messages as lines over a child's pipes, with nothing in between.
 
-The SDK's stdio transport (and ours before this) puts a memory stream and a task on each
-side: a request is handed to a writer task, which writes it on a later pass of the event
-loop, and a reply is read by a reader task, which hands it to the SDK's dispatcher on a
-later pass again. Here the sender writes the line itself (the bytes are in the pipe
-before its ``send`` first suspends) and the dispatcher reads the pipe itself, so a round
-trip takes two passes of the loop fewer, and what a caller does after sending (the
-chat's bookkeeping, say) runs while the server works instead of before it sees the
-request. Both are the SDK's ``ReadStream`` / ``WriteStream`` shapes.
+The SDK's stdio transport puts a memory stream and a task on each side: a request is
+handed to a writer task, which writes it on a later pass of the event loop, and a reply
+is read by a reader task, which hands it to the SDK's dispatcher on a later pass again.
+Here the sender writes the line itself (the bytes are in the pipe before its ``send``
+first suspends) and the dispatcher reads the pipe itself, so a round trip takes two
+passes of the loop fewer, and what a caller does after sending (the chat's bookkeeping,
+say) runs while the server works instead of before it sees the request. Both are the
+SDK's ``ReadStream`` / ``WriteStream`` shapes.
 """
 
 from __future__ import annotations
