@@ -654,14 +654,11 @@ class Chat:
         spent = dict(self._context.spend.totals)
         loaded = len(self._active)
         by_id = {r.id: r for r in records}
-        events = self._events
         if opening is None:
             first = _nothing
-        elif events is None:  # not in a turn's task (nothing to defer to)
-            opening()
-            first = _nothing
         else:
-            first = events.defer(opening)
+            assert self._events is not None  # calls run inside a turn (_iterate)
+            first = self._events.defer(opening)
 
         def done(report: CallReport) -> None:
             first()
@@ -806,9 +803,7 @@ class _Events:
         its opening has written its request by then (a stdio server works on it while
         the opening is done), and the call's first event or report calls the function."""
         self.deferred = work
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake()
         return self.run_deferred
 
     def run_deferred(self) -> None:

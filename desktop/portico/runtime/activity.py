@@ -245,7 +245,7 @@ class ActivityLog:
 
     @property
     def health(self) -> HealthRecorder:
-        self._sort()
+        self._catch_up()
         return self._health
 
     # --- recording --------------------------------------------------------------------
@@ -253,22 +253,22 @@ class ActivityLog:
     def note(self, direction: Direction, message: Any) -> None:
         """One message passed (the tap's hot path): only its time is taken now. It is
         recorded within ``NOTIFY_EVERY``, with the rest of its burst, off the call's path;
-        every reader sorts what was noted first, so nobody sees the log behind."""
+        every reader catches up on what was noted first, so nobody sees the log behind."""
         if self.paused:
             return
         self._unread.append((direction, message, self._clock()))
         if self._announce is None and not self._schedule():
-            self._sort()
+            self._catch_up()
 
     def record(self, direction: Direction, message: Any) -> Exchange | None:
         """One message passed (``message``: the SDK's JSONRPCMessage), recorded now (what
         was noted before it first)."""
         if self.paused:
             return None
-        self._sort()
+        self._catch_up()
         return self._record(direction, message, self._clock())
 
-    def _sort(self) -> None:
+    def _catch_up(self) -> None:
         """Record what was noted, in order."""
         unread = self._unread
         while unread:
@@ -361,7 +361,7 @@ class ActivityLog:
 
     def attach_headers(self, body: bytes, headers: Iterable[tuple[str, str]]) -> None:
         """The HTTP request that carried the request ``body`` had these headers."""
-        self._sort()
+        self._catch_up()
         try:
             data = json.loads(body) if body else None
         except ValueError:
@@ -395,7 +395,7 @@ class ActivityLog:
 
     @property
     def version(self) -> int:
-        self._sort()
+        self._catch_up()
         return self._version
 
     def _changed(self, entry: Exchange) -> None:
@@ -417,7 +417,7 @@ class ActivityLog:
         return True
 
     def _publish(self) -> None:
-        self._sort()
+        self._catch_up()
         self._announce = None
         if self.bus is not None:
             self.bus.publish(ActivityChanged(self.server, self._version))
@@ -426,14 +426,14 @@ class ActivityLog:
 
     def entries(self, since: int = 0) -> list[Exchange]:
         """Exchanges added or changed after version ``since`` (all when 0), oldest first."""
-        self._sort()
+        self._catch_up()
         changed = [e for e in self._entries.values() if e.version > since]
         for entry in changed:  # parse here (the runtime thread), not where it is shown
             _ = entry.message, entry.reply
         return changed
 
     def snapshot(self) -> list[Exchange]:
-        self._sort()
+        self._catch_up()
         return list(self._entries.values())
 
     def clear(self) -> None:

@@ -25,7 +25,27 @@ from portico.runtime.serverlog import ServerLog
 _BROKEN = (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError)
 
 
-class LineReader:
+class _Closable:
+    """Closing a stream only marks it (the transport's owner stops the process)."""
+
+    _closed = False
+
+    def close(self) -> None:
+        self._closed = True
+
+    async def aclose(self) -> None:
+        self._closed = True
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._closed = True
+
+
+class LineReader(_Closable):
     """The child's stdout as messages, for one reader (the SDK's dispatcher).
 
     A line that is not JSON-RPC is skipped and shown in the server's log (servers that
@@ -40,7 +60,6 @@ class LineReader:
         self._on_end: Callable[[], object] | None = on_end
         self._buffer = bytearray()
         self._scanned = 0
-        self._closed = False
         self._ended = False
 
     async def receive(self) -> SessionMessage:
@@ -86,12 +105,6 @@ class LineReader:
             self._log.add(f"ignored a stdout line that is not JSON-RPC: {shown}", "portico")
             return None
 
-    def close(self) -> None:
-        self._closed = True
-
-    async def aclose(self) -> None:
-        self._closed = True
-
     def __aiter__(self) -> LineReader:
         return self
 
@@ -104,16 +117,8 @@ class LineReader:
     async def __aenter__(self) -> LineReader:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._closed = True
 
-
-class LineWriter:
+class LineWriter(_Closable):
     """Messages to the child's stdin, written by the sender itself, whole lines in the
     order they are sent (a write never suspends; only waiting for a full pipe does).
     A broken pipe raises ``anyio.BrokenResourceError`` and runs ``on_broken``."""
@@ -121,7 +126,6 @@ class LineWriter:
     def __init__(self, stdin: ByteSendStream, on_broken: Callable[[], object]):
         self._stdin = stdin
         self._on_broken = on_broken
-        self._closed = False
 
     async def send(self, item: SessionMessage, /) -> None:
         if self._closed:
@@ -134,19 +138,5 @@ class LineWriter:
             self._on_broken()
             raise anyio.BrokenResourceError from exc
 
-    def close(self) -> None:
-        self._closed = True
-
-    async def aclose(self) -> None:
-        self._closed = True
-
     async def __aenter__(self) -> LineWriter:
         return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._closed = True
