@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from portico.ui.facade import RuntimeThread
-from portico.ui.loop import PorticoEventLoop
+from portico.ui.loop import PorticoEventLoop, ensure_application
 from tests.ui.qt_helpers import until
 
 
@@ -136,3 +137,34 @@ async def test_submit_paths_carry_results_errors_and_cancellation(
 
     with pytest.raises(asyncio.CancelledError):
         await runtime.submit(cancelled_there())
+
+
+@pytest.mark.parametrize("fast_calls", [True, False], ids=["ready-queue", "qasync-timers"])
+def test_callbacks_wait_for_the_loop_while_qt_runs_outside_it(fast_calls: bool) -> None:
+    """pytest-qt processes Qt events between a test and its fixtures' teardown; the app can
+    before its loop starts. A callback due then runs once the loop runs again, inside it."""
+    app = ensure_application()
+    loop = PorticoEventLoop(app, fast_calls=fast_calls)
+    seen: list[tuple[str, bool]] = []
+
+    def note(what: str) -> None:
+        seen.append((what, asyncio.get_running_loop() is loop))
+
+    async def sleeper() -> None:
+        await asyncio.sleep(0.01)
+        note("task")
+
+    try:
+        task = loop.create_task(sleeper())
+        loop.run_until_complete(asyncio.sleep(0))  # the task now sleeps on a timer
+        loop.call_soon(note, "soon")
+        loop.call_later(0.005, note, "later")
+        deadline = time.monotonic() + 0.1
+        while time.monotonic() < deadline:  # every timer and posted event comes due
+            app.processEvents()
+            time.sleep(0.005)
+        assert seen == []
+        loop.run_until_complete(task)
+        assert sorted(seen) == [("later", True), ("soon", True), ("task", True)]
+    finally:
+        loop.close()

@@ -322,17 +322,22 @@ class DesktopApp(QObject):
 
     async def start_chats(self, *, force: bool = False) -> None:
         """Servers or a model configured (or ``force``): a chat with the focus in its
-        input. Neither: the welcome, which leads to one."""
+        input. Neither: the welcome, which leads to one.
+
+        ``force`` is the person asking for the chat, which shows the Chats place. The first
+        start never moves them: the window opens on Chats, and a person who went to Servers
+        while the app started stays there, the keyboard where they left it."""
         if self.chat_service is None:
             await self.start_chat_service()
-        if (force or self._configured) and self.chat_service is not None:
+        if force:
             self.window.show_chats()
+        if (force or self._configured) and self.chat_service is not None:
             ref, self._model_ref = self._model_ref, None
             await self.chat.open_start(model=ref)
             return
         self.window.chats.pane.show_welcome(self.onboarding.welcome)
-        self.window.show_chats()
-        self.onboarding.welcome.add_button.setFocus()
+        if self.window.place == "Chats":
+            self.onboarding.welcome.add_button.setFocus()
         await self.onboarding.refresh_imports()
 
     async def start_chat_service(self) -> None:

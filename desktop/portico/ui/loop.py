@@ -13,6 +13,12 @@ each result crossing from the runtime thread costs one posted event instead of a
 plus two timers (tests/benchmarks/test_bench_gui_stall.py measures both paths). Qt runs
 other events (input, paints, timers) between drains: callbacks queued while a drain runs
 wait for the next one, as in asyncio's own loop.
+
+Callbacks run only while the loop runs. Qt can deliver their events outside it (pytest-qt's
+``processEvents`` between a test and its async fixtures' teardown, or the app before its
+loop starts): qasync would run them there, where ``asyncio.get_running_loop()`` fails (a
+uvicorn server's ``asyncio.sleep`` raised "no running event loop"). Such a callback waits
+in the ready queue for the loop to run again.
 """
 
 from __future__ import annotations
@@ -75,6 +81,8 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc]
             firstiter=self._asyncgen_firstiter_hook,
             finalizer=self._asyncgen_finalizer_hook,
         )
+        if self._soon and not self._drain_posted:
+            self._post_drain()  # what came due while the loop was not running
         try:
             return super().run_forever()
         finally:
@@ -111,6 +119,20 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc]
             self._post_drain()
         return handle
 
+    def _add_callback(self, handle: asyncio.Handle, delay: float = 0) -> asyncio.Handle:
+        """qasync's timer for ``call_later`` / ``call_at`` (and ``call_soon`` without
+        ``fast_calls``) fires ``_timer_fired``, which runs ``handle`` only inside the loop."""
+        super()._add_callback(asyncio.Handle(self._timer_fired, (handle,), self), delay)
+        return handle
+
+    def _timer_fired(self, handle: asyncio.Handle) -> None:
+        if handle._cancelled:
+            return
+        if self.is_running():
+            handle._run()
+        else:
+            self._soon.append(handle)  # run_forever drains it
+
     def _post_drain(self) -> None:
         self._drain_posted = True
         QCoreApplication.postEvent(self._drainer, QEvent(_DRAIN_EVENT))
@@ -118,6 +140,8 @@ class PorticoEventLoop(qasync.QEventLoop):  # type: ignore[misc]
     def _drain(self) -> None:
         """Run the callbacks queued before this drain started (one posted event)."""
         self._drain_posted = False
+        if not self.is_running():
+            return  # run_forever posts the drain again
         soon = self._soon
         debug = self.get_debug()
         try:

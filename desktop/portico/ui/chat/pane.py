@@ -219,4 +219,8 @@ class ChatsPlace(QWidget):
         row.addWidget(self.splitter)
 
     def focus_input(self) -> None:
-        self.pane.composer.input.setFocus(Qt.FocusReason.OtherFocusReason)
+        """The focus in the input, unless the person is in another place: a chat that
+        opens late (the first start, a deleted chat) never takes the keyboard from them."""
+        field = self.pane.composer.input
+        if field.isVisibleTo(self.window()):
+            field.setFocus(Qt.FocusReason.OtherFocusReason)
