@@ -25,14 +25,15 @@ async def test_a_chat_that_opens_late_leaves_the_person_in_servers() -> None:
     desktop = DesktopApp(ensure_application())
     run = asyncio.ensure_future(desktop.run())
     window = desktop.window
+    opened: list[str] = []
+    desktop.chat.opened.connect(opened.append)  # the opening's last step, focus_input's own
     try:
         await until(lambda: window.painted, 30, "the window to paint")
         assert desktop.chat.current is None  # the chat is not open yet
         make_active(window)
         window.show_servers()  # the person goes to Servers while the app starts
         assert QApplication.focusWidget() is window.server_list
-        await until(lambda: desktop.chat.current is not None, 60, "the chat to open")
-        await asyncio.sleep(0.05)  # what the opening queued has run
+        await until(lambda: opened, 60, "the chat to open")
         assert window.place == "Servers"
         assert QApplication.focusWidget() is window.server_list
         await until(lambda: status_of(desktop, "tiny") is Status.RUNNING, 60, "tiny runs")
