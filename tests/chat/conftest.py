@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -45,6 +46,17 @@ def provider(
     source = Source(Path("/global/config.yaml"), 3, Scope.GLOBAL, Dialect.YAML)
     fields.setdefault("models", ("gpt-test",) if kind == "openai" else ("claude-test",))
     return ProviderSpec(name=name, source=source, kind=kind, base_url=url, **fields)  # type: ignore[arg-type]
+
+
+def in_background(events: AsyncIterator[Event]) -> tuple[asyncio.Task[None], list[Event]]:
+    """A turn's events consumed by a task of their own; the list fills as they come."""
+    seen: list[Event] = []
+
+    async def consume() -> None:
+        async for event in events:
+            seen.append(event)
+
+    return asyncio.ensure_future(consume()), seen
 
 
 def everything_spec(name: str = "everything", **fields: Any) -> ServerSpec:

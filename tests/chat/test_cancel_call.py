@@ -9,7 +9,7 @@ import pytest
 
 from portico.chat.events import ToolCallFinished, ToolCallStarted, TurnFinished
 from portico.config.model import TrustLevel
-from tests.chat.conftest import chat_setup, provider
+from tests.chat.conftest import chat_setup, in_background, provider
 from tests.helpers.person import eventually
 from tests.helpers.specs import toolbox_spec
 from tests.servers.model_server import text, tool_calls
@@ -25,13 +25,7 @@ async def test_cancel_one_call_lets_the_other_finish_and_the_turn_go_on(models) 
     )
     async with chat_setup(box, providers=(provider(models),)) as s:
         chat = await s.host.new()
-        seen: list[object] = []
-
-        async def consume() -> None:
-            async for event in chat.send("hang and sleep"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
+        task, seen = in_background(chat.send("hang and sleep"))
         await eventually(lambda: len([e for e in seen if isinstance(e, ToolCallStarted)]) == 2)
         started = {e.tool: e.id for e in seen if isinstance(e, ToolCallStarted)}
         await asyncio.sleep(0.3)  # both are running on the server
@@ -68,13 +62,7 @@ async def test_cancel_the_only_call_of_a_round_goes_on_to_the_model(models) -> N
     models.script(tool_calls(("box__hang", {})), text("You cancelled it."))
     async with chat_setup(box, providers=(provider(models),)) as s:
         chat = await s.host.new()
-        seen: list[object] = []
-
-        async def consume() -> None:
-            async for event in chat.send("hang"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
+        task, seen = in_background(chat.send("hang"))
         await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
         [call] = [e.id for e in seen if isinstance(e, ToolCallStarted)]
         await asyncio.sleep(0.3)
@@ -92,8 +80,7 @@ async def test_cancel_the_only_call_of_a_round_goes_on_to_the_model(models) -> N
 
         # the turn's task carries no cancellation left over: the next turn's Stop works
         models.script(tool_calls(("box__hang", {})), text("never read"))
-        seen.clear()
-        task = asyncio.create_task(consume())
+        task, seen = in_background(chat.send("hang"))
         await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
         assert chat.stop()
         await asyncio.wait_for(task, 15)

@@ -13,7 +13,7 @@ import pytest
 
 from portico.chat.events import ToolCallFinished, ToolCallProgress, ToolCallTask
 from portico.config.model import TrustLevel
-from tests.chat.conftest import chat_setup, collect, provider
+from tests.chat.conftest import chat_setup, collect, in_background, provider
 from tests.helpers.person import eventually
 from tests.helpers.servers import start_tasking, stop_server
 from tests.helpers.specs import tasking_spec
@@ -67,13 +67,7 @@ async def test_stop_cancels_the_task_on_the_server(models: ModelServer) -> None:
     models.script(tool_call("tasking__slow_compute", {"seconds": 30}))
     async with chat_setup(tasking_spec(trust=TrustLevel.FULL), providers=(provider(models),)) as s:
         chat = await s.host.new()
-        seen: list[object] = []
-
-        async def consume() -> None:
-            async for event in chat.send("go"):
-                seen.append(event)
-
-        turn = asyncio.ensure_future(consume())
+        turn, seen = in_background(chat.send("go"))
         await eventually(lambda: any(isinstance(e, ToolCallTask) for e in seen), 20, "a task")
         task_id = next(e for e in seen if isinstance(e, ToolCallTask)).task_id
         assert chat.stop()
@@ -99,13 +93,7 @@ async def test_after_a_restart_the_chat_fetches_the_result_of_a_task_left_runnin
         models.script(tool_call("tasking__slow_compute", {"seconds": 2.0}))
         async with chat_setup(spec, providers=(provider(models),), store_path=store) as s:
             chat = await s.host.new()
-            seen: list[object] = []
-
-            async def consume() -> None:
-                async for event in chat.send("compute"):
-                    seen.append(event)
-
-            turn = asyncio.ensure_future(consume())
+            turn, seen = in_background(chat.send("compute"))
             await eventually(lambda: any(isinstance(e, ToolCallTask) for e in seen), 20, "task")
             conversation = chat.id
             first = next(e for e in seen if isinstance(e, ToolCallTask))

@@ -18,7 +18,7 @@ from portico.chat.events import (
     UserMessageAdded,
 )
 from portico.config.model import TrustLevel
-from tests.chat.conftest import chat_setup, collect
+from tests.chat.conftest import chat_setup, collect, in_background
 from tests.helpers.specs import toolbox_spec
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
@@ -61,13 +61,7 @@ async def test_a_call_that_runs_and_calls_refused_before_any_server() -> None:
 async def test_a_call_stopped_at_any_moment_ends_in_order(passes: int) -> None:
     async with chat_setup(toolbox_spec("tb", trust=TrustLevel.FULL)) as s:
         chat = await s.host.new()
-        seen: list[Event] = []
-
-        async def consume() -> None:
-            async for event in chat.send("/call tb__hang {}"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
+        task, seen = in_background(chat.send("/call tb__hang {}"))
         for _ in range(passes):
             await asyncio.sleep(0)
         await asyncio.sleep(0)  # the turn has begun: stop() has something to stop

@@ -19,6 +19,7 @@ from tests.chat.conftest import (
     chat_setup,
     collect,
     everything_spec,
+    in_background,
     needs_npm,
     provider,
 )
@@ -73,13 +74,7 @@ async def test_stop_cancels_the_call_on_the_server_and_keeps_the_partial_answer(
     async with chat_setup(toolbox_spec("box", trust=TrustLevel.FULL),
                           providers=(provider(models),)) as s:
         chat = await s.host.new()
-        seen: list[object] = []
-
-        async def consume() -> None:
-            async for event in chat.send("go"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
+        task, seen = in_background(chat.send("go"))
         await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
         await asyncio.sleep(0.3)
         assert chat.stop()
@@ -111,13 +106,7 @@ async def test_stop_during_a_long_running_operation_by_cancelling_the_task(model
     )
     async with chat_setup(everything_spec(), providers=(provider(models),)) as s:
         chat = await s.host.new()
-        seen: list[object] = []
-
-        async def consume() -> None:
-            async for event in chat.send("run the long job"):
-                seen.append(event)
-
-        task = asyncio.create_task(consume())
+        task, seen = in_background(chat.send("run the long job"))
         await eventually(lambda: any(isinstance(e, ToolCallProgress) for e in seen),
                          what="progress")
         started = time.monotonic()
