@@ -813,9 +813,7 @@ class _Events:
 
     def put(self, event: Event) -> None:
         self.items.append(event)
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        self._wake()
 
     def close(self) -> None:
         self.closed = True
