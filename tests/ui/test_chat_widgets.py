@@ -19,6 +19,7 @@ from portico.ui.chat.conversation_list import ConversationList, ConversationRow
 from portico.ui.chat.markdown_view import CodeBlockWidget, MarkdownView, RichLabel
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.chat.transcript import TranscriptView
+from tests.ui.qt_helpers import windows_shown
 
 ANSWER = """# Plan
 
@@ -274,6 +275,16 @@ def _request() -> ToolApprovalRequest:
         arguments_json='{\n  "path": "a.txt"\n}',
         reason="the tool is not marked read-only",
     )
+
+
+def test_an_approval_with_details_flashes_no_window(qtbot: QtBot) -> None:
+    card = ToolCard(CardState("c1", "files", "write_file", "files__write_file", {"path": "a.txt"}))
+    qtbot.addWidget(card)
+    card.show()
+    with windows_shown() as shown:
+        panel = card.ask(_request())  # its details name the reason
+    assert shown == []
+    assert panel.details.isVisible() and "not marked read-only" in panel.details.text()
 
 
 def test_tool_card_inline_approval_progress_and_result(qtbot: QtBot) -> None:

@@ -10,6 +10,7 @@ from pytestqt.qtbot import QtBot
 from portico.config.importers.common import ImportResult
 from portico.ui.onboarding.import_flow import ImportFlow
 from portico.ui.onboarding.setup import FoundImport
+from tests.ui.qt_helpers import windows_shown
 
 
 def _flow(qtbot: QtBot, tmp_path: Path) -> ImportFlow:
@@ -19,6 +20,19 @@ def _flow(qtbot: QtBot, tmp_path: Path) -> ImportFlow:
     flow = ImportFlow(found, result)
     qtbot.addWidget(flow)
     return flow
+
+
+def test_building_the_dialog_with_notes_flashes_no_window(qtbot: QtBot, tmp_path: Path) -> None:
+    path = tmp_path / "claude_desktop_config.json"
+    found = FoundImport("claude-desktop", "Claude Desktop", path, 1)
+    result = ImportResult("claude-desktop", path, servers=[("alpha", {"command": "uvx"})])
+    result.notes.append("alpha: the env value is read from your shell")
+    with windows_shown() as shown:
+        flow = ImportFlow(found, result)
+    qtbot.addWidget(flow)
+    assert shown == []
+    flow.show()
+    assert flow.notes.isVisible()
 
 
 def test_the_dialog_result_is_the_qt_result_code(qtbot: QtBot, tmp_path: Path) -> None:

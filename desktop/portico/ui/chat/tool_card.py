@@ -173,8 +173,8 @@ class ApprovalPanel(QFrame):
         self.details = QLabel("\n".join(lines))
         self.details.setWordWrap(True)
         self.details.setAccessibleName("approval details")
-        self.details.setVisible(bool(lines))
         column.addWidget(self.details)
+        self.details.setVisible(bool(lines))  # in its parent first: alone, it is a window
         self.any_arguments: QCheckBox | None = None
         widenable = {ApprovalChoice.SESSION, ApprovalChoice.ALWAYS}
         if (

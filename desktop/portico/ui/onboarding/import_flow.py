@@ -62,9 +62,9 @@ class ImportFlow(QDialog):
         self.notes = QLabel("\n".join(notes))
         self.notes.setWordWrap(True)
         self.notes.setAccessibleName("import notes")
-        self.notes.setVisible(bool(notes))
         set_tone(self.notes, "warning")
         column.addWidget(self.notes)
+        self.notes.setVisible(bool(notes))  # in its parent first: alone, it is a window
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setAccessibleName("status")
