@@ -8,6 +8,7 @@ import time
 
 from PySide6.QtCore import QMimeData, QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QImage
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton
 from pytestqt.qtbot import QtBot
 
@@ -19,6 +20,7 @@ from portico.ui.chat.conversation_list import ConversationList, ConversationRow
 from portico.ui.chat.markdown_view import CodeBlockWidget, MarkdownView, RichLabel
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.chat.transcript import TranscriptView
+from tests.ui.chat_helpers import make_active
 from tests.ui.qt_helpers import windows_shown
 
 ANSWER = """# Plan
@@ -341,6 +343,32 @@ def test_a_denial_reads_as_the_persons_decision(qtbot: QtBot) -> None:
     qtbot.addWidget(card)
     assert card.status.text() == "You denied this call"
     assert "failed" not in card.status.text().lower()
+
+
+def test_a_live_card_and_its_approval_are_shown_at_once(qtbot: QtBot) -> None:
+    # A turn's events can arrive in one batch: the answer, its card and the approval are
+    # built, and Deny takes the focus, before Qt delivers a posted event. Left to the
+    # layout's queued show, they stay hidden meanwhile: Shift+Tab from Deny skipped the
+    # other choices, and a scroll to the card measured a widget not yet laid out.
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    make_active(view)
+    view.add_message(Message(id="q", role="user", text="write it"))
+    qtbot.waitUntil(lambda: view.widgets["q"].isVisible())
+    answer = view.add_message(Message(id="a", role="assistant"))
+    assert answer.isVisible()
+    card = answer.add_card(CardState("c1", "files", "write_file", "files__write_file"))
+    assert card.isVisible()
+    panel = card.ask(_request())
+    assert all(button.isVisible() for button in panel.buttons.values())
+    panel.deny_button.setFocus()
+    QTest.keyClick(panel.deny_button, Qt.Key.Key_Backtab)
+    assert QApplication.focusWidget() is panel.buttons[ApprovalChoice.ALWAYS]
+    notice = QLabel("a notice")
+    view.add_widget(notice)
+    assert notice.isVisible()
 
 
 def test_transcript_follows_the_bottom_until_scrolled_up(qtbot: QtBot) -> None:

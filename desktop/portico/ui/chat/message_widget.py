@@ -241,6 +241,7 @@ class MessageWidget(QFrame):
         if self._live_text is None:
             self._live_text = MarkdownView()
             self.parts.addWidget(self._live_text)
+            self._live_text.show()  # as add_card's
             self._texts.append("")
         self._live_text.stream(text)
         self._texts[-1] = text
@@ -257,6 +258,10 @@ class MessageWidget(QFrame):
         card.cancelRequested.connect(self.cancelCall)
         card.approvalAnswered.connect(self.approvalAnswered)
         self.parts.addWidget(card)
+        # A layout shows a widget added to a visible parent only on a queued call, and the
+        # approval that can follow in the same batch of events must find its buttons
+        # shown: hidden, Tab skips them and a scroll to the card measures nothing.
+        card.show()
         self.cards[state.id] = card
         return card
 

@@ -312,12 +312,14 @@ class TranscriptView(QScrollArea):
         self.last = len(self.messages)
         widget = self._build(message)
         self.column.insertWidget(self.column.count(), widget)
+        widget.show()  # now, not on the layout's queued show (see MessageWidget.add_card)
         self._mark_last()
         return widget
 
     def add_widget(self, widget: QWidget) -> None:
         """A line that is not a message (a notice), at the end."""
         self.column.insertWidget(self.column.count(), widget)
+        widget.show()
 
     def message_widget(self, message_id: str) -> MessageWidget | None:
         return self.widgets.get(message_id)
