@@ -137,6 +137,7 @@ async def test_edit_and_resend_keeps_the_old_answer_as_a_branch(models, qtbot: Q
         assert question.edit_button.isVisible()
         question.edit_button.click()
         assert question.editor is not None and question.editor.hasFocus()
+        assert question.edit_send.isVisible()  # at once: Tab from the editor reaches it
         question.editor.setPlainText("Capital of Portugal?")
         question.edit_send.click()
         await until(lambda: not chat.running, 30, "the edited turn")

@@ -358,6 +358,7 @@ class MessageWidget(QFrame):
         row.addWidget(send)
         column.addLayout(row)
         self.parts.addWidget(box)
+        box.show()  # as add_card's: Tab from the editor finds Cancel and Send at once
         self.editor = editor
         self.edit_box = box
         self.edit_send = send
