@@ -18,6 +18,7 @@ from portico.ui.chat.completion import Completion
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList, ConversationRow
 from portico.ui.chat.markdown_view import CodeBlockWidget, MarkdownView, RichLabel
+from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.chat.transcript import TranscriptView
 from tests.ui.chat_helpers import make_active
@@ -369,6 +370,12 @@ def test_a_live_card_and_its_approval_are_shown_at_once(qtbot: QtBot) -> None:
     notice = QLabel("a notice")
     view.add_widget(notice)
     assert notice.isVisible()
+    with windows_shown() as shown:  # a stored message's cards show with it, not before
+        stored = MessageWidget(
+            Message(id="b", role="assistant", tool_calls=[ToolCall("c2", "files__write_file")])
+        )
+    qtbot.addWidget(stored)
+    assert shown == [] and not stored.cards["c2"].isVisible()
 
 
 def test_transcript_follows_the_bottom_until_scrolled_up(qtbot: QtBot) -> None:
