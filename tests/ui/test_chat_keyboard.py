@@ -147,3 +147,33 @@ async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None
         QTest.keyClick(chat.place.conversations.list, Qt.Key.Key_Down)
         QTest.keyClick(chat.place.conversations.list, Qt.Key.Key_Return)  # opens it
         await until(lambda: chat.current.id == first, 20, "the found chat to open")
+
+
+@needs_npm
+async def test_an_approval_that_comes_while_the_person_is_in_servers_leaves_them_the_keyboard(
+    models, qtbot: QtBot
+) -> None:
+    write_config(models)
+    models.script(
+        tool_call("everything__toggle-simulated-logging", {}),
+        text("Done."),
+        text("Away chat"),  # the title
+    )
+    async with running_app() as desktop:
+        chat = desktop.chat
+        window = desktop.window
+        make_active(window)
+        QTest.keyClicks(chat.composer.input, "toggle logging")
+        QTest.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        window.show_servers()  # before the model has answered
+        card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the card")
+        await until(lambda: card.approval is not None, 30, "the inline approval")
+        panel = card.approval
+        make_active(window)
+        assert window.focusWidget() is window.server_list  # not the hidden Deny
+        QTest.keyClick(window.focusWidget(), Qt.Key.Key_Space)  # a hidden Deny took it once
+        assert card.approval is panel and panel.deny_button.isEnabled()  # nothing answered
+        window.show_chats()
+        panel.buttons[ApprovalChoice.ONCE].click()
+        await until(lambda: card.state.outcome == "ok", 30, "the call approved")
+        await until(lambda: not chat.running, 30, "the turn to end")

@@ -336,8 +336,7 @@ class DesktopApp(QObject):
             await self.chat.open_start(model=ref)
             return
         self.window.chats.pane.show_welcome(self.onboarding.welcome)
-        if self.window.place == "Chats":
-            self.onboarding.welcome.add_button.setFocus()
+        self.window.chats.focus(self.onboarding.welcome.add_button)
         await self.onboarding.refresh_imports()
 
     async def start_chat_service(self) -> None:

@@ -448,7 +448,7 @@ class ChatController(QObject):
             if card is not None:
                 panel = card.ask(event.request)
                 t.ensureWidgetVisible(card)
-                panel.deny_button.setFocus(Qt.FocusReason.OtherFocusReason)
+                self.place.focus(panel.deny_button)
         elif isinstance(event, InlineWithdrawn):
             card = self.cards.get(event.call_id)
             if card is not None:
@@ -457,7 +457,7 @@ class ChatController(QObject):
             card = self.cards.get(event.call_id)
             if card is not None:
                 card.approval_settled(event.choice, event.note)
-                if card.approval is None and self.composer.input.isVisible():
+                if card.approval is None:
                     self.place.focus_input()
         elif isinstance(event, ev.ToolCallFinished):
             card = self.cards.get(event.id)

@@ -218,9 +218,13 @@ class ChatsPlace(QWidget):
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.splitter)
 
+    def focus(self, widget: QWidget) -> None:
+        """The focus on ``widget``, unless the person is in another place: a chat that
+        opens late (the first start, a deleted chat) or an approval that arrives while they
+        are in Servers never takes the keyboard from them (keys would go to the hidden
+        widget: Space on a hidden Deny denies the call)."""
+        if widget.isVisibleTo(self.window()):
+            widget.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def focus_input(self) -> None:
-        """The focus in the input, unless the person is in another place: a chat that
-        opens late (the first start, a deleted chat) never takes the keyboard from them."""
-        field = self.pane.composer.input
-        if field.isVisibleTo(self.window()):
-            field.setFocus(Qt.FocusReason.OtherFocusReason)
+        self.focus(self.pane.composer.input)
