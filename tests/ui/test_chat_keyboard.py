@@ -3,6 +3,8 @@ and the search, all without the mouse; the new widgets carry accessible names.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
@@ -11,6 +13,8 @@ from pytestqt.qtbot import QtBot
 
 from portico.prompts import ApprovalChoice
 from portico.runtime.events import ServerState, Status
+from portico.ui.chat.controller import ChatController
+from portico.ui.chat.tool_card import ApprovalPanel, ToolCard
 from portico.ui.main_window import MainWindow
 from tests.servers.model_server import text, tool_call
 from tests.ui.chat_helpers import (
@@ -97,14 +101,21 @@ def test_tab_reaches_every_control_of_the_chat(qtbot: QtBot) -> None:
     ]
 
 
+def _a_call_that_asks(models: Any, answer: str, title: str) -> None:
+    """The model's turn: one call that asks for approval, then ``answer``, then the title."""
+    write_config(models)
+    models.script(tool_call("everything__toggle-simulated-logging", {}), text(answer), text(title))
+
+
+async def _the_approval(chat: ChatController) -> tuple[ToolCard, ApprovalPanel]:
+    card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the card")
+    panel = await until(lambda: card.approval, 30, "the inline approval")
+    return card, panel
+
+
 @needs_npm
 async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None:
-    write_config(models)
-    models.script(
-        tool_call("everything__toggle-simulated-logging", {}),
-        text("Done by keyboard."),
-        text("Keyboard chat"),  # the title
-    )
+    _a_call_that_asks(models, "Done by keyboard.", "Keyboard chat")
     async with running_app() as desktop:
         chat = desktop.chat
         window = desktop.window
@@ -117,9 +128,7 @@ async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None
         assert field is chat.composer.input  # the app opened with the focus in the input
         QTest.keyClicks(field, "toggle logging")
         QTest.keyClick(field, Qt.Key.Key_Return)
-        card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the card")
-        await until(lambda: card.approval is not None, 30, "the inline approval")
-        panel = card.approval
+        card, panel = await _the_approval(chat)
         assert focused() is panel.deny_button
         for _ in range(3):  # Deny -> Always -> Session -> Once
             QTest.keyClick(focused(), Qt.Key.Key_Backtab)
@@ -153,12 +162,7 @@ async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None
 async def test_an_approval_that_comes_while_the_person_is_in_servers_leaves_them_the_keyboard(
     models, qtbot: QtBot
 ) -> None:
-    write_config(models)
-    models.script(
-        tool_call("everything__toggle-simulated-logging", {}),
-        text("Done."),
-        text("Away chat"),  # the title
-    )
+    _a_call_that_asks(models, "Done.", "Away chat")
     async with running_app() as desktop:
         chat = desktop.chat
         window = desktop.window
@@ -166,9 +170,7 @@ async def test_an_approval_that_comes_while_the_person_is_in_servers_leaves_them
         QTest.keyClicks(chat.composer.input, "toggle logging")
         QTest.keyClick(chat.composer.input, Qt.Key.Key_Return)
         window.show_servers()  # before the model has answered
-        card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the card")
-        await until(lambda: card.approval is not None, 30, "the inline approval")
-        panel = card.approval
+        card, panel = await _the_approval(chat)
         make_active(window)
         assert window.focusWidget() is window.server_list  # not the hidden Deny
         QTest.keyClick(window.focusWidget(), Qt.Key.Key_Space)  # a hidden Deny took it once
