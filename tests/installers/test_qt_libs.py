@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -95,16 +96,22 @@ def test_the_launcher_prints_the_message_before_qt_starts(tmp_path: Path) -> Non
     assert XCB is not None
     if qt_libs.check({"DISPLAY": ":0"}) is None:
         pytest.skip("this machine has every xcb library; the in-process test covers the rest")
-    env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
-    env.update(DISPLAY=":99", PORTICO_HOME=str(tmp_path))
-    env.pop("WAYLAND_DISPLAY", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "portico.cli.desktop"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    # A display that accepts connections (an abstract socket where X would listen), so the
+    # launcher's earlier check for a dead display passes and the library check speaks.
+    number = next(n for n in range(90, 200) if not Path(f"/tmp/.X11-unix/X{n}").exists())
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as display:
+        display.bind(f"\0/tmp/.X11-unix/X{number}")
+        display.listen(4)
+        env = {k: v for k, v in os.environ.items() if k != "QT_QPA_PLATFORM"}
+        env.update(DISPLAY=f":{number}", PORTICO_HOME=str(tmp_path))
+        env.pop("WAYLAND_DISPLAY", None)
+        proc = subprocess.run(
+            [sys.executable, "-m", "portico.cli.desktop"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     assert proc.returncode == 1
     assert "needs system libraries that are not installed" in proc.stderr
     assert "apt-get install -y" in proc.stderr or "install" in proc.stderr
