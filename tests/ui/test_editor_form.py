@@ -209,3 +209,21 @@ def test_save_refuses_text_that_does_not_parse(qtbot: QtBot) -> None:
     assert "does not parse" in window.notice.text()
     assert path.read_text() == before
     assert [s for s, _b in window.server_list.rows()] == []
+
+
+def test_typed_value_counts_as_an_edit_before_focus_leaves(qtbot: QtBot, project: Path) -> None:
+    path = install_global("edit_servers.toml")
+    before = path.read_text()
+    window = open_editor(qtbot, project)
+    assert window.select("filesystem", path)
+    timeout = window.form.fields["timeout"].editor
+    assert isinstance(timeout, QLineEdit)
+    assert not window.save_button.isEnabled()
+    timeout.setFocus()
+    qtbot.keyClick(timeout, "7")  # typed, focus still in the field
+    assert window.save_button.isEnabled()
+    assert window.dirty
+    window.close()  # Ctrl+W: the unsaved prompt, not a silent close
+    box = window.confirmation
+    assert box is not None and box.isVisible() and path.name in box.text()
+    assert path.read_text() == before

@@ -111,6 +111,7 @@ class ConfigEditorWindow(QMainWindow):
         self.server_list.serverSelected.connect(self._selected)
         self.form = ServerForm()
         self.form.edited.connect(self._field_edited)
+        self.form.typing.connect(self._typed_in_form)
         self.form.entryEdited.connect(self._entry_edited)
         self.form.renamed.connect(self.rename_selected)
         self.form.keychainRequested.connect(
@@ -266,7 +267,12 @@ class ConfigEditorWindow(QMainWindow):
 
     @property
     def dirty(self) -> bool:
-        return any(f.dirty for f in self.files)
+        """Unsaved edits, counting a value typed in the form and not yet applied."""
+        typed = any(field.pending for field in self.form.fields.values())
+        return typed or any(f.dirty for f in self.files)
+
+    def _typed_in_form(self) -> None:
+        self.save_button.setEnabled(self.dirty)
 
     def _refresh_list(self) -> None:
         self.server_list.populate(self.files)
@@ -773,6 +779,9 @@ class ConfigEditorWindow(QMainWindow):
     def ask_unsaved(self, then: Callable[[], None]) -> QMessageBox | None:
         """Unsaved edits: Save / Discard / Cancel, as every editor asks; ``then`` runs
         after Save (when it wrote everything) or Discard. None when nothing is unsaved."""
+        for field in self.form.fields.values():
+            if field.pending:  # a typed value is an edit: apply it so Save writes it
+                field._commit_line()
         if not self.dirty:
             then()
             return None
