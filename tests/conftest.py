@@ -52,7 +52,8 @@ def project(tmp_path: Path) -> Path:
 
 
 class _LogGuard(logging.Handler):
-    """Collects WARNING+ records of ``portico.*`` loggers, from every thread."""
+    """Collects WARNING+ records from every thread: Portico's, asyncio's ("Task exception
+    was never retrieved", a slow callback), the SDK's and any other library's."""
 
     def __init__(self) -> None:
         super().__init__(level=logging.WARNING)
@@ -61,6 +62,10 @@ class _LogGuard(logging.Handler):
         self._records_lock = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
+        # On asyncio's logger and on the root: a record that propagates is seen once.
+        if getattr(record, "_log_guard_seen", False):
+            return
+        record._log_guard_seen = True
         message = record.getMessage()
         if any(pattern.search(message) for pattern in self.allowed):
             return
@@ -72,7 +77,9 @@ class _LogGuard(logging.Handler):
             self.unexpected.append(line)
 
 
-_PORTICO = logging.getLogger("portico")
+# The root sees every logger that propagates; asyncio's is watched itself as well, so a
+# library that stops its propagation cannot hide a task's lost exception.
+_WATCHED = (logging.getLogger(), logging.getLogger("asyncio"))
 # The test machine has no keyring, and the app says so once per process: whichever test
 # touches a secret first would carry the warning, so it is expected everywhere.
 _ALWAYS_ALLOWED = (re.compile(r"^No secure keyring is available"),)
@@ -85,15 +92,17 @@ def _fail_on_unexpected_logs() -> Iterator[_LogGuard]:
     A test that expects one declares it: ``allow_logs(r"regex on the message")``.
     """
     guard = _LogGuard()
-    _PORTICO.addHandler(guard)
+    for logger in _WATCHED:
+        logger.addHandler(guard)
     try:
         yield guard
     finally:
-        _PORTICO.removeHandler(guard)
+        for logger in _WATCHED:
+            logger.removeHandler(guard)
     if guard.unexpected:
         listed = "\n  ".join(guard.unexpected)
         pytest.fail(
-            "Portico logged warnings/errors this test did not declare (declare expected "
+            "Warnings/errors were logged that this test did not declare (declare expected "
             f"ones with allow_logs(r'...')):\n  {listed}",
             pytrace=False,
         )

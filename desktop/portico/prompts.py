@@ -25,6 +25,11 @@ class Refused(Exception):
     """Raised by a Prompter that cannot ask anybody. The message says what to do instead."""
 
 
+# How a question ended: an answer, a Prompter that cannot ask (Refused), its time ran out,
+# or it was closed / cancelled without an answer.
+EndedBy = Literal["answered", "refused", "timeout", "aborted"]
+
+
 # --- trust review -------------------------------------------------------------------
 
 
@@ -53,6 +58,25 @@ class TrustRequest:
 
 
 # --- tool approval and spend ----------------------------------------------------------
+
+
+CallerKind = Literal["chat", "try_it", "cli"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who makes a tool call: a chat (``id``: its conversation), a server page's Try it,
+    or ``portico mcp call``. A call's context names it, and so does every question the
+    call asks, so a face can show the question where the call is (the chat's card)."""
+
+    kind: CallerKind
+    id: str = ""
+
+    def describe(self) -> str:
+        """For a person: "chat 3f2a…", "Try it", "portico mcp call"."""
+        if self.kind == "chat":
+            return f"chat {self.id[:8]}" if self.id else "a chat"
+        return "Try it" if self.kind == "try_it" else "portico mcp call"
 
 
 class ApprovalChoice(StrEnum):
@@ -87,6 +111,8 @@ class ToolApprovalRequest:
         ApprovalChoice.DENY,
     )
     offers_any_arguments: bool = True
+    call_id: str = ""  # the call that asks (its CallContext), "" for one nobody named
+    caller: Caller | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +127,8 @@ class SpendApprovalRequest:
     spend_line: str
     limit_line: str  # "This call would take the chat past the limit of 100 credits on 'x'."
     choices: tuple[ApprovalChoice, ...] = (ApprovalChoice.ONCE, ApprovalChoice.DENY)
+    call_id: str = ""
+    caller: Caller | None = None
 
 
 # --- OAuth hand-off ----------------------------------------------------------------------

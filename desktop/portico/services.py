@@ -1,12 +1,15 @@
 """The core, assembled: one place that wires policy, auth and secrets into the hub's hooks.
 
 Both faces build their runtime through :func:`build_services` with their own Prompter, so
-the CLI and the app can never differ in which guards a connection passes.
+the CLI and the app can never differ in which guards a connection passes, and start their
+hub through :meth:`Services.start_hub`, which also builds the process's one ToolGuard:
+every tool call (a chat's, Try it's) passes it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from portico.auth.manager import AuthManager
 from portico.auth.secret_store import SecretStore
@@ -15,6 +18,11 @@ from portico.config.model import Config
 from portico.policy.setup import Policy
 from portico.prompts import Prompter
 from portico.runtime.hooks import ConnectionHooks
+
+if TYPE_CHECKING:
+    from portico.policy.guard import ToolGuard
+    from portico.runtime.events import EventBus
+    from portico.runtime.hub import Hub
 
 
 @dataclass
@@ -25,6 +33,27 @@ class Services:
     secrets: SecretStore
     # The configured model providers: chat uses them, and they answer sampling requests.
     models: ModelCatalog = field(default_factory=ModelCatalog)
+    _guard: ToolGuard | None = field(default=None, repr=False)
+
+    def start_hub(self, bus: EventBus | None = None, *, yolo: bool = False) -> Hub:
+        """The hub these services' hooks wire, and the one ToolGuard over its registry
+        (``yolo``: every call of this process skips the trust-based approvals)."""
+        from portico.runtime.hub import Hub
+
+        hub = Hub(bus, self.hooks)
+        self._guard = self.policy.guard(
+            hub.registry,
+            approvals_off=lambda: hub.settings.approvals_mode == "off",
+            yolo=yolo,
+        )
+        return hub
+
+    @property
+    def guard(self) -> ToolGuard:
+        """The ToolGuard every tool call passes (built by :meth:`start_hub`)."""
+        if self._guard is None:
+            raise RuntimeError("start_hub() builds the guard; call it first")
+        return self._guard
 
     def configure(self, config: Config) -> None:
         """Apply the settings of a freshly loaded config that live outside the hub."""

@@ -42,8 +42,9 @@ def _spec(name: str, *extra: str) -> ServerSpec:
 
 async def bench(rounds: int = ROUNDS) -> dict[str, float]:
     from portico.runtime.connection import Connection
-    from portico.runtime.task_events import TaskUpdate, watching
+    from portico.runtime.task_events import TaskUpdate
     from portico.runtime.tasks import get_task
+    from tests.helpers.calls import calling
 
     tasked, plain = Connection(_spec("tasked")), Connection(_spec("plain", "--no-tasks"))
     for conn in (tasked, plain):
@@ -60,8 +61,7 @@ async def bench(rounds: int = ROUNDS) -> dict[str, float]:
         for _ in range(rounds):
             heard: list[TaskUpdate] = []
             started = time.perf_counter()
-            with watching(heard.append):
-                await tasked.call_tool("slow_compute", args)
+            await tasked.call_tool("slow_compute", args, context=calling(on_task=heard.append))
             task_times.append(time.perf_counter() - started)
             polls.append(heard[-1].polls)
             started = time.perf_counter()

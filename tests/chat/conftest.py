@@ -87,8 +87,19 @@ async def chat_setup(
     host_options.setdefault("model_titles", False)
     async with Hub(hooks=policy.hooks()) as hub:
         await hub.apply(Config(servers=specs, settings=RuntimeSettings()))
+        guard = policy.guard(
+            hub.registry,
+            approvals_off=lambda: hub.settings.approvals_mode == "off",
+            yolo=host_options.pop("yolo", False),
+            question_timeout=host_options.pop("question_timeout", None),
+        )
         host = ChatHost(
-            hub, policy, person, models=catalog, store_path=store_path, **host_options  # type: ignore[arg-type]
+            hub,
+            guard,
+            person,
+            models=catalog,
+            store_path=store_path,
+            **host_options,  # type: ignore[arg-type]
         )
         try:
             yield Setup(hub, host, policy, person)

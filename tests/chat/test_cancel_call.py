@@ -28,10 +28,10 @@ async def test_cancel_one_call_lets_the_other_finish_and_the_turn_go_on(models) 
         task, seen = in_background(chat.send("hang and sleep"))
         await eventually(lambda: len([e for e in seen if isinstance(e, ToolCallStarted)]) == 2)
         started = {e.tool: e.id for e in seen if isinstance(e, ToolCallStarted)}
-        await asyncio.sleep(0.3)  # both are running on the server
+        conn = s.hub.connection("box")
+        await eventually(lambda: "hang started" in conn.log.lines, what="hang on the server")
         assert chat.cancel_call(started["hang"])
         assert not chat.cancel_call("no-such-call")
-        conn = s.hub.connection("box")
         await eventually(lambda: "hang cancelled" in conn.log.lines, what="server-side cancel")
         await asyncio.wait_for(task, 15)
 
@@ -65,10 +65,10 @@ async def test_cancel_the_only_call_of_a_round_goes_on_to_the_model(models) -> N
         task, seen = in_background(chat.send("hang"))
         await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
         [call] = [e.id for e in seen if isinstance(e, ToolCallStarted)]
-        await asyncio.sleep(0.3)
+        conn = s.hub.connection("box")
+        await eventually(lambda: "hang started" in conn.log.lines, what="hang on the server")
         assert chat.cancel_call(call)
         assert not chat.cancel_call(call)  # asked once is enough
-        conn = s.hub.connection("box")
         await eventually(lambda: "hang cancelled" in conn.log.lines, what="server-side cancel")
         await asyncio.wait_for(task, 15)
 

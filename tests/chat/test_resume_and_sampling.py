@@ -60,7 +60,14 @@ async def test_resume_after_a_restart_gets_the_loaded_tools_back(models, tmp_pat
     assert offered == {"everything__get-sum", "tool_search"}
     history = models.requests[-1].body["messages"]
     assert [m["role"] for m in history] == [
-        "system", "user", "assistant", "tool", "assistant", "tool", "assistant", "user"
+        "system",
+        "user",
+        "assistant",
+        "tool",
+        "assistant",
+        "tool",
+        "assistant",
+        "user",
     ]
 
 
@@ -99,8 +106,11 @@ def test_kill_9_while_streaming_loses_only_the_streamed_text(models, tmp_path) -
     models.script({"text": " ".join(words), "delay": 0.02})
     script = CHILD.format(repo=str(REPO), url=models.openai_url, db=str(db))
     child = subprocess.Popen(
-        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-        env={**os.environ}, cwd=REPO,
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ},
+        cwd=REPO,
     )
     assert child.stdout is not None
     conversation = child.stdout.readline().split()[1]
@@ -111,6 +121,7 @@ def test_kill_9_while_streaming_loses_only_the_streamed_text(models, tmp_path) -
             seen += 1
     child.send_signal(signal.SIGKILL)
     child.wait(10)
+    child.stdout.close()
     stored = asyncio.run(_load(db, conversation))
     user, answer = stored.messages
     assert user.text == "tell me a long story" and user.status == "complete"

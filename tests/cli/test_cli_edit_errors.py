@@ -12,8 +12,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -37,12 +35,13 @@ enabled = false
 
 
 def portico(
-    *argv: str, home: Path, cwd: Path, closed_stdout: bool = False, user: str | None = None
+    *argv: str, home: Path, cwd: Path, closed_stdout: bool = False, bound_by_modes: bool = False
 ) -> tuple[int, str]:
-    """Run ``portico ARGV`` in a child process; (exit code, stderr)."""
+    """Run ``portico ARGV`` in a child process; (exit code, stderr). ``bound_by_modes``: the
+    child obeys file modes even when this process is root (see :func:`_obeying_modes`)."""
     command = [sys.executable, "-m", "portico.cli.main", *argv]
-    if user is not None:
-        command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *command]
+    if bound_by_modes:
+        command = [*_obeying_modes(), *command]
     env = {**os.environ, "PORTICO_HOME": str(home), "HOME": str(home)}
     proc = subprocess.Popen(
         command,
@@ -53,11 +52,12 @@ def portico(
         env=env,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    if closed_stdout:
-        proc.stdout.close()  # the reader is gone before the command writes a byte
-    else:
-        proc.stdout.read()
-    err = proc.stderr.read().decode("utf-8", "replace")
+    with proc.stdout, proc.stderr:
+        if closed_stdout:
+            proc.stdout.close()  # the reader is gone before the command writes a byte
+        else:
+            proc.stdout.read()
+        err = proc.stderr.read().decode("utf-8", "replace")
     return proc.wait(timeout=120), err
 
 
@@ -72,8 +72,9 @@ def home(portico_home: Path) -> Path:
 @pytest.fixture
 def import_source(tmp_path: Path) -> Path:
     source = tmp_path / "claude_desktop_config.json"
-    source.write_text(json.dumps({"mcpServers": {"fetched": {"command": "uvx",
-                                                             "args": ["mcp-server-fetch"]}}}))
+    source.write_text(
+        json.dumps({"mcpServers": {"fetched": {"command": "uvx", "args": ["mcp-server-fetch"]}}})
+    )
     return source
 
 
@@ -153,45 +154,43 @@ def test_an_edit_of_a_newer_version_is_refused(
     assert toml.read_text(encoding="utf-8") == NEWER
 
 
-# -- read-only files, as a user the mode applies to ------------------------------------------
+# -- read-only files, in a process the mode applies to ----------------------------------------
 
 
-def _unprivileged() -> str | None:
-    """The user to run as so a 0444 file is read-only; None: this process already is one."""
+# Root ignores a file's mode through two capabilities, not through its uid: without
+# CAP_DAC_OVERRIDE (and CAP_DAC_READ_SEARCH) a root process is held to the owner's bits like
+# anyone else. The child drops them (from the inheritable and bounding sets, so the exec
+# cannot give them back) and stays root: it can still import a checkout under a 0700
+# folder of root's, where another user could not.
+_MODE_BYPASS = "-dac_override,-dac_read_search"
+
+
+def _obeying_modes() -> list[str]:
+    """The command prefix that makes the child obey file modes: none for a normal user."""
     if os.geteuid() != 0:
-        return None
+        return []
     if shutil.which("setpriv") is None:
         pytest.skip("running as root without setpriv: a 0444 file is writable to root")
-    return "65534"  # nobody
-
-
-@pytest.fixture
-def shared_home() -> Iterator[Path]:
-    """A PORTICO_HOME the unprivileged user can reach (pytest's tmp dirs are 0700)."""
-    root = Path(tempfile.mkdtemp(prefix="portico-ro-", dir="/tmp"))
-    root.chmod(0o777)
-    config = root / "config"
-    config.mkdir()
-    config.chmod(0o777)  # the folder is writable: only the file's own mode protects it
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
+    return ["setpriv", f"--inh-caps={_MODE_BYPASS}", f"--bounding-set={_MODE_BYPASS}"]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("argv", EDITS, ids=lambda a: " ".join(a[:2]))
-def test_an_edit_of_a_read_only_file_is_refused(
-    argv: list[str], shared_home: Path, tmp_path: Path
-) -> None:
-    user = _unprivileged()
-    toml = shared_home / "config" / "mcp.toml"
+def test_an_edit_of_a_read_only_file_is_refused(argv: list[str], tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    config = home / "config"
+    config.mkdir(parents=True)  # the folder is writable: only the file's own mode protects it
+    toml = config / "mcp.toml"
     toml.write_text(CONFIG, encoding="utf-8")
     toml.chmod(0o444)
-    source = shared_home / "claude_desktop_config.json"
+    source = home / "claude_desktop_config.json"
     source.write_text(json.dumps({"mcpServers": {"fetched": {"command": "uvx"}}}))
     source.chmod(0o444)
-    cwd = shared_home
     code, err = portico(
-        *[a.replace("{source}", str(source)) for a in argv], home=shared_home, cwd=cwd, user=user
+        *[a.replace("{source}", str(source)) for a in argv],
+        home=home,
+        cwd=home,
+        bound_by_modes=True,
     )
     assert code == 1, err
     assert f"{toml}: read-only file; nothing was written" in err, err

@@ -59,6 +59,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+class Clock:
+    """Wall-clock seconds that a test can move forward."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, seconds: float) -> None:
+        self.offset += seconds
+
+
 @dataclass
 class Oidc:
     issuer: str
@@ -83,7 +96,7 @@ def start_oidc(resources: list[str], **settings: object) -> tuple[str, subproces
     assert process.stdout is not None
     line = process.stdout.readline()
     if not line.startswith("READY "):
-        process.kill()
+        stop(process)
         raise RuntimeError(f"oidc-provider did not start: {line!r}")
     return line.split()[1], process
 
@@ -94,6 +107,10 @@ def stop(process: subprocess.Popen[str]) -> None:
         process.wait(5)
     except subprocess.TimeoutExpired:
         process.kill()
+        process.wait(5)
+    for pipe in (process.stdin, process.stdout):
+        if pipe is not None:
+            pipe.close()
 
 
 def make_oidc(**settings: object) -> Iterator[Oidc]:

@@ -136,6 +136,9 @@ def test_on_a_pty_the_loop_keeps_running_while_waiting() -> None:
         os.close(master)
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=30)
+        assert proc.stderr is not None
+        proc.stderr.close()
     text = output.decode(errors="replace")
     assert "RESULT: <TrustChoice.ONCE: 'once'>" in text
     ticks = int(text.split("TICKS:")[1].split()[0])

@@ -7,6 +7,7 @@ import pytest
 from portico.config.model import Protocol
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
+from tests.helpers.calls import calling
 
 from .conftest import EVERYTHING, NODE, make_spec
 
@@ -41,7 +42,7 @@ async def test_everything_over_stdio(bus: EventBus, protocol: Protocol) -> None:
             seen.append(done)
 
         await conn.call_tool(
-            "trigger-long-running-operation", {"duration": 1, "steps": 3}, progress=progress
+            "trigger-long-running-operation", {"duration": 1, "steps": 3}, context=calling(progress)
         )
         assert len(seen) == 3
         image = await conn.call_tool("get-tiny-image", {})

@@ -14,6 +14,7 @@ from portico.config.model import Protocol
 from portico.runtime.connection import Connection
 from portico.runtime.errors import CallTimeout, RuntimeFailure, ServerExited
 from portico.runtime.events import EventBus, LogLine, Status, ToolsChanged
+from tests.helpers.calls import calling
 
 from .conftest import Recorder, eventually, failing_spec, toolbox_spec
 
@@ -211,7 +212,9 @@ async def test_progress_extends_deadline(bus: EventBus) -> None:
     try:
         assert (await conn.wait_settled(30)).status is Status.RUNNING
         # 2.4 s of work, a progress step every 0.3 s: well past the 0.8 s timeout
-        result = await conn.call_tool("sleep", {"seconds": 2.4, "steps": 8}, progress=progress)
+        result = await conn.call_tool(
+            "sleep", {"seconds": 2.4, "steps": 8}, context=calling(progress)
+        )
         assert result.content[0].text == "slept 2.4"
         assert len(seen) == 8
         assert seen[-1] == (8, 8, "step 8")

@@ -10,6 +10,7 @@ from portico.config.model import Config, Protocol, ToolFilter
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.runtime.results import ImagePart, ResourceLinkPart, ResourcePart
+from tests.helpers.calls import calling
 
 from .conftest import EVERYTHING, NODE, make_spec
 
@@ -64,7 +65,9 @@ async def test_server_everything() -> None:
             steps.append(done)
 
         await reg.call(
-            "every__trigger-long-running-operation", {"duration": 1, "steps": 3}, progress=progress
+            "every__trigger-long-running-operation",
+            {"duration": 1, "steps": 3},
+            context=calling(progress),
         )
         assert len(steps) >= 3
 

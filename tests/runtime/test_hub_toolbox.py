@@ -10,6 +10,7 @@ from portico.config.model import Config, Protocol, RuntimeSettings, ToolCost, To
 from portico.runtime.events import DiscoveryFinished, EventBus, LogLine, Status, ToolsChanged
 from portico.runtime.hub import Hub
 from portico.runtime.results import ImagePart
+from tests.helpers.calls import calling
 from tests.helpers.logs import AllowLogs
 
 from .conftest import Recorder, RunningServer, eventually, make_spec, toolbox_spec
@@ -110,10 +111,10 @@ async def test_calls_to_one_server_are_serialized_unless_parallel(bus: EventBus)
             await hub.apply(config(spec))
             await asyncio.gather(
                 hub.registry.call(
-                    "tb__sleep", {"seconds": 0.6, "steps": 3}, progress=progress_for("a")
+                    "tb__sleep", {"seconds": 0.6, "steps": 3}, context=calling(progress_for("a"))
                 ),
                 hub.registry.call(
-                    "tb__sleep", {"seconds": 0.6, "steps": 3}, progress=progress_for("b")
+                    "tb__sleep", {"seconds": 0.6, "steps": 3}, context=calling(progress_for("b"))
                 ),
             )
         return order

@@ -21,6 +21,7 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.hub import Hub
 from portico.runtime.transports.proxies import ProxySettings
 from portico.runtime.watcher import ConfigWatcher
+from tests.helpers.calls import calling
 
 from .conftest import Recorder, RunningServer, eventually, failing_spec, make_spec, toolbox_spec
 
@@ -183,7 +184,7 @@ async def test_progress_extends_a_call_to_exactly_ten_times_the_timeout(bus: Eve
                 "sleep",
                 {"seconds": 20, "steps": 200},
                 timeout=0.3,
-                progress=lambda done, total, message: reports.append(done),
+                context=calling(lambda done, total, message: reports.append(done)),
             )
         elapsed = time.monotonic() - started
         # Never before 10x; well before the 20 s the server would go on for (a loaded

@@ -113,6 +113,7 @@ async def test_a_server_that_exits_ends_the_reader_and_says_so(tmp_path: Path) -
         assert info.self_exit and info.returncode == 3
         with pytest.raises(anyio.EndOfStream):
             await reader.receive()  # and again
+    log.close()
     assert any("not json-rpc" in line for line in log.lines)
     assert "bye" in log.stderr_lines
 

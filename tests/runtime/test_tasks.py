@@ -17,7 +17,8 @@ from portico.prompts import ElicitationAnswer
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status, TaskChanged
 from portico.runtime.hooks import ConnectionHooks
-from portico.runtime.task_events import TaskCancelled, TaskGone, TaskUpdate, watching
+from portico.runtime.task_events import TaskCancelled, TaskGone, TaskUpdate
+from tests.helpers.calls import calling
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.servers import RunningServer, start_tasking, stop_server
 from tests.helpers.specs import tasking_spec
@@ -58,10 +59,9 @@ async def test_a_long_task_is_polled_to_its_result_with_status_and_progress(
 
     try:
         assert conn.protocol_version == "2026-07-28"
-        with watching(heard.append):
-            result = await conn.call_tool(
-                "slow_compute", {"seconds": 0.6, "steps": 3}, progress=on_progress
-            )
+        result = await conn.call_tool(
+            "slow_compute", {"seconds": 0.6, "steps": 3}, context=calling(on_progress, heard.append)
+        )
         assert result.content[0].text == "computed 3 steps"
         assert heard[0].status == "working" and heard[0].polls == 0
         assert heard[-1].status == "completed"
@@ -96,8 +96,9 @@ async def test_cancelling_the_call_cancels_the_task_on_the_server() -> None:
     conn = await _running(Connection(tasking_spec()))
     heard: list[TaskUpdate] = []
     try:
-        with watching(heard.append):
-            call = asyncio.ensure_future(conn.call_tool("slow_compute", {"seconds": 30}))
+        call = asyncio.ensure_future(
+            conn.call_tool("slow_compute", {"seconds": 30}, context=calling(on_task=heard.append))
+        )
         async with asyncio.timeout(10):
             while not any(u.polls >= 1 for u in heard):  # noqa: ASYNC110
                 await asyncio.sleep(0.02)
@@ -119,8 +120,9 @@ async def test_input_required_goes_through_the_prompter_and_tasks_update() -> No
     conn = await _running(Connection(tasking_spec(), hooks=hooks))
     heard: list[TaskUpdate] = []
     try:
-        with watching(heard.append):
-            result = await conn.call_tool("confirm_job", {"question": "Deploy now?"})
+        result = await conn.call_tool(
+            "confirm_job", {"question": "Deploy now?"}, context=calling(on_task=heard.append)
+        )
         assert result.content[0].text == 'answer accept {"ok": false}'
         (asked,) = person.requests("elicit")
         assert asked.message == "Deploy now?" and asked.server == "tasking"
@@ -138,8 +140,9 @@ async def test_a_task_left_running_at_shutdown_is_followed_by_the_next_client(
     spec = tasking_spec(url=tasking_http.url)
     first = await _running(Connection(spec))
     heard: list[TaskUpdate] = []
-    with watching(heard.append):
-        call = asyncio.ensure_future(first.call_tool("slow_compute", {"seconds": 1.5}))
+    call = asyncio.ensure_future(
+        first.call_tool("slow_compute", {"seconds": 1.5}, context=calling(on_task=heard.append))
+    )
     async with asyncio.timeout(10):
         while not heard:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
@@ -153,8 +156,9 @@ async def test_a_task_left_running_at_shutdown_is_followed_by_the_next_client(
     second = await _running(Connection(spec))
     resumed: list[TaskUpdate] = []
     try:
-        with watching(resumed.append):
-            result = await second.follow_task("slow_compute", task_id)
+        result = await second.follow_task(
+            "slow_compute", task_id, context=calling(on_task=resumed.append)
+        )
         assert result.content[0].text == "computed 5 steps"
         assert resumed[-1].status == "completed" and resumed[-1].task_id == task_id
         assert (await _task_log(second))[task_id][0] == "completed"  # never cancelled
@@ -166,8 +170,9 @@ async def test_an_expired_task_says_so() -> None:
     conn = await _running(Connection(tasking_spec("--ttl-ms", "200")))
     heard: list[TaskUpdate] = []
     try:
-        with watching(heard.append):
-            result = await conn.call_tool("slow_compute", {"seconds": 0.05, "steps": 1})
+        result = await conn.call_tool(
+            "slow_compute", {"seconds": 0.05, "steps": 1}, context=calling(on_task=heard.append)
+        )
         assert result.content[0].text == "computed 1 steps"
         await asyncio.sleep(0.4)
         with pytest.raises(TaskGone, match=r"no longer has task .* it may have expired"):
@@ -187,8 +192,9 @@ async def test_without_the_extension_calls_run_as_before(
     conn = await _running(Connection(tasking_spec(*extra, protocol=protocol), bus=bus))
     heard: list[TaskUpdate] = []
     try:
-        with watching(heard.append):
-            result = await conn.call_tool("slow_compute", {"seconds": 0.1, "steps": 2})
+        result = await conn.call_tool(
+            "slow_compute", {"seconds": 0.1, "steps": 2}, context=calling(on_task=heard.append)
+        )
         assert result.content[0].text == "computed 2 steps"
         assert heard == []
         assert not any(isinstance(e, TaskChanged) for e in events.events)
@@ -202,8 +208,9 @@ async def test_a_task_the_server_cancels_ends_the_call_with_a_clear_error() -> N
     conn = await _running(Connection(tasking_spec()))
     heard: list[TaskUpdate] = []
     try:
-        with watching(heard.append):
-            call = asyncio.ensure_future(conn.call_tool("slow_compute", {"seconds": 30}))
+        call = asyncio.ensure_future(
+            conn.call_tool("slow_compute", {"seconds": 30}, context=calling(on_task=heard.append))
+        )
         async with asyncio.timeout(10):
             while not heard:  # noqa: ASYNC110
                 await asyncio.sleep(0.02)

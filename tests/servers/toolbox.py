@@ -23,8 +23,8 @@ Tools (text tools use structured_output=False, so text is sent once):
   sleep(seconds, steps=0)        sleeps; with steps > 0 reports progress steps times
                                  (progress i/steps, message "step i") spread over seconds
   crash(code=3, message="...")   writes message to stderr, then os._exit(code)
-  hang()                         never returns; writes "hang cancelled" to stderr when
-                                 the client cancels the call
+  hang()                         never returns; writes "hang started" to stderr, then
+                                 "hang cancelled" when the client cancels the call
   flip()                         toggles the optional tool "extra" (adds/removes it) and
                                  sends tools/list_changed; returns "extra on|off"
   image()                        one 2x2 PNG ImageContent + a text part
@@ -110,7 +110,10 @@ def build(name: str, slow_list: float = 0.0) -> MCPServer:
 
     @server.tool(structured_output=False)
     async def hang() -> str:
-        """Never return (writes "hang cancelled" to stderr when the client cancels)."""
+        """Never return: writes "hang started" to stderr once running, "hang cancelled"
+        when the client cancels (tests wait for the first instead of sleeping)."""
+        sys.stderr.write("hang started\n")
+        sys.stderr.flush()
         try:
             await asyncio.Event().wait()
         except BaseException:

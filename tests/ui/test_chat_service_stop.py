@@ -38,7 +38,8 @@ async def test_a_stop_before_the_turn_runs_and_one_during_it() -> None:
         seen.clear()
         service.start_turn(chat.id, "send", "/call tb__hang {}", [])
         await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen), what="a call")
-        await asyncio.sleep(0.3)  # the call is on the server
+        conn = s.hub.connection("tb")
+        await eventually(lambda: "hang started" in conn.log.lines, what="hang on the server")
         assert service.stop(chat.id)
         await eventually(lambda: any(isinstance(e, TurnEnded) for e in seen), what="the end")
         finished = [e for e in seen if isinstance(e, ToolCallFinished)]

@@ -214,7 +214,7 @@ async def test_reauth_notice_authorize_signs_in_through_the_hand_off_dialog(
         # the first sign-in is not "again", and the button and the text name one action
         assert row.label.text() == "linear needs you to sign in before it can connect."
         assert row.action_button.text() == "Sign in…"  # type: ignore[union-attr]
-        assert "need you" in window.summary_label.text()
+        assert "1 needs you" in window.summary_label.text()
         row.action_button.click()  # type: ignore[union-attr]
         dialog = await until(lambda: desktop.prompter.current, 60, "the hand-off dialog")  # type: ignore[union-attr]
         assert isinstance(dialog, OAuthDialog) and dialog.server == "linear"

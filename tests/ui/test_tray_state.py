@@ -104,7 +104,11 @@ def test_summary_line() -> None:
         ServerState("d", Status.FAILED),
         ServerState("e", Status.DISABLED),
     ]
-    assert summary(states) == "5 servers: 2 running, 1 need you, 1 failed, 1 disabled; 5 tools"
+    assert summary(states) == "5 servers: 2 running, 1 needs you, 1 failed, 1 disabled; 5 tools"
+    two = [*states, ServerState("f", Status.AWAITING_TRUST)]
+    assert summary(two) == "6 servers: 2 running, 2 need you, 1 failed, 1 disabled; 5 tools"
+    one = [ServerState("a", Status.RUNNING, tool_count=1)]
+    assert summary(one) == "1 server: 1 running; 1 tool"
     assert summary([]) == "Portico: no servers configured"
 
 

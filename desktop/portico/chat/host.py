@@ -3,7 +3,8 @@
 One per process, on the loop that runs the hub (the runtime thread in the app). A face
 builds it once with its own Prompter::
 
-    host = ChatHost(hub, services.policy, prompter, config=config, models=services.models)
+    hub = services.start_hub(bus)
+    host = ChatHost(hub, services.guard, prompter, config=config, models=services.models)
     chat = await host.new()                 # or await host.open(conversation_id)
     async for event in chat.send("hello"):  # render events
         ...
@@ -26,13 +27,11 @@ from portico.chat.messages import Attachment, Message, ToolCall
 from portico.chat.providers.catalog import ModelCatalog
 from portico.chat.store import ChatStore, StoredConversation, StoreError
 from portico.chat.task_store import ChatTasks
-from portico.chat.tools import EventingPrompter
 from portico.config.model import Config
 from portico.policy.guard import ChatContext, ToolGuard
 from portico.policy.spend import SpendLedger
 
 if TYPE_CHECKING:
-    from portico.policy.setup import Policy
     from portico.prompts import Prompter
     from portico.runtime.hub import Hub
     from portico.runtime.registry import Registry
@@ -44,22 +43,21 @@ class ChatHost:
     def __init__(
         self,
         hub: Hub,
-        policy: Policy,
+        guard: ToolGuard,
         prompter: Prompter,
         *,
         config: Config | None = None,
         store: ChatStore | None = None,
         store_path: Path | None = None,
-        yolo: bool = False,
         max_tool_rounds: int = DEFAULT_MAX_TOOL_ROUNDS,
         project: Path | None = None,
         models: ModelCatalog | None = None,
         reload: Callable[[], Awaitable[str]] | None = None,
         model_titles: bool = True,
-        question_timeout: float | None = None,
     ) -> None:
-        """``store``/``store_path``: default ``<state dir>/chats.sqlite3``. ``yolo``: every
-        chat of this process skips tool approvals (``--yolo``). ``project``: the folder
+        """``guard``: the process's one ToolGuard (``Services.guard``), every tool call of
+        every chat goes through it. ``store``/``store_path``: default
+        ``<state dir>/chats.sqlite3``. ``project``: the folder
         ``/reload-mcp`` reads the project config of. ``models``: the catalog that also
         answers sampling (``Services.models``); default a new one from ``config``.
         ``reload``: what ``/reload-mcp`` does (default: read the config, apply it to the
@@ -67,8 +65,6 @@ class ChatHost:
         from portico.policy.prompters import NonInteractivePrompter
 
         self._hub = hub
-        self._policy = policy
-        self._prompter = prompter
         self._store = store or ChatStore(store_path)
         self.tasks = ChatTasks(self._store)  # calls that became tasks (tasks extension)
         self._owns_models = models is None
@@ -76,18 +72,10 @@ class ChatHost:
         self._reload = reload
         self._project = project
         self._chats: dict[str, Chat] = {}
-        self.yolo = yolo
         self.max_tool_rounds = max_tool_rounds
         self.model_titles = model_titles
         self.interactive = not isinstance(prompter, NonInteractivePrompter)
-        self.guard = ToolGuard(
-            hub.registry,
-            EventingPrompter(prompter),
-            approvals=policy.approvals,
-            approvals_off=lambda: hub.settings.approvals_mode == "off",
-            yolo=yolo,
-            question_timeout=question_timeout,
-        )
+        self.guard = guard
         if config is not None and models is not None:
             self._models.configure(config.models)
 
@@ -165,8 +153,10 @@ class ChatHost:
         result; the call's record gets the result as if the call had returned it (the
         model reads it on the next turn). ChatError when there is none or it expired."""
         from portico.chat.events import ToolCallTask
+        from portico.prompts import Caller
         from portico.runtime import results
-        from portico.runtime.task_events import TaskUpdate, watching
+        from portico.runtime.call_context import CallContext
+        from portico.runtime.task_events import TaskUpdate
 
         chat = await self.open(conversation_id)
         task = chat.tasks.get(call_id)
@@ -181,9 +171,10 @@ class ChatHost:
             )
             chat.note_task(message.id, event)
 
+        context = CallContext(Caller("chat", chat.id), call_id, on_task=heard)
         try:
-            with watching(heard):
-                raw = await self._hub.connection(task.server).follow_task(task.tool, task.task_id)
+            connection = self._hub.connection(task.server)
+            raw = await connection.follow_task(task.tool, task.task_id, context=context)
         except Exception as exc:
             raise ChatError(str(exc)) from exc
         result = await results.aprocess_result(raw, self._hub.registry.image_dir)

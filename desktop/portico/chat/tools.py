@@ -5,7 +5,6 @@ progress and approval events, and an outcome that tells a refusal from a failure
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -22,17 +21,10 @@ from portico.chat.events import (
     ToolCallProgress,
     ToolCallTask,
 )
-from portico.policy.guard import ChatContext, ToolGuard
-from portico.prompts import (
-    ApprovalAnswer,
-    ApprovalChoice,
-    Prompter,
-    Refused,
-    SpendApprovalRequest,
-    ToolApprovalRequest,
-)
+from portico.policy.guard import ChatContext, Refusal, ToolGuard
+from portico.runtime.call_context import CallContext, QuestionAsked, QuestionEvent
 from portico.runtime.results import ToolResult
-from portico.runtime.task_events import TaskUpdate, watching
+from portico.runtime.task_events import TaskUpdate
 from portico.runtime.toolsearch import ActiveSet
 
 log = logging.getLogger(__name__)
@@ -40,70 +32,47 @@ log = logging.getLogger(__name__)
 Emit = Callable[[Event], None]
 
 
-@dataclass
-class _CallScope:
-    call_id: str
-    emit: Emit
-    denied: bool = False
-    refused: bool = False
+class _CallEvents:
+    """One call's events for the chat: its progress, its task and its questions, as the
+    call's :class:`CallContext` reports them."""
 
+    __slots__ = ("call_id", "emit", "last_task")
 
-_scope: contextvars.ContextVar[_CallScope | None] = contextvars.ContextVar(
-    "portico_chat_call", default=None
-)
+    def __init__(self, call_id: str, emit: Emit) -> None:
+        self.call_id = call_id
+        self.emit = emit
+        self.last_task: tuple[str, str | None] | None = None
 
+    async def progress(self, done: float, total: float | None, message: str | None) -> None:
+        self.emit(ToolCallProgress(self.call_id, done, total, message))
 
-class EventingPrompter:
-    """The face's Prompter, with ApprovalAsked / ApprovalAnswered events around the tool
-    and spend questions of the call that asks (found through a context variable)."""
-
-    def __init__(self, inner: Prompter) -> None:
-        self.inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def approve_tool(self, request: ToolApprovalRequest) -> ApprovalAnswer:
-        scope = _scope.get()
-        if scope is not None:
-            scope.emit(ApprovalAsked(scope.call_id, request))
-        try:
-            answer = await self.inner.approve_tool(request)
-        except BaseException as exc:
-            self._unanswered(scope, exc)
-            raise
-        if scope is not None:
-            scope.denied = answer.choice is ApprovalChoice.DENY
-            scope.emit(ApprovalAnswered(scope.call_id, answer.choice.value))
-        return answer
-
-    async def approve_spend(self, request: SpendApprovalRequest) -> ApprovalChoice:
-        scope = _scope.get()
-        if scope is not None:
-            scope.emit(ApprovalAsked(scope.call_id, request))
-        try:
-            choice = await self.inner.approve_spend(request)
-        except BaseException as exc:
-            self._unanswered(scope, exc)
-            raise
-        if scope is not None:
-            scope.denied = choice is ApprovalChoice.DENY
-            scope.emit(ApprovalAnswered(scope.call_id, choice.value))
-        return choice
-
-    @staticmethod
-    def _unanswered(scope: _CallScope | None, exc: BaseException) -> None:
-        if scope is None:
+    def task(self, update: TaskUpdate) -> None:  # the call became a task: say when it changes
+        if self.last_task == (update.status, update.message):
             return
-        if isinstance(exc, Refused):
-            scope.refused = True
-            scope.emit(ApprovalAnswered(scope.call_id, None, f"refused: {exc}"))
-        elif isinstance(exc, asyncio.CancelledError):
-            scope.emit(ApprovalAnswered(scope.call_id, None, "aborted"))
-        elif isinstance(exc, TimeoutError):
-            scope.emit(ApprovalAnswered(scope.call_id, None, "timed out"))
+        self.last_task = (update.status, update.message)
+        self.emit(
+            ToolCallTask(
+                self.call_id,
+                update.server,
+                update.tool,
+                update.task_id,
+                update.status,
+                update.message,
+            )
+        )
+
+    def question(self, event: QuestionEvent) -> None:
+        if isinstance(event, QuestionAsked):
+            self.emit(ApprovalAsked(self.call_id, event.request))
+        elif event.ended_by == "answered":
+            choice = event.choice.value if event.choice is not None else None
+            self.emit(ApprovalAnswered(self.call_id, choice))
         else:
-            scope.emit(ApprovalAnswered(scope.call_id, None, f"failed: {exc}"))
+            note = _ENDED_NOTES[event.ended_by].format(event.message)
+            self.emit(ApprovalAnswered(self.call_id, None, note))
+
+
+_ENDED_NOTES = {"refused": "refused: {}", "timeout": "timed out", "aborted": "aborted"}
 
 
 @dataclass
@@ -155,42 +124,21 @@ async def run_call(
             "one JSON object matching the tool's input schema."
         )
         return _reported(CallReport(call.id, "error", error=text), emit, on_report)
-    scope = _CallScope(call.id, emit)
-    token = _scope.set(scope)
-
-    async def progress(done: float, total: float | None, message: str | None) -> None:
-        emit(ToolCallProgress(call.id, done, total, message))
-
-    last: list[tuple[str, str | None]] = []
-
-    def on_task(update: TaskUpdate) -> None:  # the call became a task: say when it changes
-        if last and last[-1] == (update.status, update.message):
-            return
-        last.append((update.status, update.message))
-        emit(
-            ToolCallTask(
-                call.id, update.server, update.tool, update.task_id, update.status, update.message
-            )
-        )
-
+    events = _CallEvents(call.id, emit)
+    context = CallContext(chat.caller, call.id, events.progress, events.task, events.question)
     try:
-        with watching(on_task):
-            result = await guard.call(  # the guard copies the arguments
-                chat, call.name, call.arguments, progress=progress, active=active
-            )
+        result = await guard.call(  # the guard copies the arguments
+            chat, call.name, call.arguments, context=context, active=active
+        )
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         duration = time.monotonic() - started
         report = CallReport(call.id, "error", error=_error_text(exc), duration=duration)
         return _reported(report, emit, on_report)
-    finally:
-        _scope.reset(token)
     duration = time.monotonic() - started
-    if scope.refused:
-        report = CallReport(call.id, "refused", error=result.text(), duration=duration)
-    elif scope.denied:
-        report = CallReport(call.id, "denied", error=result.text(), duration=duration)
+    if isinstance(result, Refusal) and result.reason in ("refused", "denied"):
+        report = CallReport(call.id, result.reason, error=result.text(), duration=duration)
     else:
         report = CallReport(call.id, "ok", result=result, duration=duration)
     return _reported(report, emit, on_report)

@@ -212,7 +212,6 @@ async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, Chat
     from portico.chat.host import ChatHost
     from portico.policy.prompters import NonInteractivePrompter
     from portico.runtime.events import EventBus
-    from portico.runtime.hub import Hub
     from portico.services import build_services
 
     config = await asyncio.to_thread(load_config, args)
@@ -224,17 +223,16 @@ async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, Chat
         prompter = NonInteractivePrompter()
     services = build_services(prompter, auth_prompter=NonInteractivePrompter())
     services.configure(config)
-    hub = Hub(EventBus(), services.hooks)
+    hub = services.start_hub(EventBus(), yolo=args.yolo)
     summary = await hub.apply(config)
     if summary:
         print(summary, file=sys.stderr)
     host = ChatHost(
         hub,
-        services.policy,
+        services.guard,
         prompter,
         config=config,
         models=services.models,
-        yolo=args.yolo,
         project=project_of(args),
     )
     return hub, host, services

@@ -313,6 +313,8 @@ def cmd_call(args: argparse.Namespace) -> int:
 async def _call(
     config: Config, spec: ServerSpec, tool: str, arguments: dict[str, Any], as_json: bool
 ) -> int:
+    from portico.prompts import Caller
+    from portico.runtime.call_context import CallContext
     from portico.runtime.errors import describe
 
     hub, ok = await _one_server(config, spec)
@@ -330,7 +332,8 @@ async def _call(
             )
             return 2
         try:
-            result = await registry.call(match[0].qualified, arguments)
+            context = CallContext(Caller("cli"))
+            result = await registry.call(match[0].qualified, arguments, context=context)
         except Exception as exc:
             text = describe(exc)
             # Runtime errors already name the server and request: say them once.

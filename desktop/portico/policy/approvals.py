@@ -1,10 +1,11 @@
 """Tool approvals: when a call must be approved, and what an approval is bound to.
 
 An approval covers one server *authority* (the digest of a stdio command line, or the
-URL origin of an HTTP server), one tool *contract* (digest of its name, description,
-input schema and annotations) and, unless "any arguments" was chosen, one exact set of
-arguments (canonical JSON). A server renamed onto another command, or a tool whose
-definition changed after a reconnect, therefore no longer matches an earlier approval.
+URL origin of an HTTP server), one tool *contract* (``RegisteredTool.digest``: the
+registry's digest of its name, description, input schema and annotations) and, unless
+"any arguments" was chosen, one exact set of arguments (canonical JSON). A server renamed
+onto another command, or a tool whose definition changed after a reconnect, therefore no
+longer matches an earlier approval.
 """
 
 from __future__ import annotations
@@ -53,24 +54,6 @@ def server_authority(spec: ServerSpec) -> str:
         line = canonical_json({"command": spec.command, "args": list(spec.args), "cwd": spec.cwd})
         return f"stdio:{sha256(line)[:32]}"
     return url_origin(spec.url or "")
-
-
-def contract_digest(
-    name: str,
-    description: str | None,
-    input_schema: Mapping[str, Any] | None,
-    annotations: Mapping[str, Any] | None,
-) -> str:
-    return sha256(
-        canonical_json(
-            {
-                "name": name,
-                "description": description or "",
-                "inputSchema": dict(input_schema or {}),
-                "annotations": {k: v for k, v in dict(annotations or {}).items() if v is not None},
-            }
-        )
-    )
 
 
 def is_read_only(annotations: Mapping[str, Any] | None) -> bool:

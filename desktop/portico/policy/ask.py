@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Generic, TypeVar
 
-from portico.prompts import Refused
+from portico.prompts import EndedBy, Refused
 
 T = TypeVar("T")
 
-EndedBy = Literal["answered", "refused", "timeout", "aborted"]
+__all__ = ["EndedBy", "Outcome", "ask", "ask_outcome"]
 
 
 @dataclass(frozen=True)

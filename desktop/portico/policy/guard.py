@@ -11,14 +11,19 @@ Order of a call:
 3. otherwise the trust-based approval (skipped by ``trust: full``, YOLO and
    ``approvals.mode: off``), satisfied by a remembered Session / Always approval;
 4. the declared cost is added to the chat's totals, then the registry runs the call.
+
+A call's :class:`~portico.runtime.call_context.CallContext` names the call in every
+question (``call_id``, ``caller``) and hears each question asked and ended
+(``on_question``); a call the guard does not let through ends as a :class:`Refusal`.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from functools import cached_property
+from typing import Any, Literal, Protocol, TypeVar
 
 from portico.config.model import ServerSpec, ToolCost
 from portico.policy.approval_store import ApprovalStore
@@ -26,7 +31,6 @@ from portico.policy.approvals import (
     ApprovalKey,
     approval_reason,
     arguments_digest,
-    contract_digest,
     pretty_json,
     server_authority,
 )
@@ -36,15 +40,18 @@ from portico.policy.validation import validation_errors
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
+    Caller,
     Prompter,
     SpendApprovalRequest,
     ToolApprovalRequest,
 )
+from portico.runtime.call_context import CallContext, QuestionAsked, QuestionEnded
+from portico.runtime.registry import RegisteredTool
 from portico.runtime.results import TextPart, ToolResult
-from portico.runtime.toolsearch import TOOL_SEARCH
+from portico.runtime.toolsearch import TOOL_SEARCH, ActiveSet
 
 _chat_ids = itertools.count(1)
-_VIEWS_MAX = 4096  # tool views kept per guard
+T = TypeVar("T")
 
 
 @dataclass
@@ -59,14 +66,21 @@ class ChatContext:
     spend: SpendLedger = field(default_factory=SpendLedger)
     yolo: bool = False
 
+    @cached_property
+    def caller(self) -> Caller:
+        """The chat as the caller of its tool calls."""
+        return Caller("chat", self.chat_id)
+
     def branch(self, chat_id: str | None = None) -> ChatContext:
         return ChatContext(
             chat_id=chat_id or f"chat-{next(_chat_ids)}", spend=self.spend, yolo=self.yolo
         )
 
 
-class CallableRegistry(Protocol):
-    def resolve(self, qualified: str) -> Any: ...
+class GuardedRegistry(Protocol):
+    """What the guard needs of the registry (``runtime.registry.Registry``)."""
+
+    def resolve(self, qualified: str) -> RegisteredTool: ...
 
     def spec(self, server: str) -> ServerSpec | None: ...
 
@@ -77,75 +91,25 @@ class CallableRegistry(Protocol):
         qualified: str,
         arguments: Mapping[str, Any] | None = None,
         *,
-        progress: Any = None,
-        active: Any = None,
+        context: CallContext | None = None,
+        active: ActiveSet | None = None,
     ) -> ToolResult: ...
 
 
+RefusalReason = Literal["unknown", "invalid", "denied", "refused", "unanswered"]
+
+
 @dataclass(frozen=True)
-class ToolView:
-    """What the guard needs of a registered tool, whatever the registry calls it."""
+class Refusal(ToolResult):
+    """A call the guard did not let through to the server; the text tells the model why.
+    ``reason``: no such tool or server, invalid arguments, the person denied it, nobody
+    could answer its question (refused), or the question ended without an answer."""
 
-    qualified: str
-    server: str
-    tool: str
-    description: str
-    schema: Mapping[str, Any]
-    annotations: Mapping[str, Any]
-    contract: str
+    reason: RefusalReason = "refused"
 
 
-def _first(obj: Any, *names: str, default: Any = None) -> Any:
-    for name in names:
-        value = getattr(obj, name, None)
-        if value is not None:
-            return value
-    return default
-
-
-def _as_mapping(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if isinstance(value, Mapping):
-        return dict(value)
-    dump = getattr(value, "model_dump", None)
-    if dump is not None:
-        return {k: v for k, v in dump(by_alias=True, exclude_none=True).items()}
-    return dict(vars(value))
-
-
-def tool_view(registered: Any, qualified: str) -> ToolView:
-    tool = _first(registered, "tool")
-    tool_name = tool if isinstance(tool, str) else _first(tool, "name", default="")
-    if not tool_name:
-        tool_name = _first(registered, "tool_name", "name", default="")
-    description = _first(registered, "description", default=None)
-    if description is None and tool is not None and not isinstance(tool, str):
-        description = _first(tool, "description", default="")
-    schema = _first(registered, "schema", "input_schema", default=None)
-    if schema is None and tool is not None and not isinstance(tool, str):
-        schema = _first(tool, "input_schema", "inputSchema", default={})
-    annotations = _first(registered, "annotations", default=None)
-    if annotations is None and tool is not None and not isinstance(tool, str):
-        annotations = _first(tool, "annotations", default=None)
-    annotations_map = _as_mapping(annotations)
-    schema_map = _as_mapping(schema)
-    contract = _first(registered, "contract_digest", "contract", "digest", default=None)
-    if not isinstance(contract, str) or not contract:
-        contract = contract_digest(str(tool_name), description, schema_map, annotations_map)
-    return ToolView(
-        qualified=str(_first(registered, "qualified", "qualified_name", default=qualified)),
-        server=str(_first(registered, "server", "server_name")),
-        tool=str(tool_name),
-        description=str(description or ""),
-        schema=schema_map,
-        annotations=annotations_map,
-        contract=contract,
-    )
-
-
-def error_result(text: str) -> ToolResult:
-    return ToolResult(parts=(TextPart(text),), is_error=True)
+def error_result(text: str, reason: RefusalReason) -> Refusal:
+    return Refusal(parts=(TextPart(text),), is_error=True, reason=reason)
 
 
 class ToolGuard:
@@ -153,7 +117,7 @@ class ToolGuard:
 
     def __init__(
         self,
-        registry: CallableRegistry,
+        registry: GuardedRegistry,
         prompter: Prompter,
         *,
         spec_for: Callable[[str], ServerSpec | None] | None = None,
@@ -171,7 +135,6 @@ class ToolGuard:
         self.approvals_off = approvals_off
         self.yolo = yolo  # --yolo: this process
         self.question_timeout = question_timeout
-        self._views: dict[str, tuple[Any, ToolView]] = {}
 
     async def call(
         self,
@@ -179,103 +142,95 @@ class ToolGuard:
         qualified: str,
         arguments: Mapping[str, Any] | None,
         *,
-        progress: Any = None,
-        active: Any = None,
+        context: CallContext | None = None,
+        active: ActiveSet | None = None,
     ) -> ToolResult:
-        """Run one model tool call; every refusal comes back as an error result."""
+        """Run one model tool call; every refusal comes back as a :class:`Refusal`."""
         if qualified == TOOL_SEARCH:  # searching the tool list reads nothing from servers
             return await self.registry.call(qualified, arguments, active=active)
         try:
-            registered = self.registry.resolve(qualified)
+            tool = self.registry.resolve(qualified)
         except (KeyError, LookupError) as exc:
-            return error_result(f"There is no tool named '{qualified}' ({exc}).")
-        view = self._view(registered, qualified)
-        spec = self.spec_for(view.server)
+            return error_result(f"There is no tool named '{qualified}' ({exc}).", "unknown")
+        spec = self.spec_for(tool.server)
         if spec is None:
-            return error_result(f"Server '{view.server}' is not configured any more.")
+            return error_result(f"Server '{tool.server}' is not configured any more.", "unknown")
         args = dict(arguments or {}) if isinstance(arguments, Mapping) else arguments
-        problems = validation_errors(args, view.schema, schema_key=view.contract)
+        problems = validation_errors(args, tool.input_schema, schema_key=tool.digest)
         if problems:
             listed = "; ".join(problems)
             return error_result(
-                f"Invalid arguments for '{view.qualified}': {listed}. Nothing was run; fix "
-                f"the arguments to match the tool's input schema and call it again."
+                f"Invalid arguments for '{tool.qualified}': {listed}. Nothing was run; fix "
+                f"the arguments to match the tool's input schema and call it again.",
+                "invalid",
             )
         assert isinstance(args, dict)
-        cost = cost_of(spec, view.tool)
+        cost = cost_of(spec, tool.tool)
         if cost is None:
-            refusal = await self._decide(chat, spec, view, args, cost)
+            refusal = await self._decide(chat, spec, tool, args, cost, context)
             if refusal is not None:
                 return refusal
         else:
             async with chat.spend.lock:
-                refusal = await self._decide(chat, spec, view, args, cost)
+                refusal = await self._decide(chat, spec, tool, args, cost, context)
                 if refusal is not None:
                     return refusal
                 # Counted when approved and started, even if the server dies during the call.
                 chat.spend.add(spec.name, cost.high)
-        return await self.registry.call(view.qualified, args, progress=progress)
-
-    def _view(self, registered: Any, qualified: str) -> ToolView:
-        """``tool_view`` once per registered tool object (a registry makes a new one when
-        the server's list changes, so a kept view always matches its tool)."""
-        kept = self._views.get(qualified)
-        if kept is not None and kept[0] is registered:
-            return kept[1]
-        view = tool_view(registered, qualified)
-        if len(self._views) >= _VIEWS_MAX:
-            self._views.pop(next(iter(self._views)))
-        self._views[qualified] = (registered, view)
-        return view
+        return await self.registry.call(tool.qualified, args, context=context)
 
     # --- decisions -------------------------------------------------------------------
     async def _decide(
         self,
         chat: ChatContext,
         spec: ServerSpec,
-        view: ToolView,
+        tool: RegisteredTool,
         args: dict[str, Any],
         cost: ToolCost | None,
-    ) -> ToolResult | None:
+        context: CallContext | None,
+    ) -> Refusal | None:
         if cost is not None and chat.spend.needs_limit_prompt(spec, cost):
-            return await self._ask_spend(chat, spec, view, args)
+            return await self._ask_spend(chat, spec, tool, args, context)
         off = self.approvals_off() if callable(self.approvals_off) else self.approvals_off
         skip = chat.yolo or self.yolo or off
-        reason = approval_reason(spec, view.annotations, skip_trust_prompts=skip)
+        annotations = tool.annotations or {}
+        reason = approval_reason(spec, annotations, skip_trust_prompts=skip)
         if reason is None:
             return None
         key = ApprovalKey(
             server=spec.name,
-            tool=view.tool,
+            tool=tool.tool,
             authority=server_authority(spec),
-            contract=view.contract,
+            contract=tool.digest,
             arguments=arguments_digest(args),
         )
         generation = self.registry.generation(spec.name)
         if self.approvals.allows(key, generation):
             return None
+        call_id, caller = _named(context)
         request = ToolApprovalRequest(
             server=spec.name,
-            tool=view.tool,
-            qualified_name=view.qualified,
-            description=view.description,
+            tool=tool.tool,
+            qualified_name=tool.qualified,
+            description=tool.description,
             arguments=args,
             arguments_json=pretty_json(args),
-            annotations=view.annotations,
+            annotations=annotations,
             cost_line=cost_line(cost, spec.cost_unit) if cost else None,
             spend_line=chat.spend.spend_line(spec) if cost else None,
             reason=reason,
+            call_id=call_id,
+            caller=caller,
         )
-        outcome: Outcome[ApprovalAnswer] = await ask_outcome(
-            self.prompter.approve_tool(request), self.question_timeout
-        )
+        outcome = await self._ask(request, self.prompter.approve_tool, context, _choice)
         if not outcome.answered or outcome.answer is None:
-            return _not_run(view, outcome)
+            return _not_run(tool, outcome)
         answer = outcome.answer
         if answer.choice is ApprovalChoice.DENY:
             return error_result(
-                f"The person denied the call to '{view.qualified}'. It was not run; do not "
-                f"retry it unless they ask."
+                f"The person denied the call to '{tool.qualified}'. It was not run; do not "
+                f"retry it unless they ask.",
+                "denied",
             )
         remembered = key.widened() if answer.any_arguments else key
         if answer.choice is ApprovalChoice.SESSION:
@@ -285,45 +240,90 @@ class ToolGuard:
         return None
 
     async def _ask_spend(
-        self, chat: ChatContext, spec: ServerSpec, view: ToolView, args: dict[str, Any]
-    ) -> ToolResult | None:
-        cost = cost_of(spec, view.tool)
+        self,
+        chat: ChatContext,
+        spec: ServerSpec,
+        tool: RegisteredTool,
+        args: dict[str, Any],
+        context: CallContext | None,
+    ) -> Refusal | None:
+        cost = cost_of(spec, tool.tool)
         assert cost is not None
+        call_id, caller = _named(context)
         request = SpendApprovalRequest(
             server=spec.name,
-            tool=view.tool,
-            qualified_name=view.qualified,
+            tool=tool.tool,
+            qualified_name=tool.qualified,
             arguments_json=pretty_json(args),
             cost_line=cost_line(cost, spec.cost_unit),
             spend_line=chat.spend.spend_line(spec)
             or f"This chat has not spent anything on '{spec.name}' yet.",
             limit_line=chat.spend.limit_line(spec, cost),
+            call_id=call_id,
+            caller=caller,
         )
-        outcome: Outcome[ApprovalChoice] = await ask_outcome(
-            self.prompter.approve_spend(request), self.question_timeout
-        )
+        outcome = await self._ask(request, self.prompter.approve_spend, context, _same)
         if outcome.answered and outcome.answer is ApprovalChoice.ONCE:
             chat.spend.past_limit.add(spec.name)
             return None
         if outcome.ended_by == "refused":
             return error_result(
                 f"Refused without running: {request.limit_line} Nobody can approve that "
-                f"here. Do not retry this call. ({outcome.message})"
+                f"here. Do not retry this call. ({outcome.message})",
+                "refused",
             )
         if outcome.answered:
             return error_result(
-                f"The person denied the call to '{view.qualified}' ({request.limit_line}) "
-                f"It was not run; do not retry it unless they ask."
+                f"The person denied the call to '{tool.qualified}' ({request.limit_line}) "
+                f"It was not run; do not retry it unless they ask.",
+                "denied",
             )
-        return _not_run(view, outcome)
+        return _not_run(tool, outcome)
+
+    async def _ask(
+        self,
+        request: Any,
+        method: Callable[[Any], Awaitable[T]],
+        context: CallContext | None,
+        choice_of: Callable[[T], ApprovalChoice],
+    ) -> Outcome[T]:
+        """Ask through the Prompter, telling the call's context the question and its end
+        (an aborted one too, when the call itself is cancelled meanwhile)."""
+        tell = context.on_question if context is not None else None
+        if tell is None:
+            return await ask_outcome(method(request), self.question_timeout)
+        tell(QuestionAsked(request))
+        try:
+            outcome: Outcome[T] = await ask_outcome(method(request), self.question_timeout)
+        except BaseException:
+            tell(QuestionEnded(None, "aborted", "the call was stopped"))
+            raise
+        answer = outcome.answer
+        choice = choice_of(answer) if outcome.answered and answer is not None else None
+        tell(QuestionEnded(choice, outcome.ended_by, outcome.message))
+        return outcome
 
 
-def _not_run(view: ToolView, outcome: Outcome[Any]) -> ToolResult:
+def _named(context: CallContext | None) -> tuple[str, Caller | None]:
+    return ("", None) if context is None else (context.call_id, context.caller)
+
+
+def _choice(answer: ApprovalAnswer) -> ApprovalChoice:
+    return answer.choice
+
+
+def _same(choice: ApprovalChoice) -> ApprovalChoice:
+    return choice
+
+
+def _not_run(tool: RegisteredTool, outcome: Outcome[Any]) -> Refusal:
     if outcome.ended_by == "refused":
         return error_result(
-            f"The call to '{view.qualified}' needs approval and nobody can give it here, "
-            f"so it was not run. Do not retry it. ({outcome.message})"
+            f"The call to '{tool.qualified}' needs approval and nobody can give it here, "
+            f"so it was not run. Do not retry it. ({outcome.message})",
+            "refused",
         )
     return error_result(
-        f"The call to '{view.qualified}' was not approved ({outcome.message}), so it was not run."
+        f"The call to '{tool.qualified}' was not approved ({outcome.message}), so it was not run.",
+        "unanswered",
     )

@@ -13,7 +13,7 @@ from dataclasses import replace
 from portico.model_port import ModelProvider
 from portico.policy.approval_store import ApprovalStore
 from portico.policy.elicitation import ElicitationPolicy
-from portico.policy.guard import CallableRegistry, ToolGuard
+from portico.policy.guard import GuardedRegistry, ToolGuard
 from portico.policy.netcheck import Resolver
 from portico.policy.sampling import SamplingPolicy
 from portico.policy.trust import TrustGate
@@ -51,7 +51,7 @@ class Policy:
 
     def guard(
         self,
-        registry: CallableRegistry,
+        registry: GuardedRegistry,
         *,
         approvals_off: bool | Callable[[], bool] = False,
         yolo: bool = False,

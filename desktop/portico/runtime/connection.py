@@ -21,7 +21,7 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, Final
 
@@ -30,6 +30,7 @@ from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
 from portico.runtime import cache_context, roots, schema_cache, sdklog
 from portico.runtime.activity import ActivityLog, tapped
+from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -61,12 +62,10 @@ from portico.runtime.serverlog import ServerLog
 from portico.runtime.task_events import (
     TASKS_EXTENSION,
     TaskGone,
-    TaskListener,
+    TaskHandover,
     TaskUpdate,
-    current_listener,
-    keeping_alive,
+    TaskWatch,
     offers_tasks,
-    watching,
 )
 
 if TYPE_CHECKING:
@@ -99,8 +98,6 @@ SETTLED = frozenset(
         Status.STOPPED,
     }
 )
-
-ProgressCallback = Callable[[float, float | None, str | None], Awaitable[None] | None]
 
 
 class _StopOwner(Exception):
@@ -269,10 +266,11 @@ class Connection:
         name: str,
         arguments: dict[str, Any] | None = None,
         *,
-        progress: ProgressCallback | None = None,
+        context: CallContext | None = None,
         timeout: float | None = None,  # noqa: ASYNC109
     ) -> Any:
-        """Call a tool; starts a lazy or recycled server first. Returns CallToolResult."""
+        """Call a tool; starts a lazy or recycled server first. Returns CallToolResult.
+        ``context``: the caller's (progress, the task the call may become)."""
         client = self._client
         if client is None or self._state.status is not Status.RUNNING:
             client = await self._live_client()
@@ -280,7 +278,7 @@ class Connection:
         mark = self._begin_call()
         try:
             with sdklog.bind(self.log):
-                return await self._timed_call(client, name, arguments, progress, limit, mark)
+                return await self._timed_call(client, name, arguments, context, limit, mark)
         finally:
             self._end_call()
 
@@ -289,11 +287,11 @@ class Connection:
         client: Client,
         name: str,
         arguments: dict[str, Any] | None,
-        progress: ProgressCallback | None,
+        context: CallContext | None,
         limit: float,
         mark: int,
     ) -> Any:
-        report = progress
+        report = context.progress if context is not None else None
         loop = asyncio.get_running_loop()
         hard_stop = loop.time() + limit * PROGRESS_EXTENSION_CAP
         try:
@@ -309,17 +307,17 @@ class Connection:
                         if asyncio.iscoroutine(outcome):
                             await outcome
 
-                def alive() -> None:  # a task that answers a poll is alive: no hard stop
-                    deadline.reschedule(loop.time() + limit)
-
                 try:
-                    with (
-                        keeping_alive(alive, lambda: self.detach_tasks),
-                        watching(self._task_listener(report)),
-                    ):
+                    try:
                         return await client.call_tool(
                             name, arguments or {}, progress_callback=on_progress
                         )
+                    except TaskHandover as handover:  # the call became a task: follow it
+
+                        def alive() -> None:  # a task that answers a poll is alive
+                            deadline.reschedule(loop.time() + limit)
+
+                        return await self._follow_handle(client, name, handover, context, alive)
                 except Exception as exc:
                     raise await self._call_failure(exc, f"tools/call {name}", mark) from exc
                 finally:
@@ -333,10 +331,28 @@ class Connection:
                 ) from exc
             raise
 
-    def _task_listener(self, report: ProgressCallback | None) -> TaskListener:
+    async def _follow_handle(
+        self,
+        client: Client,
+        name: str,
+        handover: TaskHandover,
+        context: CallContext | None,
+        alive: Callable[[], None],
+    ) -> Any:
+        from portico.runtime import tasks
+
+        result = await tasks.follow_handle(
+            client.session, self.name, handover, self._task_watch(context, alive)
+        )
+        if not result.is_error:  # what the SDK does for a result it resolves itself
+            await client.session.validate_tool_result(name, result)
+        return result
+
+    def _task_watch(self, context: CallContext | None, alive: Callable[[], None]) -> TaskWatch:
         """Publish a call's task updates, show them as the call's progress, and pass
-        them to whoever watches the call (the chat, Try it)."""
-        outer = current_listener()
+        them to the caller (the chat, Try it)."""
+        report = context.progress if context is not None else None
+        outer = context.on_task if context is not None else None
 
         def heard(update: TaskUpdate) -> None:
             self.bus.publish(TaskChanged(self.name, update))
@@ -349,10 +365,10 @@ class Connection:
             if outer is not None:
                 outer(update)
 
-        return heard
+        return TaskWatch(heard, alive, lambda: self.detach_tasks)
 
     async def follow_task(
-        self, tool: str, task_id: str, *, progress: ProgressCallback | None = None
+        self, tool: str, task_id: str, *, context: CallContext | None = None
     ) -> Any:
         """Follow a task this server created earlier (before a restart) to its
         CallToolResult; ``TaskGone`` when the server no longer has it."""
@@ -366,12 +382,9 @@ class Connection:
             )
         mark = self._begin_call()
         try:
-            with (
-                sdklog.bind(self.log),
-                keeping_alive(lambda: None, lambda: self.detach_tasks),
-                watching(self._task_listener(progress)),
-            ):
-                return await tasks.follow(client.session, self.name, tool, task_id)
+            with sdklog.bind(self.log):
+                watch = self._task_watch(context, lambda: None)
+                return await tasks.follow(client.session, self.name, tool, task_id, watch)
         except TaskGone:
             raise
         except Exception as exc:

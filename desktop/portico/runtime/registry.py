@@ -12,7 +12,7 @@ import asyncio
 import hashlib
 import json
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +22,7 @@ from portico.config.model import DEFAULT_DEFER_TOOLS, ServerSpec
 from portico.paths import paths
 
 from . import results, toolsearch
+from .call_context import CallContext
 from .filtering import FilterDecision, apply_filter, cost_key_warnings, filter_warnings
 from .naming import NameMap, toolset_name
 from .results import TextPart, ToolResult
@@ -29,16 +30,16 @@ from .toolsearch import TOOL_SEARCH, ActiveSet, SearchDoc, ToolIndex
 
 log = logging.getLogger(__name__)
 
-ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
-
 UTILITY_TOOLS = ("list_resources", "read_resource", "list_prompts", "get_prompt")
 
 
 class ToolCaller(Protocol):
     """What the registry needs from a connection (``runtime.connection.Connection``)."""
 
+    generation: int
+
     async def call_tool(
-        self, name: str, arguments: dict[str, Any] | None, *, progress: Any = None
+        self, name: str, arguments: dict[str, Any] | None, *, context: CallContext | None = None
     ) -> Any: ...
     async def list_prompts(self) -> Any: ...
     async def get_prompt(self, name: str, args: dict[str, str] | None) -> Any: ...
@@ -54,6 +55,9 @@ class UnknownTool(KeyError):
 def contract_digest(
     name: str, description: str | None, schema: Mapping[str, Any] | None, annotations: Any
 ) -> str:
+    """What a tool approval binds to (policy's ApprovalKey.contract): sha256 over the
+    tool's name, description, input schema and annotations. Stored Always approvals hold
+    it, so its form stays as it is."""
     blob = json.dumps(
         {
             "name": name,
@@ -293,8 +297,7 @@ class Registry:
     def generation(self, server: str) -> int | None:
         """The server connection's generation (changes when a session ends), if known."""
         entry = self._servers.get(server)
-        value = getattr(entry.caller, "generation", None) if entry else None
-        return value if isinstance(value, int) else None
+        return entry.caller.generation if entry is not None and entry.caller else None
 
     def server_tools(self, server: str) -> list[RegisteredTool]:
         entry = self._servers.get(server)
@@ -410,10 +413,11 @@ class Registry:
         qualified: str,
         arguments: Mapping[str, Any] | None = None,
         *,
-        progress: ProgressFn | None = None,
+        context: CallContext | None = None,
         active: ActiveSet | None = None,
     ) -> ToolResult:
-        """Call a tool by its qualified name and return the processed result."""
+        """Call a tool by its qualified name and return the processed result.
+        ``context``: the caller's (who calls, progress, the task it may become)."""
         args = dict(arguments or {})
         if qualified == TOOL_SEARCH:
             limit = int(args.get("limit") or toolsearch.DEFAULT_LIMIT)
@@ -426,19 +430,19 @@ class Registry:
         if caller is None:
             raise RuntimeError(f"server {tool.server!r} has no connection to call through")
         if entry.spec.supports_parallel_tool_calls:
-            return await self._invoke(caller, tool, args, progress)
+            return await self._invoke(caller, tool, args, context)
         async with self._lock(tool.server):
-            return await self._invoke(caller, tool, args, progress)
+            return await self._invoke(caller, tool, args, context)
 
     async def _invoke(
         self,
         caller: ToolCaller,
         tool: RegisteredTool,
         args: dict[str, Any],
-        progress: ProgressFn | None,
+        context: CallContext | None,
     ) -> ToolResult:
         if not tool.utility:
-            raw = await caller.call_tool(tool.tool, args, progress=progress)
+            raw = await caller.call_tool(tool.tool, args, context=context)
             return await results.aprocess_result(raw, self.image_dir)
         if tool.tool == "read_resource":
             return results.process_resource(await caller.read_resource(str(args["uri"])))

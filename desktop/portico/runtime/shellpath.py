@@ -47,6 +47,8 @@ def _ask_shell(shell: str, timeout: float) -> tuple[str | None, str]:
         return None, f"the login shell {shell} gave no PATH within {timeout:g} s"
     finally:
         _kill_group(proc)  # a shell that exited may still have left children behind
+        if proc.stdout is not None:
+            proc.stdout.close()  # communicate() leaves it open when it timed out
     out = raw.decode("utf-8", "replace")
     parts = out.split(_MARK)
     if len(parts) < 3 or not parts[1].strip():

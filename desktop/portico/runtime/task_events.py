@@ -1,19 +1,21 @@
 """What a caller hears about a tool call that became a task (tasks extension, SEP-2663).
 
 Kept apart from :mod:`portico.runtime.tasks` (which needs the SDK) so faces and the chat
-can import it cheaply. A caller wraps its call in :func:`watching`; the context variable
-crosses the policy guard and the registry without new parameters, and every observed task
-state arrives as a :class:`TaskUpdate` on the runtime loop.
+can import it cheaply. A caller names its listener in the call's ``CallContext``
+(``on_task``); every observed task state arrives there as a :class:`TaskUpdate` on the
+runtime loop.
 """
 
 from __future__ import annotations
 
-import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from portico.runtime.errors import RuntimeFailure
+
+if TYPE_CHECKING:
+    from portico.runtime.tasks import CreateTaskResult
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
@@ -58,67 +60,18 @@ class TaskUpdate:
 
 TaskListener = Callable[[TaskUpdate], object]  # what it returns is ignored
 
-_listener: contextvars.ContextVar[TaskListener | None] = contextvars.ContextVar(
-    "portico_task_listener", default=None
-)
-_keepalive: contextvars.ContextVar[Callable[[], None] | None] = contextvars.ContextVar(
-    "portico_task_keepalive", default=None
-)
 
+@dataclass(frozen=True, slots=True)
+class TaskWatch:
+    """What the connection hands the follower of a call's task: who hears its updates
+    (``listener``, on the runtime loop; it must not block), ``keepalive`` (every answered
+    poll proves the server alive and pushes the call's deadline) and ``detached`` (true
+    while the app shuts down: a cancelled call then leaves its task running on the server,
+    to be followed again after the restart, instead of sending ``tasks/cancel``)."""
 
-class watching:
-    """Within this block (and tasks started from it), task updates of tool calls go to
-    ``listener`` (called on the runtime loop; it must not block). A class, not a
-    generator: every tool call enters one or two (a third of the cost)."""
-
-    __slots__ = ("_listener", "_token")
-
-    def __init__(self, listener: TaskListener) -> None:
-        self._listener = listener
-
-    def __enter__(self) -> None:
-        self._token = _listener.set(self._listener)
-
-    def __exit__(self, *exc: object) -> None:
-        _listener.reset(self._token)
-
-
-_detached: contextvars.ContextVar[Callable[[], bool] | None] = contextvars.ContextVar(
-    "portico_task_detached", default=None
-)
-
-
-class keeping_alive:
-    """Set by the connection around a call: ``touch`` pushes the call's deadline (every
-    answered poll proves the server is alive); ``detached()`` is true while the app shuts
-    down, when a cancelled call leaves its task running on the server (to be followed
-    again after the restart) instead of sending ``tasks/cancel``."""
-
-    __slots__ = ("_detached", "_tokens", "_touch")
-
-    def __init__(self, touch: Callable[[], None], detached: Callable[[], bool]) -> None:
-        self._touch = touch
-        self._detached = detached
-
-    def __enter__(self) -> None:
-        self._tokens = (_keepalive.set(self._touch), _detached.set(self._detached))
-
-    def __exit__(self, *exc: object) -> None:
-        _keepalive.reset(self._tokens[0])
-        _detached.reset(self._tokens[1])
-
-
-def current_listener() -> TaskListener | None:
-    return _listener.get()
-
-
-def current_keepalive() -> Callable[[], None] | None:
-    return _keepalive.get()
-
-
-def detached() -> bool:
-    check = _detached.get()
-    return check is not None and check()
+    listener: TaskListener | None = None
+    keepalive: Callable[[], None] | None = None
+    detached: Callable[[], bool] = lambda: False
 
 
 def offers_tasks(capabilities: Any) -> bool:
@@ -133,3 +86,14 @@ class TaskCancelled(RuntimeFailure):
 
 class TaskGone(RuntimeFailure):
     """The server no longer knows the task (expired past its TTL, or never existed)."""
+
+
+class TaskHandover(Exception):
+    """Raised by the resolver the SDK calls with a task handle: it carries the handle back
+    out of ``Client.call_tool`` to the connection's call, which follows the task with the
+    call's own context (the SDK lets a resolver's exception through as it is)."""
+
+    def __init__(self, handle: CreateTaskResult, tool: str) -> None:
+        super().__init__(f"tools/call {tool} became task {handle.task_id}")
+        self.handle = handle
+        self.tool = tool

@@ -9,10 +9,12 @@ Prompter), then ``tasks/update`` with the answers; a completed task's ``result``
 call's ordinary ``CallToolResult``. Cancelling the call (Stop, Cancel, a chat that stops)
 sends ``tasks/cancel`` before the cancellation goes on.
 
-Whoever makes the call hears about the task through :func:`watching` (a context variable,
-so it crosses the guard and the registry without new parameters): every status change is
-a :class:`TaskUpdate`, which the chat and Try it persist so a task can be followed again
-after a restart (:func:`follow`).
+The SDK's resolver gets no per-call context, so :meth:`TasksExtension.resolve` hands the
+handle back to the call (:class:`TaskHandover`, which the SDK lets through as it is) and
+the connection follows the task in the caller's own task with the call's
+:class:`~portico.runtime.task_events.TaskWatch`: every status change is a
+:class:`TaskUpdate` to the caller's ``on_task``, which the chat and Try it persist so a
+task can be followed again after a restart (:func:`follow`).
 
 The extension is not defined on 2025-11-25 sessions (the SDK advertises it only where a
 claim is active, 2026-07-28), so a handshake-era server never sees it.
@@ -35,10 +37,9 @@ from portico.runtime.task_events import (
     TERMINAL,
     TaskCancelled,
     TaskGone,
+    TaskHandover,
     TaskUpdate,
-    current_keepalive,
-    current_listener,
-    detached,
+    TaskWatch,
 )
 
 if TYPE_CHECKING:
@@ -128,16 +129,18 @@ async def cancel_task(session: ClientSession, task_id: str) -> None:
 
 
 class _Follower:
-    def __init__(self, session: ClientSession, server: str, tool: str, task_id: str) -> None:
+    def __init__(
+        self, session: ClientSession, server: str, tool: str, task_id: str, watch: TaskWatch
+    ) -> None:
         self.session = session
         self.server = server
         self.tool = tool
         self.task_id = task_id
         self.polls = 0
         self.answered: set[str] = set()  # inputRequests keys already answered
-        self.listener = current_listener()
-        self.keepalive = current_keepalive()
-        self._detached = detached
+        self.listener = watch.listener
+        self.keepalive = watch.keepalive
+        self._detached = watch.detached
 
     @property
     def detached(self) -> bool:
@@ -277,10 +280,20 @@ def _unknown_task(exc: Any) -> bool:
     return error.code == -32602 or any(w in text for w in ("not found", "unknown", "expired"))
 
 
-async def follow(session: ClientSession, server: str, tool: str, task_id: str) -> CallToolResult:
+async def follow(
+    session: ClientSession, server: str, tool: str, task_id: str, watch: TaskWatch
+) -> CallToolResult:
     """Follow a known task (one persisted before a restart) to its result."""
-    follower = _Follower(session, server, tool, task_id)
+    follower = _Follower(session, server, tool, task_id, watch)
     return await follower.run(await follower.poll())
+
+
+async def follow_handle(
+    session: ClientSession, server: str, handover: TaskHandover, watch: TaskWatch
+) -> CallToolResult:
+    """Follow the task a ``tools/call`` was just answered with to its result."""
+    follower = _Follower(session, server, handover.tool, handover.handle.task_id, watch)
+    return await follower.run(handover.handle)
 
 
 class TasksExtension(ClientExtension):
@@ -295,5 +308,4 @@ class TasksExtension(ClientExtension):
         return [ResultClaim(result_type="task", model=CreateTaskResult, resolve=self.resolve)]
 
     async def resolve(self, handle: CreateTaskResult, ctx: ClaimContext) -> CallToolResult:
-        follower = _Follower(ctx.session, self.server, ctx.tool_name, handle.task_id)
-        return await follower.run(handle)
+        raise TaskHandover(handle, ctx.tool_name)

@@ -16,7 +16,7 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,10 +46,15 @@ from portico.ui.tray import Tray
 from portico.ui.tray_state import summary as live_summary
 
 if TYPE_CHECKING:
+    from portico.runtime.events import ServerState
     from portico.ui.chat.controller import ChatController
     from portico.ui.onboarding.controller import Onboarding
     from portico.ui.pages.controller import ServerPages
     from portico.ui.prompter import QtPrompter
+    from portico.ui.runtime_thread.chat_service import ChatService
+    from portico.ui.runtime_thread.session import RuntimeSession
+
+    SessionCall = Callable[[RuntimeSession, str], Coroutine[Any, Any, ServerState]]
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +87,7 @@ class DesktopApp(QObject):
         self.tray = Tray()
         self.window = MainWindow(self.model, tray_available=self.tray.available)
         self.runtime = RuntimeThread()
-        self.session: Any = None
+        self.session: RuntimeSession | None = None
         self._secrets_notice: str | None = None
         self.editor: Any = None  # the ConfigEditorWindow, built on first use
         self.prompter: QtPrompter | None = None
@@ -93,7 +98,7 @@ class DesktopApp(QObject):
         self.chat_bridge = ChatBridge()
         self._chat: ChatController | None = None  # built by ensure_chats (after the paint)
         self._onboarding: Onboarding | None = None
-        self.chat_service: Any = None
+        self.chat_service: ChatService | None = None
         self._configured = False  # servers or a model: the app opens on a chat
         self._model_ref: str | None = None  # a model the first run just connected
         self.links = LinkFlow(
@@ -305,7 +310,9 @@ class DesktopApp(QObject):
         self.window.set_summary("Starting the servers…")
         try:
             await asyncio.to_thread(self.runtime.start)
-            self.session = await self.runtime.submit(RuntimeSession.create(prompter, self.bridge))
+            self.session = await self.runtime.submit(
+                RuntimeSession.create(prompter, self.bridge, self.chat_bridge.post)
+            )
         except Exception as exc:
             log.exception("the runtime did not start")
             self.window.post_notice(
@@ -342,9 +349,12 @@ class DesktopApp(QObject):
     async def start_chat_service(self) -> None:
         from portico.ui.runtime_thread.chat_service import ChatService
 
+        session = self.session
+        if session is None:
+            return  # the runtime did not start (its notice says so)
+
         async def build() -> ChatService:
-            assert self.prompter is not None
-            service = ChatService(self.session, self.prompter, self.chat_bridge.post)
+            service = ChatService(session, session.prompter, self.chat_bridge.post)
             await service.start()
             return service
 
@@ -428,21 +438,20 @@ class DesktopApp(QObject):
         elif act is ActionId.REVIEW_TRUST:
             self.pages.review_trust(server)
         else:
-            calls: dict[ActionId, tuple[str, Callable[[str], Any]]] = {
-                ActionId.RESTART: ("Restart", lambda s: self.session.restart(s)),
-                ActionId.RETRY: ("Retry", lambda s: self.session.retry(s)),
-                ActionId.SIGN_IN: ("Sign in to", lambda s: self.session.authorize(s)),
+            calls: dict[ActionId, tuple[str, SessionCall]] = {
+                ActionId.RESTART: ("Restart", lambda session, s: session.restart(s)),
+                ActionId.RETRY: ("Retry", lambda session, s: session.retry(s)),
+                ActionId.SIGN_IN: ("Sign in to", lambda session, s: session.authorize(s)),
             }
             verb, call = calls[act]
             self.ops.op(
-                lambda: self._on_runtime(call(server)), f"{verb} {server}", server=server
+                lambda: self._on_runtime(call, server), f"{verb} {server}", server=server
             ).run()
 
-    async def _on_runtime(self, coro: Any) -> Any:
+    async def _on_runtime(self, call: SessionCall, server: str) -> ServerState:
         if self.session is None or not self.runtime.is_running:
-            coro.close()
             raise NoRuntime("The server runtime is not running.")
-        return await self.runtime.submit(coro)
+        return await self.runtime.submit(call(self.session, server))
 
     def open_config_editor(self, server: str | None = None) -> None:
         """Show the config editor (one window, reused), optionally on ``server``."""

@@ -83,10 +83,16 @@ def summary(states: Iterable[ServerState]) -> str:
         counts[key] = counts.get(key, 0) + 1
     tools = sum(s.tool_count for s in states if s.status is Status.RUNNING)
     order = ["running", "connecting", "need you", "failed"]
-    parts = [f"{counts[k]} {k}" for k in order if k in counts]
-    parts += [f"{n} {k}" for k, n in counts.items() if k not in order]
+    parts = [_count(counts[k], k) for k in order if k in counts]
+    parts += [_count(n, k) for k, n in counts.items() if k not in order]
     noun = "server" if len(states) == 1 else "servers"
-    return f"{len(states)} {noun}: {', '.join(parts)}; {tools} tools"
+    tool_noun = "tool" if tools == 1 else "tools"
+    return f"{len(states)} {noun}: {', '.join(parts)}; {tools} {tool_noun}"
+
+
+def _count(n: int, key: str) -> str:
+    """ "1 needs you", "2 need you" (the other keys read the same for any count)."""
+    return f"{n} needs you" if key == "need you" and n == 1 else f"{n} {key}"
 
 
 class RateLimiter:

@@ -6,10 +6,10 @@ events cross to the GUI through one emit function (a queued Qt signal in the app
 the id of the chat they belong to.
 
 Tool approvals for calls of the chat the window shows are answered inline in the call's
-card: :class:`InlinePrompter` wraps the app's Prompter, and when a question matches an
-``ApprovalAsked`` of the visible chat it hands the question to the pane instead of the
-dialog. Questions from anywhere else (another chat, a server's sampling, sign-ins) go
-to the dialogs as before.
+card: :class:`InlinePrompter` wraps the app's Prompter, and a question whose caller is
+the visible chat goes to the card of the call it names (``call_id``) instead of a dialog.
+Questions from anywhere else (another chat, Try it, a server's sampling, sign-ins) go to
+the dialogs.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from portico.chat.events import ApprovalAsked, Event, TurnFailed, TurnFinished
+from portico.chat.events import Event, TurnFailed, TurnFinished
 from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
 from portico.chat.task_store import ChatTask
 from portico.prompts import (
@@ -50,7 +50,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MATCH_WAIT = 1.0  # s an approval question waits for its ApprovalAsked event
 Emit = Callable[[str, object], None]  # (chat id, event) -> crosses to the GUI
 
 
@@ -108,57 +107,39 @@ class ListRow:
 
 
 class InlinePrompter:
-    """The Prompter the chat host uses: approvals of the visible chat go to its cards."""
+    """The app's Prompter (the services are built with it): the approval and spend
+    questions of a call of the visible chat go to that call's card, named by the
+    question's caller and call id; every other question goes to ``inner`` (the dialogs)."""
 
     def __init__(self, inner: Prompter, emit: Emit) -> None:
         self.inner = inner
         self.emit = emit
         self.visible: str | None = None
-        self._asked: list[tuple[ApprovalAsked, str]] = []  # (event, chat id), recent
-        self._seen = asyncio.Event()
         self._waiting: dict[str, asyncio.Future[Any]] = {}
 
-    # --- what the service tells it ----------------------------------------------------
-
-    def saw(self, chat_id: str, event: ApprovalAsked) -> None:
-        self._asked.append((event, chat_id))
-        del self._asked[:-64]
-        self._seen.set()
-
     def answer(self, call_id: str, value: Any) -> bool:
+        """The card's answer to the question of ``call_id``; False if none waits."""
         future = self._waiting.get(call_id)
         if future is None or future.done():
             return False
         future.set_result(value)
         return True
 
-    async def _match(self, request: object) -> tuple[str, str] | None:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + MATCH_WAIT
-        while True:
-            for event, chat_id in reversed(self._asked):
-                if event.request is request or event.request == request:
-                    self._asked.remove((event, chat_id))
-                    return chat_id, event.call_id
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                return None
-            self._seen.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._seen.wait(), remaining)
-
     async def _inline(self, request: ToolApprovalRequest | SpendApprovalRequest) -> Any:
-        match = await self._match(request)
-        if match is None or match[0] != self.visible:
+        """The card's answer, or None when the question is not for the visible chat."""
+        caller, call_id = request.caller, request.call_id
+        if caller is None or caller.kind != "chat" or caller.id != self.visible or not call_id:
             return None
-        chat_id, call_id = match
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[call_id] = future
-        self.emit(chat_id, InlineApproval(call_id, request))
+        # The call's ApprovalAsked is already on its way to the pane, ahead of this: the
+        # guard tells the call's context before it asks, and the turn's events cross
+        # through the same emit.
+        self.emit(caller.id, InlineApproval(call_id, request))
         try:
             return await future
         except asyncio.CancelledError:
-            self.emit(chat_id, InlineWithdrawn(call_id))
+            self.emit(caller.id, InlineWithdrawn(call_id))
             raise
         finally:
             self._waiting.pop(call_id, None)
@@ -199,10 +180,12 @@ class InlinePrompter:
 
 
 class ChatService:
-    def __init__(self, session: RuntimeSession, prompter: Prompter, emit: Emit) -> None:
+    def __init__(self, session: RuntimeSession, prompter: InlinePrompter, emit: Emit) -> None:
+        """``prompter``: the session's (``RuntimeSession.prompter``), which the services'
+        one ToolGuard asks."""
         self.session = session
         self.emit = emit
-        self.prompter = InlinePrompter(prompter, emit)
+        self.prompter = prompter
         self.host: ChatHost | None = None
         self.chats: dict[str, Chat] = {}
         self.turns: dict[str, asyncio.Task[None]] = {}
@@ -217,7 +200,7 @@ class ChatService:
         # providers, configured on every config load.
         self.host = ChatHost(
             self.session.hub,
-            self.session.policy,
+            self.session.services.guard,
             self.prompter,
             config=self.session.config,
             models=self.session.services.models,
@@ -394,8 +377,6 @@ class ChatService:
         ended = False
         try:
             async for event in events:
-                if isinstance(event, ApprovalAsked):
-                    self.prompter.saw(conversation_id, event)
                 if isinstance(event, TurnFinished | TurnFailed):
                     ended = True
                 self.emit(conversation_id, event)

@@ -9,7 +9,6 @@ approval rules, spend limits and remembered approvals are the same as in a chat.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -17,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from portico.policy.guard import ChatContext
+from portico.prompts import Caller
 from portico.runtime.events import ServerState
 from portico.ui.runtime_thread import snapshots
 from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, ServerDetails, ToolInfo
@@ -30,16 +31,13 @@ if TYPE_CHECKING:
     from portico.runtime.hub import Hub
     from portico.runtime.results import ToolResult
     from portico.runtime.task_store import TaskRecord, TaskStore
+    from portico.services import Services
 
 log = logging.getLogger(__name__)
 
 DIRECT_CHAT_ID = "direct"
+TRY_IT = Caller("try_it")
 Progress = Callable[[float, float | None, str | None], None]
-
-# Set per call_tool task: becomes True once the guard let the call through to the server.
-_reached: contextvars.ContextVar[list[bool] | None] = contextvars.ContextVar(
-    "portico_call_reached", default=None
-)
 
 
 @dataclass(frozen=True)
@@ -48,22 +46,6 @@ class CallOutcome:
 
     result: ToolResult
     refusal: str | None = None
-
-
-class _ReachedRegistry:
-    """The hub's registry as the guard sees it, noting whether a call got through."""
-
-    def __init__(self, registry: Any) -> None:
-        self._registry = registry
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._registry, name)
-
-    async def call(self, *args: Any, **kwargs: Any) -> Any:
-        holder = _reached.get()
-        if holder is not None:
-            holder.append(True)
-        return await self._registry.call(*args, **kwargs)
 
 
 def refusal_for_person(text: str) -> str:
@@ -81,6 +63,7 @@ class SessionView(Protocol):
 
     hub: Hub
     policy: Policy
+    services: Services
     config: Config | None
 
 
@@ -89,8 +72,7 @@ class PageService:
         self.session = session
         self.hub = session.hub
         self.last_calls: dict[str, float] = {}
-        self._guard: Any = None
-        self._chat: Any = None
+        self._chat = ChatContext(chat_id=DIRECT_CHAT_ID)  # Try it's spend and approvals
         self._watched: tuple[str, str] | None = None  # the resource on the Resources tab
         self._tasks: TaskStore | None = None  # Try it calls that became tasks
 
@@ -135,17 +117,8 @@ class PageService:
     # --- calling ---------------------------------------------------------------------
 
     def guard(self) -> ToolGuard:
-        if self._guard is None:
-            policy = self.session.policy
-            from portico.policy.guard import ChatContext
-
-            hub = self.hub
-            self._guard = policy.guard(
-                _ReachedRegistry(hub.registry),
-                approvals_off=lambda: hub.settings.approvals_mode == "off",
-            )
-            self._chat = ChatContext(chat_id=DIRECT_CHAT_ID)
-        return self._guard
+        """The services' one ToolGuard (the chat's too)."""
+        return self.session.services.guard
 
     async def call_tool(
         self,
@@ -156,17 +129,11 @@ class PageService:
     ) -> CallOutcome:
         """Call through the ToolGuard (validation, approval, spend) like a chat would.
         ``progress`` is called on this (runtime) thread; the caller hops threads."""
-        guard = self.guard()
+        from portico.policy.guard import Refusal
+        from portico.runtime.call_context import CallContext
+        from portico.runtime.task_events import TaskUpdate
+
         self.last_calls[server] = time.time()
-        holder: list[bool] = []
-        _reached.set(holder)
-
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if progress is not None:
-                progress(done, total, message)
-
-        from portico.runtime.task_events import TaskUpdate, watching
-
         store = self.task_store()
         await store.load()
         seen: list[TaskUpdate] = []
@@ -175,11 +142,11 @@ class PageService:
             seen.append(update)
             store.heard(update)
 
-        with watching(heard):
-            result = await guard.call(self._chat, qualified, arguments, progress=on_progress)
+        context = CallContext(TRY_IT, progress=progress, on_task=heard)
+        result = await self.guard().call(self._chat, qualified, arguments, context=context)
         if seen:
             store.finish(seen[-1].task_id, result.text(), result.is_error)
-        if result.is_error and not holder:
+        if isinstance(result, Refusal):
             return CallOutcome(result, refusal_for_person(result.text()))
         return CallOutcome(result)
 
@@ -202,8 +169,9 @@ class PageService:
         self, server: str, task_id: str, progress: Progress | None = None
     ) -> ToolResult:
         """Follow a recorded task to its result (it may still be running)."""
+        from portico.runtime.call_context import CallContext
         from portico.runtime.results import aprocess_result
-        from portico.runtime.task_events import TaskGone, watching
+        from portico.runtime.task_events import TaskGone
 
         store = self.task_store()
         await store.load()
@@ -211,15 +179,11 @@ class PageService:
         if record is None:
             raise KeyError(f"no recorded task {task_id} of {server}")
 
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if progress is not None:
-                progress(done, total, message)
-
         conn = self.hub.connection(server)
         self.last_calls[server] = time.time()
+        context = CallContext(TRY_IT, progress=progress, on_task=store.heard)
         try:
-            with watching(store.heard):
-                raw = await conn.follow_task(record.tool, task_id, progress=on_progress)
+            raw = await conn.follow_task(record.tool, task_id, context=context)
         except TaskGone:
             await store.flush()
             raise

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from portico.prompts import Prompter
 from portico.runtime.events import ConfigChanged, EventBus, ServerState
 from portico.ui.bridge import EventBridge
+from portico.ui.runtime_thread.chat_service import Emit, InlinePrompter
 
 if TYPE_CHECKING:
     from portico.config.model import Config
@@ -62,6 +63,10 @@ def _preimport() -> None:
             log.info("pre-import of %s skipped: %s", name, exc)
 
 
+def _nowhere(chat_id: str, event: object) -> None:
+    """No chat pane: no question is for one (none is visible)."""
+
+
 def _use_icon_cache(services: Services) -> None:
     """The app shows servers' and tools' icons: keep them under the cache dir; WebP only
     where this Qt has the plugin to decode it."""
@@ -75,30 +80,36 @@ def _use_icon_cache(services: Services) -> None:
 
 
 class RuntimeSession:
-    def __init__(self, bus: EventBus, hub: Hub, services: Services) -> None:
+    def __init__(
+        self, bus: EventBus, hub: Hub, services: Services, prompter: InlinePrompter
+    ) -> None:
         self.bus = bus
         self.hub = hub
         self.services = services
         self.auth = services.auth
         self.policy = services.policy
+        self.prompter = prompter  # what the services ask (chat approvals go inline)
         self.config: Config | None = None
         self._watcher: ConfigWatcher | None = None
         self._watched: Path | None = None
         self._pages: Any = None
 
     @classmethod
-    async def create(cls, prompter: Prompter, bridge: EventBridge) -> RuntimeSession:
-        """Build on the runtime loop (call through ``RuntimeThread.submit``)."""
+    async def create(
+        cls, prompter: Prompter, bridge: EventBridge, chat_emit: Emit | None = None
+    ) -> RuntimeSession:
+        """Build on the runtime loop (call through ``RuntimeThread.submit``).
+        ``chat_emit``: where questions answered in a chat's cards go (the chat bridge)."""
         _preimport()
 
-        from portico.runtime.hub import Hub
         from portico.services import build_services
 
         bus = EventBus()
         bridge.attach(bus)
-        services = build_services(prompter)
+        inline = InlinePrompter(prompter, chat_emit or _nowhere)
+        services = build_services(inline)
         _use_icon_cache(services)
-        return cls(bus, Hub(bus, services.hooks), services)
+        return cls(bus, services.start_hub(bus), services, inline)
 
     async def load(self, project: Path | None) -> LoadResult:
         """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
