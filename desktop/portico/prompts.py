@@ -55,6 +55,14 @@ class TrustRequest:
     secrets: tuple[str, ...] = ()
     trust_level: str = "default"  # the server's `trust`: default | full | untrusted
     costs: tuple[str, ...] = ()  # "spend limit: 50 credits", "tool render: 20 credits"
+    # The whole resolved launch, one line each: "command: npx", "argument 1: -y",
+    # "cwd: /p", "env NODE_OPTIONS = --require ./x.js", "url: ...", "address: h -> ip (public)".
+    # Secret references appear as written (${keyring:NAME}), never resolved.
+    launch: tuple[str, ...] = ()
+    # Each way it is looser than your rules: "trust full: calls run without asking ...".
+    loosenings: tuple[str, ...] = ()
+    # The project files its launch names, pinned by content: ".portico/x.js (120 bytes, ...)".
+    pinned_files: tuple[str, ...] = ()
 
 
 # --- tool approval and spend ----------------------------------------------------------

@@ -90,6 +90,7 @@ def test_test_name(global_config: Path, tmp_path: Path) -> None:
     assert bad.returncode == 1
     assert "server exited (code 4)" in bad.stdout
     assert "broken: exiting with 4 as asked" in bad.stdout  # the stderr tail
+    assert bad.stdout.count("broken: exiting with 4 as asked") == 1, bad.stdout  # said once
 
     missing = run("mcp", "test", "nope", cwd=tmp_path)
     assert missing.returncode == 2 and "no server named 'nope'" in missing.stderr

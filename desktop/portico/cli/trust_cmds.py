@@ -138,7 +138,7 @@ async def _review(args: argparse.Namespace) -> int:
         review = await gate.check(spec)
         if review is None:
             continue
-        decision = gate.store.decision_for(spec)
+        decision = gate.stored(review)
         if decision == "trust" and review.request.can_persist:
             continue
         waiting += 1

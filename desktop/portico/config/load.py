@@ -23,7 +23,7 @@ from portico import paths
 from portico.config import toml_dialect, yaml_dialect
 from portico.config.model import Config, Diagnostic, Dialect, ModelsConfig, Scope, ServerSpec
 from portico.config.models_config import merge_models, read_models
-from portico.config.project_rules import merge_settings, replacing
+from portico.config.project_rules import merge_settings, replacing, with_loosenings
 from portico.config.raw import RawFile
 from portico.config.validate import settings_from, validate_servers, validate_settings
 
@@ -184,7 +184,7 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
         if replaced is not None:
             spec, notes = replacing(spec, replaced)
             diagnostics.extend(notes)
-        servers.append(spec)
+        servers.append(with_loosenings(spec, replaced))
 
     per_scope: dict[Scope, dict[str, tuple[Any, Path, int]]] = {}
     for scope in (Scope.GLOBAL, Scope.PROJECT):

@@ -238,6 +238,10 @@ class ServerSpec:
     # Folders offered through roots/list (global servers; None = unset). After loading,
     # an unset one holds the top-level default. A change is announced, not a restart.
     roots: tuple[str, ...] | None = None
+    # project scope: each way this server is looser than the person's rules (the global
+    # server of its name, or the defaults), in plain words; set by the loader
+    # (``portico.config.project_rules.SERVER_RULES``). Non-empty: it waits for a review.
+    loosened: tuple[str, ...] = ()
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -261,8 +265,8 @@ class ServerSpec:
         data.pop("source")
         data.pop("name")
         data.pop("roots")  # a live setting: notifications/roots/list_changed, no restart
-        for late in ("ca_cert",):  # added later: unset, older digests stay the same
-            if data[late] is None:
+        for late in ("ca_cert", "loosened"):  # added later: unset, older digests stay the same
+            if not data[late]:
                 data.pop(late)
         return data
 

@@ -8,7 +8,18 @@ read from a project file at all: see ``portico.config.models_config``.)
 
 Servers: a project server with the name of a global server replaces it, but records what
 it replaces (``ServerSpec.replaces``: the trust review says so, and the sign-in is shared
-only when the target is identical) and keeps the stricter of the two budgets.
+only after a review, and only when the target is identical) and keeps the stricter of the
+two budgets.
+
+Every policy-bearing key of a project server is held against the person's value: the
+global server of the same name, or the default where the person set none
+(:data:`SERVER_RULES`, one row per key). Each way the project's value is looser is kept in
+``ServerSpec.loosened`` in plain words ("trust full: calls run without asking"); such a
+server waits for a trust review that names each one, whatever its transport, and the
+review's decision binds to those words. Budgets are the exception: a project's looser
+budget is never used, reviewed or not (``replacing``). A new policy-bearing key (a
+``sandbox`` block, say) is one row in :data:`SERVER_RULES`: a function
+``(project spec, person's spec) -> list of loosenings in plain words``.
 """
 
 from __future__ import annotations
@@ -16,6 +27,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import fields, replace
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +37,11 @@ from portico.config.model import (
     Diagnostic,
     Replaces,
     RuntimeSettings,
+    Scope,
     ServerSpec,
     ToolCost,
     Transport,
+    TrustLevel,
 )
 
 # (project value, global value) -> True when the project value is at least as strict.
@@ -93,6 +107,157 @@ def merge_settings(
             continue
         values[field] = value
     return values, notes
+
+
+# --- policy-bearing server keys: the person's value is the floor -------------------------
+
+# (project spec, the person's spec) -> each loosening, in plain words; empty: not looser.
+ServerRule = Callable[[ServerSpec, ServerSpec], list[str]]
+
+_TRUST_RANK = {TrustLevel.UNTRUSTED: 0, TrustLevel.DEFAULT: 1, TrustLevel.FULL: 2}
+
+
+def _yours(person: ServerSpec, value: object) -> str:
+    """How a loosening names what it loosens: your global server's value or the default."""
+    if person.source.scope is Scope.GLOBAL:
+        return f" (yours: {value})"
+    return f" (the default: {value})"
+
+
+def _trust_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    if _TRUST_RANK[p.trust] <= _TRUST_RANK[g.trust]:
+        return []
+    if p.trust is TrustLevel.FULL:
+        what = "trust full: calls run without asking (turns approvals off for this server)"
+    else:
+        what = "trust default: calls of read-only tools run without asking"
+    return [what + _yours(g, g.trust)]
+
+
+def _match(name: str, entry: str) -> bool:
+    """``tools`` matching (``portico.runtime.filtering``): exact names or fnmatch globs."""
+    return fnmatchcase(name, entry) if any(c in entry for c in "*?[") else name == entry
+
+
+def _tools_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    mine, theirs = g.tools, p.tools
+    out: list[str] = []
+    if mine.include:  # yours decides alone (include wins over exclude)
+        if not theirs.include:
+            out.append(f"removes your tools.include list (only {', '.join(mine.include)})")
+        else:
+            extra = [e for e in theirs.include if e not in mine.include]
+            if extra:
+                out.append(f"offers tools your tools.include leaves out: {', '.join(extra)}")
+    else:
+        for entry in mine.exclude:
+            if theirs.include:  # theirs decides alone: does it offer what you exclude?
+                kept = any(_match(i, entry) or _match(entry, i) for i in theirs.include)
+            else:
+                kept = not any(_match(entry, e) for e in theirs.exclude)
+            if kept:
+                out.append(f"removes your exclusion of {entry} (tools.exclude)")
+    for key in ("resources", "prompts"):
+        if getattr(theirs, key) and not getattr(mine, key):
+            out.append(f"offers its {key}, which you turned off (tools.{key})")
+    return out
+
+
+def _sampling_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    mine, theirs = g.sampling, p.sampling
+    if not theirs.enabled:
+        return []
+    if not mine.enabled:
+        return [
+            f"lets it use your model for sampling up to {theirs.max_rpm:,} a minute "
+            "(you turned sampling off)"
+        ]
+    out: list[str] = []
+    if theirs.max_rpm > mine.max_rpm:
+        out.append(
+            f"lets it use your model for sampling up to {theirs.max_rpm:,} a minute"
+            + _yours(g, f"{mine.max_rpm:,}")
+        )
+    if theirs.max_tokens_cap > mine.max_tokens_cap:
+        out.append(
+            f"lets one sampling request ask for up to {theirs.max_tokens_cap:,} tokens"
+            + _yours(g, f"{mine.max_tokens_cap:,}")
+        )
+    if theirs.max_tool_rounds > mine.max_tool_rounds:
+        out.append(
+            f"lets a sampling request run up to {theirs.max_tool_rounds} tool rounds"
+            + _yours(g, mine.max_tool_rounds)
+        )
+    if theirs.model is not None and theirs.model != mine.model:
+        out.append(f"chooses the model that answers its sampling: {theirs.model}")
+    if mine.allowed_models and (
+        not theirs.allowed_models or set(theirs.allowed_models) - set(mine.allowed_models)
+    ):
+        out.append("lets its sampling use models your sampling.allowed_models leaves out")
+    return out
+
+
+def _elicitation_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    mine, theirs = g.elicitation, p.elicitation
+    if not theirs.enabled:
+        return []
+    if not mine.enabled:
+        return ["lets it ask you questions (you turned elicitation off)"]
+    if theirs.allow_url and not mine.allow_url:
+        return ["lets it send you web addresses to open (elicitation.allow_url)"]
+    return []
+
+
+def _network_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    out: list[str] = []
+    mine = g.oauth is not None and g.oauth.allow_private_endpoints
+    if p.oauth is not None and p.oauth.allow_private_endpoints and not mine:
+        out.append(
+            "oauth.allow_private_endpoints is on: its sign-in may talk to private addresses, "
+            "other loopback ports and plain http"
+        )
+    if p.ca_cert and p.ca_cert != g.ca_cert:
+        out.append("trusts another certificate authority for its TLS (ca_cert)")
+    return out
+
+
+def _roots_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    # A project server is offered its own project folder only (its ``roots`` is ignored
+    # with a warning), so only roots beyond yours could loosen anything.
+    extra = sorted(set(p.roots or ()) - set(g.roots or ()))
+    return [f"offers it folders you did not: {', '.join(extra)} (roots)"] if extra else []
+
+
+SERVER_RULES: dict[str, ServerRule] = {
+    # the keys a row covers: its rule. Budgets (spend_limit, tool_costs, cost_unit) are
+    # never loosened at all: see ``replacing``. Add a new policy-bearing key here.
+    "trust": _trust_rule,
+    "tools": _tools_rule,
+    "sampling": _sampling_rule,
+    "elicitation": _elicitation_rule,
+    "oauth.allow_private_endpoints, ca_cert": _network_rule,
+    "roots": _roots_rule,
+}
+
+
+def person_default(project: ServerSpec) -> ServerSpec:
+    """The person's rules for a project server no global server shares a name with: the
+    defaults of every key."""
+    return ServerSpec(project.name, project.source, project.transport)
+
+
+def loosenings(project: ServerSpec, person: ServerSpec) -> tuple[str, ...]:
+    """Every way ``project`` is looser than ``person``, in the order of the table."""
+    found: list[str] = []
+    for rule in SERVER_RULES.values():
+        found += rule(project, person)
+    return tuple(found)
+
+
+def with_loosenings(project: ServerSpec, person: ServerSpec | None) -> ServerSpec:
+    """``project`` with ``loosened`` set against ``person`` (or the defaults)."""
+    found = loosenings(project, person or person_default(project))
+    return replace(project, loosened=found) if found else project
 
 
 # --- servers that replace a global server --------------------------------------------------

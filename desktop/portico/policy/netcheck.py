@@ -49,6 +49,53 @@ def address_class(ip: str) -> str | None:
     return None
 
 
+def address_kind(ip: str) -> str:
+    """The class a trust decision binds to: public, private, loopback, link-local, other."""
+    kind = address_class(ip)
+    if kind is None:
+        return "public"
+    return {
+        "a loopback address": "loopback",
+        "a link-local address": "link-local",
+        "a private address": "private",
+    }.get(kind, "other")
+
+
+def address_kinds(addresses: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """Every class among ``addresses`` (host -> IPs), sorted: what trust is bound to."""
+    return tuple(sorted({address_kind(ip) for ips in addresses.values() for ip in ips}))
+
+
+# Cloud instance metadata services: they hand out the machine's credentials to whoever
+# asks from inside it. A project server is never connected to one (nor its sign-in).
+METADATA_HOSTS = frozenset(
+    {
+        "metadata",
+        "metadata.google.internal",
+        "metadata.goog",
+        "instance-data",
+        "instance-data.ec2.internal",
+        "metadata.azure.com",
+    }
+)
+METADATA_IPS = frozenset({"169.254.169.254", "169.254.170.2", "fd00:ec2::254", "100.100.100.200"})
+
+
+def never_dialled(host: str, ips: tuple[str, ...] | list[str]) -> str | None:
+    """Why a project server may not connect to ``host`` at ``ips`` at all, or None:
+    link-local addresses (169.254.0.0/16, fe80::/10) and the cloud metadata services."""
+    name = host.lower().rstrip(".").strip("[]")
+    if name in METADATA_HOSTS:
+        return f"'{host}' is a cloud metadata service"
+    for ip in ips:
+        bare = ip.split("%", 1)[0].lower()
+        if bare in METADATA_IPS:
+            return f"'{host}' resolves to {ip}, a cloud metadata address"
+        if address_kind(bare) == "link-local":
+            return f"'{host}' resolves to {ip}, a link-local address"
+    return None
+
+
 def is_ip_literal(host: str) -> bool:
     try:
         ipaddress.ip_address(host.split("%", 1)[0])

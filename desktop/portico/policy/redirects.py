@@ -17,9 +17,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
-from portico.config.model import ServerSpec
+from portico.config.model import Scope, ServerSpec
 from portico.policy.approvals import url_origin
-from portico.policy.netcheck import Resolver, address_class, resolve_host, system_resolver
+from portico.policy.netcheck import (
+    Resolver,
+    address_class,
+    never_dialled,
+    resolve_host,
+    system_resolver,
+)
 
 if TYPE_CHECKING:
     import httpx2
@@ -103,6 +109,12 @@ async def check_oauth_endpoint(
         ) from exc
     if not ips:
         raise NetworkPolicyError(f"OAuth endpoint host '{host}' has no address")
+    blocked = never_dialled(host, ips) if spec.source.scope is Scope.PROJECT else None
+    if blocked is not None:
+        raise NetworkPolicyError(
+            f"OAuth endpoint '{endpoint_url}' of project server '{spec.name}' is refused: "
+            f"{blocked}, which a project server never reaches"
+        )
     if on_mcp_origin or allows_private_endpoints(spec):
         return {host: list(ips)}
     for ip in ips:

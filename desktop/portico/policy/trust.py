@@ -7,9 +7,18 @@
   resolve, or resolves to any non-public address; a public HTTPS address connects.
 - Whatever the transport and address, a project server waits when it references any of
   your secrets (each listed with where it goes), replaces a global server of the same
-  name with another target, or turns on ``oauth.allow_private_endpoints``.
-- The review shows the trust level and costs; the stored decision binds to everything
-  that decides what the server may do or receive (``trust_store.trust_digest``).
+  name (with another target, or with the same one, whose sign-in it would use), or is
+  looser than your rules in any policy-bearing key (``ServerSpec.loosened``: trust, tool
+  filters, sampling, elicitation, ``oauth.allow_private_endpoints``, ``ca_cert``, roots;
+  the table is ``portico.config.project_rules.SERVER_RULES``), each named in plain words.
+- A project server is never connected to a link-local address or a cloud metadata
+  service (``netcheck.never_dialled``), reviewed or not.
+- The review shows the whole resolved launch (command, every argument, the working
+  folder, every env value and header as written, the URL and the addresses it resolves
+  to), the trust level, costs, secrets, loosenings and the project files it pins. The
+  stored decision binds to everything that decides what the server may do or receive
+  (``trust_store.trust_digest``), to the contents of the project files the launch names
+  (``launch_files``) and to the address classes reviewed: a change asks again.
 - The addresses seen at the review are pinned for the rest of the process
   (:meth:`TrustGate.pinned_addresses`, used by the HTTP client through the hooks).
 
@@ -19,19 +28,30 @@ Use one :class:`TrustGate` per process and plug it into ``ConnectionHooks`` with
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import shlex
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from portico.config.masking import mask_url
+from portico.config.masking import mask_url, mask_value
 from portico.config.model import Scope, ServerSpec, Transport
+from portico.policy.approvals import canonical_json
 from portico.policy.ask import ask_outcome
-from portico.policy.netcheck import NetReport, Resolver, check_url
+from portico.policy.launch_files import PinnedFile, pinned_files
+from portico.policy.netcheck import (
+    NetReport,
+    Resolver,
+    address_kind,
+    address_kinds,
+    check_url,
+    never_dialled,
+)
 from portico.policy.prompters import trust_refusal
 from portico.policy.secret_uses import secret_uses, secrets_reason
-from portico.policy.trust_store import TrustStore, project_of, trust_digest
+from portico.policy.trust_store import Bound, TrustStore, project_of, trust_digest
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 
@@ -40,27 +60,71 @@ log = logging.getLogger(__name__)
 STDIO_REASON = "it is a project server that runs a command on this computer"
 
 
-ALLOW_PRIVATE_REASON = (
-    "oauth.allow_private_endpoints is on: its sign-in may talk to private addresses, other "
-    "loopback ports and plain http"
-)
-
-
 def review_reasons(spec: ServerSpec) -> list[str]:
     """Reasons to review a project server whatever its transport and address."""
     reasons: list[str] = []
     uses = secret_uses(spec)
     if uses:
         reasons.append(secrets_reason(uses))
-    if spec.oauth is not None and spec.oauth.allow_private_endpoints:
-        reasons.append(ALLOW_PRIVATE_REASON)
+    if spec.loosened:
+        count = len(spec.loosened)
+        what = "in one way" if count == 1 else f"in {count} ways"
+        # each face lists the loosenings themselves (TrustRequest.loosenings)
+        reasons.append(f"it is looser than your rules for this server {what}")
+    private = spec.oauth is not None and spec.oauth.allow_private_endpoints
+    if private and not any("allow_private_endpoints" in x for x in spec.loosened):
+        reasons.append(
+            "oauth.allow_private_endpoints is on: its sign-in may talk to private addresses, "
+            "other loopback ports and plain http"
+        )
     if spec.replaces is not None and not spec.replaces.same_target:
         reasons.append(
             f"replaces your global server {spec.name} (different target): yours "
             f"({spec.replaces.source}) connects to {spec.replaces.target}; this one does not "
             "get its sign-in"
         )
+    elif spec.replaces is not None:
+        reasons.append(
+            f"replaces your global server {spec.name} ({spec.replaces.source}) with the same "
+            "target: once trusted it uses your sign-in to it, with the project's settings"
+        )
     return reasons
+
+
+def _cwd_line(spec: ServerSpec) -> str:
+    project = project_of(spec) if spec.source.scope is Scope.PROJECT else None
+    if not spec.cwd:
+        where = str(project) if project is not None else "your home folder"
+        return f"cwd: {where} (not set: the {'project folder' if project else 'default'})"
+    given = Path(os.path.expanduser(spec.cwd))
+    if given.is_absolute() or project is None:
+        return f"cwd: {given}"
+    return f"cwd: {project / given} ({spec.cwd} in the project folder)"
+
+
+def launch_lines(spec: ServerSpec, report: NetReport | None = None) -> tuple[str, ...]:
+    """Everything the launch runs or sends, one line each (values as written: a secret
+    reference shows its name, never its value)."""
+    lines: list[str] = []
+    if spec.transport is Transport.STDIO:
+        lines.append(f"command: {spec.command or ''}")
+        lines += [f"argument {i}: {arg}" for i, arg in enumerate(spec.args, 1)]
+        lines.append(_cwd_line(spec))
+        lines += [f"env {name} = {mask_value(value)}" for name, value in spec.env]
+        return tuple(lines)
+    lines.append(f"url: {mask_url(spec.url or '')}")
+    lines += [f"header {name} = {mask_value(value)}" for name, value in spec.headers]
+    ident = spec.identity_header
+    if ident is not None:
+        value = "the active profile name" if ident.value_from == "profile" else ident.value
+        lines.append(f"header {ident.name} = {value}")
+    if spec.client_cert is not None:
+        lines.append(f"client certificate: {spec.client_cert.cert}")
+    if report is not None:
+        for host, ips in report.addresses.items():
+            shown = ", ".join(f"{ip} ({address_kind(ip)})" for ip in ips)
+            lines.append(f"address: {host} \u2192 {shown}")
+    return tuple(lines)
 
 
 def cost_lines(spec: ServerSpec) -> tuple[str, ...]:
@@ -83,11 +147,30 @@ def describe_target(spec: ServerSpec) -> str:
 
 @dataclass(frozen=True)
 class Review:
-    """One pending (or just asked) review: the request shown and what the check found."""
+    """One pending (or just asked) review: the request shown and what the check found.
+
+    ``bound``: what a decision binds to beside the config (pinned files, address
+    classes). ``blocked``: why it may never connect, whatever the person says."""
 
     spec: ServerSpec
     request: TrustRequest
     report: NetReport | None = None
+    bound: Bound = field(default_factory=dict)
+    blocked: str | None = None
+
+
+def _bound(files: tuple[PinnedFile, ...], report: NetReport | None) -> Bound:
+    bound: Bound = {}
+    if files:
+        bound["files"] = [[f.path, f.digest] for f in files]
+    if report is not None and report.addresses:
+        bound["net"] = list(address_kinds(report.addresses))
+    return bound
+
+
+def _once_key(review: Review) -> tuple[str, str, str]:
+    project, name, digest = _key(review.spec)
+    return (project, name, digest + canonical_json(review.bound))
 
 
 def _key(spec: ServerSpec) -> tuple[str, str, str]:
@@ -143,9 +226,11 @@ class TrustGate:
         review = await self.check(spec)
         if review is None:  # nothing to review: a public HTTPS address
             return TrustVerdict(True, pinned=self._pins.get(key))
-        if key in self._once:
+        if review.blocked is not None:
+            return self._blocked(review)
+        if _once_key(review) in self._once:
             return TrustVerdict(True, pinned=self._pins.get(key))
-        decision = self.store.get(Path(key[0]), key[1], key[2])
+        decision = self.stored(review)
         dns_failed = review.report is not None and review.report.dns_failed
         if decision == "trust" and not dns_failed:
             self._pin(spec, review.report.addresses if review.report else {})
@@ -169,7 +254,18 @@ class TrustGate:
         review = await self.check(spec)
         if review is None:
             return TrustVerdict(True, pinned=self._pins.get(_key(spec)))
+        if review.blocked is not None:
+            return self._blocked(review)
         return await self.ask_and_apply(review)
+
+    def stored(self, review: Review) -> str | None:
+        """The stored decision that applies to ``review``: a rejection of this config
+        stands whatever it points at; a trust only for the same files and classes."""
+        project, name, digest = _key(review.spec)
+        decision = self.store.get(Path(project), name, digest)
+        if decision == "trust":
+            return self.store.get(Path(project), name, digest, review.bound)
+        return decision
 
     async def ask_and_apply(self, review: Review) -> TrustVerdict:
         """Ask the person and apply the answer; declined, aborted or refused: still waiting."""
@@ -189,10 +285,14 @@ class TrustGate:
         """What a review of ``spec`` would show, or None if it may start without one."""
         key = _key(spec)
         report: NetReport | None = None
+        files: tuple[PinnedFile, ...] = ()
+        blocked: str | None = None
         reasons: list[str] = []
         extra = review_reasons(spec)
         if spec.transport is Transport.STDIO:
             reasons.append(STDIO_REASON)
+            if spec.source.scope is Scope.PROJECT:
+                files = await asyncio.to_thread(pinned_files, spec)
         else:
             pinned = self._pins.get(key)
             if pinned is not None:
@@ -200,11 +300,24 @@ class TrustGate:
                 report = await check_url(spec.url or "", _pinned_resolver(pinned))
             else:
                 report = await check_url(spec.url or "", self.resolver)
-            if report.clean and not extra:
+            if spec.source.scope is Scope.PROJECT:
+                blocked = never_dialled(report.host, ()) or next(
+                    (
+                        why
+                        for host, ips in report.addresses.items()
+                        if (why := never_dialled(host, ips)) is not None
+                    ),
+                    None,
+                )
+            if report.clean and not extra and blocked is None:
                 self._pin(spec, report.addresses)
                 return None
             reasons.extend(report.reasons)
         reasons.extend(extra)
+        bound = _bound(files, report)
+        moved = self._moved(spec, bound)
+        if moved:
+            reasons.append(moved)
         request = TrustRequest(
             server=spec.name,
             source=str(spec.source),
@@ -218,18 +331,57 @@ class TrustGate:
             secrets=tuple(use.line for use in secret_uses(spec)),
             trust_level=str(spec.trust),
             costs=cost_lines(spec),
+            launch=launch_lines(spec, report),
+            loosenings=spec.loosened,
+            pinned_files=tuple(f.line for f in files),
         )
-        return Review(spec, request, report)
+        return Review(spec, request, report, bound, blocked)
+
+    def _moved(self, spec: ServerSpec, bound: Bound) -> str | None:
+        """Why a decision for this very config no longer holds: its address class or a
+        pinned file changed since (said as a reason of the new review)."""
+        project, name, digest = _key(spec)
+        entry = self.store.entry(Path(project), name)
+        if entry is None or entry.get("digest") != digest or entry.get("decision") != "trust":
+            return None
+        then, now = entry.get("net"), bound.get("net")
+        if then is not None and now is not None and then != now:
+            return (
+                f"its address changed since you trusted it: it resolved to "
+                f"{' and '.join(then)} addresses then, {' and '.join(now)} now"
+            )
+        old_files = {p: d for p, d in entry.get("files") or ()}
+        changed = [p for p, d in bound.get("files") or () if old_files.get(p) != d]
+        if changed:
+            return "a project file its launch runs changed since you trusted it: " + ", ".join(
+                changed
+            )
+        return None
+
+    def _blocked(self, review: Review) -> TrustVerdict:
+        spec = review.spec
+        self.pending.pop(spec.name, None)
+        return TrustVerdict(
+            False,
+            (
+                f"project server '{spec.name}' is never connected: {review.blocked}, which "
+                "a project server may not reach (cloud metadata services hand out this "
+                "computer's credentials)",
+            ),
+            rejected=True,
+        )
 
     async def apply(self, review: Review, choice: TrustChoice) -> TrustVerdict:
         """Carry out a decision (from the prompt, the CLI or the app)."""
         spec = review.spec
         key = _key(spec)
         addresses = review.report.addresses if review.report else {}
+        if review.blocked is not None:
+            return self._blocked(review)
         if choice is TrustChoice.REJECT:
             self.store.record(spec, "reject")
             self.pending.pop(spec.name, None)
-            self._once.discard(key)
+            self._once.discard(_once_key(review))
             # Only the person's own trust store records it: the project's shared file is
             # never written, so a later review can turn the server back on.
             return TrustVerdict(
@@ -237,7 +389,7 @@ class TrustGate:
             )
         if choice is TrustChoice.TRUST:
             if review.request.can_persist:
-                self.store.record(spec, "trust")
+                self.store.record(spec, "trust", review.bound)
             else:
                 await self._notify(
                     "warning",
@@ -246,9 +398,9 @@ class TrustGate:
                     f"time",
                     spec.name,
                 )
-                self._once.add(key)
+                self._once.add(_once_key(review))
         elif choice is TrustChoice.ONCE:
-            self._once.add(key)
+            self._once.add(_once_key(review))
         else:
             self.pending[spec.name] = review
             return self._waiting(review, trust_refusal(review.request))

@@ -8,6 +8,12 @@ certificate and identity header, the secret references, ``trust``, ``tool_costs`
 global server it replaces. Changing any of them means the stored decision no longer
 matches and the server is reviewed again. Cosmetic keys (timeouts, lazy start, recycling,
 protocol) are left out, so tuning them never re-asks.
+
+A decision is also bound to what the config points at (``Bound``, checked beside the
+digest): the contents of the project files a stdio launch names (``files``, see
+``portico.policy.launch_files``) and the address classes an HTTP server resolved to at
+the review (``net``: public / private / loopback / other). A different file or a move to
+another class (DNS rebinding) no longer matches, so the server is reviewed again.
 """
 
 from __future__ import annotations
@@ -26,6 +32,9 @@ from portico.policy.secret_uses import secret_uses
 
 FILE_NAME = "trust.json"
 Decision = Literal["trust", "reject"]
+# What else a decision binds to: "files" -> [[path, digest], ...], "net" -> [class, ...].
+Bound = dict[str, Any]
+BOUND_KEYS = ("files", "net")
 
 
 def _without_timeout(value: Any) -> dict[str, Any] | None:
@@ -58,6 +67,8 @@ def trust_fields(spec: ServerSpec) -> dict[str, Any]:
         "elicitation": _without_timeout(spec.elicitation),
         "tools": asdict(spec.tools),
         "replaces": asdict(spec.replaces) if spec.replaces else None,
+        # How it is looser than your rules; only when it is, so older decisions still match.
+        **({"loosened": list(spec.loosened)} if spec.loosened else {}),
         # Whom TLS trusts for this server; only when set, so older decisions still match.
         **({"ca_cert": spec.ca_cert} if spec.ca_cert else {}),
     }
@@ -96,14 +107,26 @@ class TrustStore:
             )
             return []
 
-    def get(self, project: Path, server: str, digest: str) -> Decision | None:
+    def entry(self, project: Path, server: str) -> dict[str, Any] | None:
+        """The stored record of ``server`` in ``project``, whatever its digest."""
+        for entry in self._read():
+            if entry.get("project") == str(project) and entry.get("server") == server:
+                return entry
+        return None
+
+    def get(
+        self, project: Path, server: str, digest: str, bound: Bound | None = None
+    ) -> Decision | None:
         """The stored decision for this exact config (read from disk on every call, so a
-        decision made by ``portico mcp trust`` in another process is seen at once)."""
+        decision made by ``portico mcp trust`` in another process is seen at once).
+        With ``bound``, a decision counts only if it was made for the same files and
+        address classes (a decision without them does not match a server that has them)."""
         for entry in self._read():
             if (
                 entry.get("project") == str(project)
                 and entry.get("server") == server
                 and entry.get("digest") == digest
+                and (bound is None or all(entry.get(k) == bound.get(k) for k in BOUND_KEYS))
             ):
                 decision = entry.get("decision")
                 if decision == "trust":
@@ -115,7 +138,14 @@ class TrustStore:
     def decision_for(self, spec: ServerSpec) -> Decision | None:
         return self.get(project_of(spec), spec.name, trust_digest(spec))
 
-    def set(self, project: Path, server: str, digest: str, decision: Decision) -> None:
+    def set(
+        self,
+        project: Path,
+        server: str,
+        digest: str,
+        decision: Decision,
+        bound: Bound | None = None,
+    ) -> None:
         entries = [
             e
             for e in self._read()
@@ -127,11 +157,12 @@ class TrustStore:
                 "server": server,
                 "digest": digest,
                 "decision": decision,
+                **{k: v for k, v in (bound or {}).items() if k in BOUND_KEYS and v is not None},
                 "at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
         )
         entries.sort(key=lambda e: (e["project"], e["server"]))
         write_json_atomic(self.path, {"version": 1, "entries": entries})
 
-    def record(self, spec: ServerSpec, decision: Decision) -> None:
-        self.set(project_of(spec), spec.name, trust_digest(spec), decision)
+    def record(self, spec: ServerSpec, decision: Decision, bound: Bound | None = None) -> None:
+        self.set(project_of(spec), spec.name, trust_digest(spec), decision, bound)

@@ -126,9 +126,17 @@ def report_lines(result: ProbeResult) -> list[str]:
         if result.http_error:
             lines.append(f"http:      {result.http_error}")
         lines.append(f"timings:   gave up after {result.connect_ms:.0f} ms")
-        if result.log_tail:
+        # The error already quotes a crashed server's stderr tail (its traceback): the
+        # log lines add only what it does not say.
+        error = result.error or ""
+        tail = [
+            line
+            for line in result.log_tail
+            if not (line.strip() and (line.strip() in error or error in line))
+        ]
+        if tail:
             lines.append("last log lines:")
-            lines.extend(f"  {line}" for line in result.log_tail)
+            lines.extend(f"  {line}" for line in tail)
         return lines
     name = result.server_name
     lines.append(

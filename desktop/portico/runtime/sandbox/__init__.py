@@ -1,0 +1,1 @@
+"""Stdio servers in a sandbox: the launchers that wrap a server's command."""
