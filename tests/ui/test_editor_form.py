@@ -209,3 +209,40 @@ def test_save_refuses_text_that_does_not_parse(qtbot: QtBot) -> None:
     assert "does not parse" in window.notice.text()
     assert path.read_text() == before
     assert [s for s, _b in window.server_list.rows()] == []
+
+
+def test_typed_value_counts_as_an_edit_before_focus_leaves(qtbot: QtBot, project: Path) -> None:
+    path = install_global("edit_servers.toml")
+    before = path.read_text()
+    window = open_editor(qtbot, project)
+    assert window.select("filesystem", path)
+    timeout = window.form.fields["timeout"].editor
+    assert isinstance(timeout, QLineEdit)
+    assert not window.save_button.isEnabled()
+    timeout.setFocus()
+    qtbot.keyClick(timeout, "7")  # typed, focus still in the field
+    assert window.save_button.isEnabled()
+    assert window.dirty
+    window.close()  # Ctrl+W: the unsaved prompt, not a silent close
+    box = window.confirmation
+    assert box is not None and box.isVisible() and path.name in box.text()
+    assert path.read_text() == before
+
+
+def test_outside_change_keeps_a_typed_value(qtbot: QtBot, project: Path) -> None:
+    path = install_global("edit_servers.toml")
+    window = open_editor(qtbot, project)
+    assert window.select("filesystem", path)
+    timeout = window.form.fields["timeout"].editor
+    assert isinstance(timeout, QLineEdit)
+    timeout.setFocus()
+    timeout.selectAll()
+    qtbot.keyClicks(timeout, "20000")  # typed, focus still in the field
+    # Another program changes the file (another line): the typed value is re-applied.
+    path.write_text("# outside\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
+    window.check_disk()
+    assert "re-applied" in window.notice.text()
+    assert timeout.text() == "20000" and window.dirty
+    window.save()
+    on_disk = path.read_text(encoding="utf-8")
+    assert on_disk.startswith("# outside\n") and "timeout = 20000" in on_disk

@@ -90,3 +90,14 @@ def test_roots_for_global_servers_are_set_in_the_settings_tab(
     assert config.settings.default_roots == (str(src),)
     assert all(s.roots == (str(src),) for s in config.servers if s.source.path == toml)
     window.close()
+
+
+def test_settings_defaults_read_as_a_person_reads_them(qtbot: QtBot) -> None:
+    install_global("edit_servers.toml")
+    window = open_editor(qtbot)
+    _choose_file(window, "mcp.toml (global")
+    shown = [w.toolTip() for w in window.settings.widgets.values()]
+    assert shown
+    for text in shown:
+        assert "default: None" not in text and "default: ()" not in text, text
+        assert "default: False" not in text and "default: True" not in text, text

@@ -70,6 +70,7 @@ class FieldEditor(QWidget):
     """One key: its editor, an optional keychain button and the error line under it."""
 
     edited = Signal(object)  # the new value, or UNSET to remove the key
+    typing = Signal()  # the typed text changed; not yet applied to the file
     keychainRequested = Signal(str, str)  # entry ("" for the key itself), value
 
     def __init__(self, spec: KeySpec) -> None:
@@ -110,7 +111,17 @@ class FieldEditor(QWidget):
             return combo
         line = QLineEdit()
         line.editingFinished.connect(self._commit_line)
+        line.textEdited.connect(lambda _t: self.typing.emit())
         return line
+
+    @property
+    def pending(self) -> bool:
+        """Typed text that differs from the file's value and is not applied yet."""
+        return (
+            self.file is not None
+            and isinstance(self.editor, QLineEdit)
+            and self.editor.text() != self._text(self.value)
+        )
 
     # --- showing -----------------------------------------------------------------------
 
@@ -404,6 +415,7 @@ class ServerForm(QScrollArea):
     renamed = Signal(str)  # the new server name
     entryEdited = Signal(str, str, object)  # key name, entry, value or UNSET
     keychainRequested = Signal(str, str, str)  # key name, entry ("" = the key), value
+    typing = Signal()  # a field's typed text changed, not yet applied
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -445,6 +457,7 @@ class ServerForm(QScrollArea):
                     continue
                 field = MappingEditor(spec) if spec.type == "mapping" else FieldEditor(spec)
                 field.edited.connect(lambda value, n=spec.name: self.edited.emit(n, value))
+                field.typing.connect(self.typing)
                 field.keychainRequested.connect(
                     lambda entry, value, n=spec.name: self.keychainRequested.emit(n, entry, value)
                 )

@@ -68,7 +68,7 @@ class SettingsForm(QWidget):
             for spec in settings_for(file.dialect):
                 widget = self._widget(spec, file.doc.get_setting(tuple(spec.name.split("."))))
                 widget.setAccessibleName(spec.name)
-                widget.setToolTip(f"{spec.help} (default: {spec.default})")
+                widget.setToolTip(f"{spec.help} (default: {self._default(spec)})")
                 self.widgets[spec.name] = widget
                 self.form.addRow(f"{spec.name}:", widget)
         finally:
@@ -79,7 +79,7 @@ class SettingsForm(QWidget):
             spin = QSpinBox()
             low = int(spec.min) if spec.min is not None else 0
             spin.setRange(low - 1, int(spec.max) if spec.max is not None else INT_LIMIT)
-            spin.setSpecialValueText(f"{DEFAULT}: {spec.default}")
+            spin.setSpecialValueText(f"{DEFAULT}: {self._default(spec)}")
             spin.setValue(int(value) if isinstance(value, int) else low - 1)
             spin.editingFinished.connect(
                 lambda s=spec, w=spin: self._emit(
@@ -89,7 +89,7 @@ class SettingsForm(QWidget):
             return spin
         if spec.type in ("bool", "choice"):
             combo = QComboBox()
-            combo.addItem(f"{DEFAULT}: {spec.default}", None)
+            combo.addItem(f"{DEFAULT}: {self._default(spec)}", None)
             options: list[Any] = [True, False] if spec.type == "bool" else list(spec.choices)
             for option in options:
                 combo.addItem(str(option).lower() if spec.type == "bool" else option, option)
@@ -98,9 +98,20 @@ class SettingsForm(QWidget):
             combo.activated.connect(lambda _i, s=spec, w=combo: self._emit(s.name, w.currentData()))
             return combo
         line = QLineEdit("" if value is None else self._inline(value))
-        line.setPlaceholderText(f"{DEFAULT}: {spec.default}")
+        line.setPlaceholderText(f"{DEFAULT}: {self._default(spec)}")
         line.editingFinished.connect(lambda s=spec, w=line: self._emit_text(s, w.text()))
         return line
+
+    def _default(self, spec: SettingSpec) -> str:
+        """The default as a person reads it, written as the file's dialect writes it."""
+        value = spec.default
+        if value is None:
+            return "not set"
+        if isinstance(value, (tuple, list, dict)) and not value:
+            return "empty"
+        if isinstance(value, (tuple, list)):
+            value = list(value)
+        return self._inline(value)
 
     def _inline(self, value: Any) -> str:
         return value if isinstance(value, str) else (self.file.inline(value) if self.file else "")

@@ -111,6 +111,7 @@ class ConfigEditorWindow(QMainWindow):
         self.server_list.serverSelected.connect(self._selected)
         self.form = ServerForm()
         self.form.edited.connect(self._field_edited)
+        self.form.typing.connect(self._typed_in_form)
         self.form.entryEdited.connect(self._entry_edited)
         self.form.renamed.connect(self.rename_selected)
         self.form.keychainRequested.connect(
@@ -266,7 +267,18 @@ class ConfigEditorWindow(QMainWindow):
 
     @property
     def dirty(self) -> bool:
-        return any(f.dirty for f in self.files)
+        """Unsaved edits, counting a value typed in the form and not yet applied."""
+        typed = any(field.pending for field in self.form.fields.values())
+        return typed or any(f.dirty for f in self.files)
+
+    def _apply_typed(self) -> None:
+        """Apply every value typed in the form and not yet applied (focus still in it)."""
+        for field in self.form.fields.values():
+            if field.pending:
+                field._commit_line()
+
+    def _typed_in_form(self) -> None:
+        self.save_button.setEnabled(self.dirty)
 
     def _refresh_list(self) -> None:
         self.server_list.populate(self.files)
@@ -582,6 +594,7 @@ class ConfigEditorWindow(QMainWindow):
         the edits onto the new file when they touch other keys, else ask (the bar)."""
         said: list[str] = []
         conflicts: list[str] = []
+        self._apply_typed()  # a typed value is an edit: merged or asked about, never dropped
         for file in self.files:
             data, snapshot = read_bytes(file.path)
             if snapshot.exists == file.snapshot.exists and snapshot.sha256 == file.snapshot.sha256:
@@ -773,6 +786,7 @@ class ConfigEditorWindow(QMainWindow):
     def ask_unsaved(self, then: Callable[[], None]) -> QMessageBox | None:
         """Unsaved edits: Save / Discard / Cancel, as every editor asks; ``then`` runs
         after Save (when it wrote everything) or Discard. None when nothing is unsaved."""
+        self._apply_typed()
         if not self.dirty:
             then()
             return None
