@@ -32,7 +32,7 @@ import asyncio
 import logging
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -219,7 +219,9 @@ class TrustGate:
         self._pins_by_name[spec.name] = self._pins[_key(spec)]
 
     # --- the gate ------------------------------------------------------------------
-    async def __call__(self, spec: ServerSpec) -> TrustVerdict:
+    async def __call__(
+        self, spec: ServerSpec, *, asking: Callable[[], None] | None = None
+    ) -> TrustVerdict:
         if spec.source.scope is not Scope.PROJECT:
             return TrustVerdict(True)
         key = _key(spec)
@@ -247,6 +249,8 @@ class TrustGate:
         if not self.ask:
             self.pending[spec.name] = review
             return self._waiting(review, trust_refusal(review.request))
+        if asking is not None:
+            asking()
         return await self.ask_and_apply(review)
 
     async def review(self, spec: ServerSpec) -> TrustVerdict:

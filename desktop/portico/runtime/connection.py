@@ -744,7 +744,9 @@ class Connection:
         """Run the trust gate; False after parking in AwaitingTrust (the caller loops)."""
         if self.hooks.trust_gate is None:
             return True
-        verdict = await self.hooks.trust_gate(self.spec)
+        verdict = await self.hooks.trust_gate(self.spec, asking=self._reviewing)
+        if self._life.phase is Phase.REVIEWING:
+            self._life.move(Phase.STARTING)
         self._pinned = verdict.pinned
         if verdict.allowed:
             return True
@@ -753,6 +755,11 @@ class Connection:
         self._life.move(parked, error=reasons)
         await self._wait_for(Request.RETRY)
         return False
+
+    def _reviewing(self) -> None:
+        """The gate asks the person now: stay in the list as AwaitingTrust meanwhile."""
+        if self._life.phase is Phase.STARTING:
+            self._life.move(Phase.REVIEWING, error="waiting for your review")
 
     async def _wait_for(self, wanted: Request, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """Park until ``wanted`` (True) or ``timeout`` (False); raise _StopOwner on stop.
