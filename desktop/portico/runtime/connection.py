@@ -75,8 +75,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-COOLDOWN_BASE = 30.0
+# The first retry comes soon (a restarted server is back in seconds); each failure in a
+# row doubles the wait up to the cap. Only a connection that stayed up STABLE_AFTER
+# seconds starts the doubling again, so a server that crashes right after connecting is
+# not reconnected every COOLDOWN_BASE seconds.
+COOLDOWN_BASE = 2.0
 COOLDOWN_MAX = 600.0
+STABLE_AFTER = 60.0
 PROGRESS_EXTENSION_CAP = 10.0  # progress may stretch a call to 10x its timeout
 STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
@@ -163,6 +168,7 @@ class Connection:
         self._mail = Mailbox()
         self._task: asyncio.Task[None] | None = None
         self._delay = cooldown_base
+        self._up_since: float | None = None  # monotonic time of the last connect
         # The live session (None unless Running).
         self._client: Client | None = None
         self._proc: StdioProcessInfo | None = None
@@ -816,6 +822,9 @@ class Connection:
         """Failed, then Cooldown for the current delay (doubling up to cooldown_max)."""
         self.note(f"failed: {message}")
         self._life.move(Phase.FAILED, error=message)
+        up_since, self._up_since = self._up_since, None
+        if up_since is not None and time.monotonic() - up_since >= STABLE_AFTER:
+            self._delay = self.cooldown_base
         delay = self._delay
         self._delay = min(self._delay * 2, self.cooldown_max)
         self._life.move(Phase.COOLDOWN, error=message, retry_at=time.time() + delay)
@@ -907,7 +916,7 @@ class Connection:
             self.connected_at = time.time()
             self.from_cache = False
             await self.save_cache()
-            self._delay = self.cooldown_base
+            self._up_since = time.monotonic()
             await refresher.listen(self.capabilities, self.protocol_version)
             await refresher.subscribe_all(self.capabilities, self.protocol_version)
             self._life.move(Phase.RUNNING)
