@@ -140,6 +140,8 @@ class Exchange:
             return ""
         if self.kind == "request" and self.duration is None:
             return "pending"
+        if self.error in ENDED_UNANSWERED:
+            return self.error
         return f"error {self.error}" if self.error else "ok"
 
     @property
@@ -188,9 +190,16 @@ def _failed_result(fields: dict[str, Any]) -> bool:
     return isinstance(result, dict) and result.get("isError") is True
 
 
+# How a request that never got its reply ends: its sender cancelled it, or the
+# connection closed under it (a reply can no longer come).
+CANCELLED = "cancelled"
+CONNECTION_CLOSED = "connection closed"
+ENDED_UNANSWERED = (CANCELLED, CONNECTION_CLOSED)
+
+
 def _answered(
     request: Exchange,
-    reply: Payload,
+    reply: Payload | None,
     duration: float,
     error: str | None,
     failed_result: bool,
@@ -290,6 +299,11 @@ class ActivityLog:
             entry = self._add(direction, kind, str(method), now, msg_id, payload)
             if kind == "request" and msg_id is not None:
                 self._pending[(direction, msg_id)] = entry.seq
+            elif method == "notifications/cancelled":
+                params = fields.get("params")
+                cancelled = params.get("requestId") if isinstance(params, dict) else None
+                if cancelled is not None:  # the request went the way its cancel goes
+                    self._end((direction, str(cancelled)), CANCELLED, now)
             return entry
         # a reply: to a request that went the other way
         asked: Direction = "in" if direction == "out" else "out"
@@ -308,6 +322,23 @@ class ActivityLog:
         self._entries[request.seq] = updated
         self._changed(updated)
         return updated
+
+    def _end(self, key: tuple[Direction, str], error: str, now: float) -> None:
+        seq = self._pending.pop(key, None)
+        request = self._entries.get(seq) if seq is not None else None
+        if request is None:
+            return
+        duration = max(0.0, now - request.time)
+        updated = _answered(request, None, duration, error, False, self._bump())
+        self._entries[request.seq] = updated
+        self._changed(updated)
+
+    def end_pending(self) -> None:
+        """The connection closed: every request still waiting ends, none will be answered."""
+        self._catch_up()
+        now = self._clock()
+        for key in list(self._pending):
+            self._end(key, CONNECTION_CLOSED, now)
 
     def _add(
         self,

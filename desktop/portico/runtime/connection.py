@@ -1027,6 +1027,7 @@ class Connection:
         self._tls = built.tls
         self._transport_ended = built.transport.ended
         transport = tapped(built.transport, self.activity)
+        stack.callback(self.activity.end_pending)  # runs as the session closes
         hooks = self.hooks
 
         def callback(factory: Any) -> Any:
