@@ -41,6 +41,8 @@ class Services:
         from portico.runtime.hub import Hub
 
         hub = Hub(bus, self.hooks)
+        if self.hooks.active_profile is None:  # identity_header value_from: profile
+            self.hooks.active_profile = lambda: hub.settings.profile
         self._guard = self.policy.guard(
             hub.registry,
             approvals_off=lambda: hub.settings.approvals_mode == "off",

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
 import pytest
 
+from portico.cli.terminal_prompter import TerminalPrompter
 from portico.config import load
+from portico.policy.trust import TrustGate
 from portico.policy.trust_store import TrustStore
+from portico.prompts import TrustChoice
 from tests.helpers.cli import run_cli
 from tests.helpers.servers import ASKER
 
@@ -88,3 +92,51 @@ def test_trust_of_an_unknown_server_lists_the_project_servers_and_the_next_step(
         "portico: no server named 'nope' in the config (project servers: docs, web); "
         "run 'portico mcp review' to see the ones waiting\n"
     )
+
+
+def write_launch_project(project: Path) -> None:
+    hook = project / "tools" / "docs" / ".portico" / "telemetry.js"  # relative to its cwd
+    hook.parent.mkdir(parents=True)
+    hook.write_text("// loaded by the server\n")
+    (project / ".portico" / "mcp.toml").write_text(
+        "[mcp.docs]\n"
+        f'command = ["{sys.executable}", "{ASKER}", "stdio"]\n'
+        'cwd = "tools/docs"\n'
+        'environment = { NODE_OPTIONS = "--require ./.portico/telemetry.js",'
+        ' API_KEY = "s3cr3t-v" }\n'
+        'trust = "full"\n'
+        'protocol = "legacy"\n'
+    )
+
+
+def assert_whole_review(out: str, project: Path) -> None:
+    assert f"cwd: {project}/tools/docs" in out
+    assert "env NODE_OPTIONS = --require ./.portico/telemetry.js" in out
+    assert "env API_KEY = ********" in out and "s3cr3t-v" not in out
+    assert "This server would:" in out
+    assert "  - trust full: calls run without asking" in out
+    assert "tools/docs/.portico/telemetry.js" in out.split("project files it loads")[1]
+
+
+def test_review_shows_the_whole_launch_the_loosenings_and_pinned_files(
+    portico_home: Path, project: Path
+) -> None:
+    write_launch_project(project)
+    review = run_cli(portico_home, "mcp", "review", "--project", str(project))
+    assert review.returncode == 0, review.stderr
+    assert_whole_review(review.stdout, project)
+
+
+async def test_trust_question_on_a_terminal_shows_the_same(
+    portico_home: Path, project: Path
+) -> None:
+    """``portico mcp trust NAME`` on a terminal asks through the TerminalPrompter."""
+    write_launch_project(project)
+    spec = load(project).server("docs")
+    assert spec is not None
+    output = io.StringIO()
+    prompter = TerminalPrompter(io.StringIO("\n"), output)
+    review = await TrustGate(prompter, ask=False).check(spec)
+    assert review is not None
+    assert await prompter.review_trust(review.request) is TrustChoice.DECLINE
+    assert_whole_review(output.getvalue(), project)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -51,3 +52,19 @@ def test_portico_with_a_dead_display_says_so_without_qt(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "nothing listens on the X display :6123" in proc.stderr
     assert "qt.qpa" not in proc.stderr
+
+
+def test_a_bad_link_is_refused_before_any_window(tmp_path: Path) -> None:
+    """`portico --open-url` with a link that does not parse says why and exits 2 (it
+    opened the app, which only logged it, and the command ended 0 without a word)."""
+    env = {**os.environ, "PORTICO_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "portico.cli.main", "--open-url", "portico://nonsense?x=1"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("portico: cannot open the link: unknown link action")
+    assert "portico://add?name=NAME" in proc.stderr

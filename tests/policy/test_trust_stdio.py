@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -12,10 +13,10 @@ from portico.config.model import Scope
 from portico.policy.prompters import NonInteractivePrompter
 from portico.policy.setup import Policy
 from portico.prompts import TrustChoice
-from portico.runtime.events import Status
+from portico.runtime.events import EventBus, Status, StatusChanged
 from portico.runtime.hub import Hub
 
-from .conftest import ASKER, ScriptedPerson, asker_spec, config_of
+from .conftest import ASKER, ScriptedPerson, asker_spec, config_of, eventually
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
@@ -129,3 +130,39 @@ async def test_reject_persists_in_the_trust_store_and_leaves_the_project_file_al
         await hub.apply(load(project))
         assert hub.connection("docs").state.status is Status.REJECTED
     assert toml.read_text() == before
+
+
+async def test_a_server_under_review_is_shown_as_awaiting_trust_until_answered(
+    person: ScriptedPerson, project: Path
+) -> None:
+    """While the trust question was open the server published nothing (it stayed Stopped)
+    and the Servers list hid it (issue 26, item 16). It is AwaitingTrust meanwhile, and
+    not settled: a face waiting for the server to settle still waits for the answer."""
+    answered = asyncio.Event()
+
+    async def review_trust(request: object) -> TrustChoice:
+        person.asked.append(("review_trust", request))
+        await answered.wait()
+        return TrustChoice.ONCE
+
+    person.review_trust = review_trust  # type: ignore[method-assign]
+    bus = EventBus()
+    shown: list[tuple[Status, str | None]] = []
+    bus.subscribe(
+        lambda e: (
+            shown.append((e.state.status, e.state.error))
+            if isinstance(e, StatusChanged) and e.state.name == "docs"
+            else None
+        )
+    )
+    async with Hub(bus, hooks=Policy(person).hooks()) as hub:
+        applying = asyncio.create_task(hub.apply(config_of(project_asker(project))))
+        await eventually(lambda: bool(person.requests("review_trust")), what="the question")
+        conn = hub.connection("docs")
+        assert conn.state.status is Status.AWAITING_TRUST
+        assert shown[-1] == (Status.AWAITING_TRUST, "waiting for your review")
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(conn.wait_settled(5), 0.3)
+        answered.set()
+        await applying
+        assert conn.state.status is Status.RUNNING

@@ -133,7 +133,7 @@ async def test_stop_while_recycling_still_stops_the_process(bus: EventBus) -> No
 async def test_trust_gate_parks_until_retry(bus: EventBus, events: Recorder) -> None:
     allowed = False
 
-    async def gate(spec: object) -> TrustVerdict:
+    async def gate(spec: object, *, asking: object = None) -> TrustVerdict:
         return TrustVerdict(allowed=allowed, reasons=("new server: review it",))
 
     conn = Connection(

@@ -15,7 +15,8 @@ import time
 
 import pytest
 
-from portico.runtime.connection import Connection
+from portico.config.model import Protocol
+from portico.runtime.connection import COOLDOWN_BASE, Connection
 from portico.runtime.events import EventBus, Status
 from portico.runtime.lifecycle import BadTransition, Lifecycle, Phase
 from tests.helpers.servers import free_port, wait_port
@@ -177,3 +178,82 @@ def test_the_state_machine_refuses_a_move_its_table_does_not_allow() -> None:
     life.move(Phase.FAILED, error="x")
     life.move(Phase.COOLDOWN, error="x")
     assert seen == [Status.CONNECTING, Status.FAILED, Status.COOLDOWN]
+
+
+async def test_the_first_retry_comes_within_seconds_with_the_default_cooldown(
+    bus: EventBus,
+) -> None:
+    """Issue 26, item 5: recovery waited a fixed 30 s even when the server was back after
+    5. With the defaults, the first retry is due ~2 s after the failure."""
+    port = free_port()
+    server = _serve("http", port)
+    spec = make_spec("back", "http", url=f"http://127.0.0.1:{port}/mcp", connect_timeout=20.0)
+    conn = Connection(spec, bus=bus)
+    await conn.start()
+    try:
+        assert (await conn.wait_settled(30)).status is Status.RUNNING
+        server.send_signal(signal.SIGKILL)
+        server.wait(10)
+        with pytest.raises(Exception):  # noqa: B017 - HTTP notices on the next request
+            await conn.call_tool("echo", {"text": "x"}, timeout=10)
+        await _until(conn, Status.COOLDOWN, 15)
+        retry_at = conn.state.retry_at
+        assert retry_at is not None and retry_at - time.time() <= 2.5  # the issue: ~2 s
+        server = _serve("http", port)
+        back = time.monotonic()
+        await _until(conn, Status.RUNNING, 10)
+        print(
+            f"\nback after {time.monotonic() - back:.2f} s (first retry due in {COOLDOWN_BASE} s)"
+        )
+    finally:
+        await conn.stop()
+        server.kill()
+        server.wait(10)
+
+
+_CONNECTS_THEN_DIES = """
+import json, sys, time
+for line in sys.stdin:
+    msg = json.loads(line)
+    if "id" not in msg:
+        continue
+    method = msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "flaky", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": []}
+    else:
+        result = {}
+    print(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}), flush=True)
+    if method == "tools/list":
+        time.sleep(0.2)
+        sys.exit(3)
+"""
+
+
+async def test_a_server_that_dies_right_after_connecting_waits_longer_each_time(
+    bus: EventBus,
+) -> None:
+    """The cooldown against hammering stays with the quicker first retry: a server whose
+    connection never holds doubles its wait each time (every connect reset the wait, so
+    a crash loop was retried at the base rate for ever)."""
+    spec = make_spec(
+        "flaky",
+        "stdio",
+        command=sys.executable,
+        args=("-c", _CONNECTS_THEN_DIES),
+        protocol=Protocol.LEGACY,
+    )
+    conn = Connection(spec, bus=bus, cooldown_base=0.3)
+    waits: list[float] = []
+    await conn.start()
+    try:
+        for _ in range(3):
+            await _until(conn, Status.RUNNING, 30)
+            await _until(conn, Status.COOLDOWN, 30)
+            assert conn.state.retry_at is not None
+            waits.append(conn.state.retry_at - time.time())
+        assert waits[1] > waits[0] * 1.5 and waits[2] > waits[1] * 1.5, waits
+    finally:
+        await conn.stop()

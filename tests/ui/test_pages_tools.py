@@ -38,6 +38,12 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
             "get_prompt",
         }
         assert "Portico utility" in page.cell(6, 2)
+        # the tab says what its rows are, in the list's words (it said "5 tools", the tab
+        # showed 10 rows without a word: issue 26, item 14)
+        row = desktop.model.index(desktop.model.row_of("showcase"))  # type: ignore[arg-type]
+        assert row.data(Qt.ItemDataRole.DisplayRole).endswith(" · 5 tools")
+        assert page.counts.isVisibleTo(page)
+        assert page.counts.text() == "5 tools + 4 Portico utility tools + 1 filtered out"
         secret = page.tools[5]
         assert secret.filtered_reason == "excluded by tools.exclude entry 'secret'"
         index = page.model.index(5, 0)

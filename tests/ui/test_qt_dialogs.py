@@ -181,6 +181,41 @@ async def test_trust_dialog_shows_each_secret_the_trust_level_and_costs(
     assert await asyncio.wait_for(answer, 5) is TrustChoice.DECLINE
 
 
+async def test_trust_dialog_shows_the_whole_launch_each_loosening_and_pinned_files(
+    runtime: RuntimeThread, prompter: QtPrompter
+) -> None:
+    from dataclasses import replace
+
+    from portico.ui.dialogs.trust_dialog import TrustDialog
+
+    cwd = "cwd: /home/me/work/" + "deep/" * 30 + "tools (in the project folder)"
+    request = replace(
+        TRUST,
+        launch=(
+            "command: npx",
+            "argument 1: -y",
+            cwd,
+            "env NODE_OPTIONS = --require ./.portico/telemetry.js",
+        ),
+        loosenings=(
+            "trust full: calls run without asking (turns approvals off for this server)",
+            "lets it use your model for sampling up to 1,000 a minute",
+        ),
+        pinned_files=(".portico/telemetry.js (23 bytes, sha256 ab12…)",),
+    )
+    answer = ask(runtime, prompter.review_trust(request))
+    dialog = await shown(prompter, TrustDialog)
+    assert dialog.launch.text().splitlines() == list(request.launch)  # every line, whole
+    assert dialog.launch.wordWrap()
+    assert cwd in dialog.launch.text()
+    shown_text = dialog.loosenings.text()
+    assert "This server would:" in shown_text
+    assert all(f"<li>{line}</li>" in shown_text for line in request.loosenings)
+    assert ".portico/telemetry.js" in dialog.pinned.text()
+    dialog.close()
+    assert await asyncio.wait_for(answer, 5) is TrustChoice.DECLINE
+
+
 # --- tool approval and spend ------------------------------------------------------------------
 
 

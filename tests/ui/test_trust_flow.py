@@ -74,6 +74,8 @@ async def test_servers_awaiting_trust_get_one_notice_with_review(project: Path) 
             30,
             f"both awaiting trust (now {status_of(desktop, 'one')}, {status_of(desktop, 'two')})",
         )
+        # a server shows AwaitingTrust while its review is open, too: wait for both to close
+        await until(lambda: desktop.prompter.current is None, 30, "the reviews closed")  # type: ignore[union-attr]
         notices = desktop.window.notices
         rows = await until(
             lambda: [r for r in notices.rows() if "wait for your trust review" in r.label.text()],

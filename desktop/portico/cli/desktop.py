@@ -96,6 +96,14 @@ def parse_args(args: Sequence[str]) -> argparse.Namespace:
 
 def open_desktop(args: Sequence[str] = ()) -> int:
     parsed = parse_args(args)
+    if parsed.open_url:
+        from portico.config.deeplink import DeepLinkError, parse_add_link
+
+        try:
+            parse_add_link(parsed.open_url)
+        except DeepLinkError as exc:  # said here, before any window: the app would only log it
+            print(f"portico: cannot open the link: {exc}", file=sys.stderr)
+            return 2
     if display_missing():
         print(NO_DISPLAY, file=sys.stderr)
         return 1

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any, Literal, TextIO, TypeVar
 
-from portico.policy.prompters import trust_level_line
+from portico.policy.prompters import review_detail_lines, trust_level_line
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
@@ -177,6 +177,8 @@ class TerminalPrompter:
             if request.header_names:
                 self.say(f"  headers: {', '.join(request.header_names)} (values hidden)")
             self.say(f"  trust: {trust_level_line(request.trust_level)}")
+            for detail in review_detail_lines(request):
+                self.say(f"  {detail}")
             for cost in request.costs:
                 self.say(f"  cost: {cost}")
             if request.secrets:

@@ -126,7 +126,11 @@ async def _connect_once(spec: ServerSpec, hooks: ConnectionHooks) -> int:
 
 async def _review(args: argparse.Namespace) -> int:
     from portico.config.model import Scope
-    from portico.policy.prompters import NonInteractivePrompter, trust_level_line
+    from portico.policy.prompters import (
+        NonInteractivePrompter,
+        review_detail_lines,
+        trust_level_line,
+    )
     from portico.policy.trust import TrustGate
 
     config = load_config(args)
@@ -151,6 +155,8 @@ async def _review(args: argparse.Namespace) -> int:
         if request.header_names:
             print(f"  headers: {', '.join(request.header_names)}")
         print(f"  trust: {trust_level_line(request.trust_level)}")
+        for detail in review_detail_lines(request):
+            print(f"  {detail}")
         for cost in request.costs:
             print(f"  cost: {cost}")
         for line in request.secrets:

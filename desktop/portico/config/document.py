@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from portico.config import schema
+from portico.config import limits, schema
 from portico.config.atomic import ConflictError, Snapshot, read_bytes, write_atomic
 from portico.config.edit_errors import DocumentParseError, EditError, NewerVersionError
 from portico.config.model import Config, Diagnostic, Dialect, Scope
@@ -168,6 +168,11 @@ class ConfigDocument:
         except UnicodeDecodeError as exc:
             line = data[: exc.start].count(b"\n") + 1
             raise DocumentParseError(path, f"not UTF-8 text ({exc.reason})", line) from None
+        over = limits.size_problem(len(data)) or (
+            limits.yaml_problem(text) if dialect is Dialect.YAML else None
+        )
+        if over is not None:
+            raise DocumentParseError(path, over.message, over.line)
         doc = cls(path, dialect, text, snap, spans=len(text) >= SPANS_FROM_CHARS)
         doc.refuse_newer_version()
         return doc

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from portico import paths
-from portico.config import toml_dialect, yaml_dialect
+from portico.config import limits, toml_dialect, yaml_dialect
 from portico.config.model import Config, Diagnostic, Dialect, ModelsConfig, Scope, ServerSpec
 from portico.config.models_config import merge_models, read_models
 from portico.config.project_rules import merge_settings, replacing, with_loosenings
@@ -60,10 +60,15 @@ def read_file(path: Path, scope: Scope, dialect: Dialect | None = None) -> RawFi
     """One file, read and parsed (not validated). I/O problems become diagnostics."""
     dialect = dialect or dialect_of(path) or Dialect.TOML
     try:
-        data = path.read_bytes()
+        too_big = limits.size_problem(path.stat().st_size)
+        data = b"" if too_big else path.read_bytes()
     except OSError as exc:
         raw = RawFile(path=path, scope=scope, dialect=dialect, parsed=False)
         raw.error(f"cannot be read: {exc.strerror or exc}")
+        return raw
+    if too_big:
+        raw = RawFile(path=path, scope=scope, dialect=dialect, parsed=False)
+        raw.error(too_big.message)
         return raw
     try:
         text = data.decode("utf-8")
@@ -79,6 +84,13 @@ def read_file(path: Path, scope: Scope, dialect: Dialect | None = None) -> RawFi
 
 
 def parse_raw(text: str, path: Path, scope: Scope, dialect: Dialect) -> RawFile:
+    over = limits.size_problem(len(text)) or (
+        limits.yaml_problem(text) if dialect is Dialect.YAML else None
+    )
+    if over is not None:
+        raw = RawFile(path=path, scope=scope, dialect=dialect, parsed=False)
+        raw.error(over.message, line=over.line)
+        return raw
     try:
         if dialect is Dialect.TOML:
             return toml_dialect.parse(text, path, scope)

@@ -45,6 +45,22 @@ def trust_level_line(level: str) -> str:
     return f"{level} ({TRUST_LEVEL_TEXT.get(level, 'see its config')})"
 
 
+def review_detail_lines(request: TrustRequest) -> list[str]:
+    """The review's launch, loosenings and pinned project files as terminal lines, each
+    whole (a terminal wraps a long line; nothing is cut)."""
+    lines: list[str] = []
+    if request.launch:
+        lines.append("launch:")
+        lines += [f"  {line}" for line in request.launch]
+    if request.loosenings:
+        lines.append("This server would:")
+        lines += [f"  - {line}" for line in request.loosenings]
+    if request.pinned_files:
+        lines.append("project files it loads (a change asks again):")
+        lines += [f"  {line}" for line in request.pinned_files]
+    return lines
+
+
 def trust_refusal(request: TrustRequest) -> str:
     text = (
         f"server '{request.server}' in {source_file(request.source)} is waiting for trust "

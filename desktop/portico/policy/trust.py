@@ -32,11 +32,11 @@ import asyncio
 import logging
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from portico.config.masking import mask_url, mask_value
+from portico.config.masking import is_secret_key, mask_url, mask_value
 from portico.config.model import Scope, ServerSpec, Transport
 from portico.policy.approvals import canonical_json
 from portico.policy.ask import ask_outcome
@@ -102,6 +102,12 @@ def _cwd_line(spec: ServerSpec) -> str:
     return f"cwd: {project / given} ({spec.cwd} in the project folder)"
 
 
+def _env_shown(name: str, value: str) -> str:
+    """An env value as the review shows it: as written (a literal such as NODE_OPTIONS'
+    ``--require ./x.js`` changes what runs), unless its name says it holds a secret."""
+    return mask_value(value) if is_secret_key(name) else value
+
+
 def launch_lines(spec: ServerSpec, report: NetReport | None = None) -> tuple[str, ...]:
     """Everything the launch runs or sends, one line each (values as written: a secret
     reference shows its name, never its value)."""
@@ -110,7 +116,7 @@ def launch_lines(spec: ServerSpec, report: NetReport | None = None) -> tuple[str
         lines.append(f"command: {spec.command or ''}")
         lines += [f"argument {i}: {arg}" for i, arg in enumerate(spec.args, 1)]
         lines.append(_cwd_line(spec))
-        lines += [f"env {name} = {mask_value(value)}" for name, value in spec.env]
+        lines += [f"env {name} = {_env_shown(name, value)}" for name, value in spec.env]
         return tuple(lines)
     lines.append(f"url: {mask_url(spec.url or '')}")
     lines += [f"header {name} = {mask_value(value)}" for name, value in spec.headers]
@@ -219,7 +225,9 @@ class TrustGate:
         self._pins_by_name[spec.name] = self._pins[_key(spec)]
 
     # --- the gate ------------------------------------------------------------------
-    async def __call__(self, spec: ServerSpec) -> TrustVerdict:
+    async def __call__(
+        self, spec: ServerSpec, *, asking: Callable[[], None] | None = None
+    ) -> TrustVerdict:
         if spec.source.scope is not Scope.PROJECT:
             return TrustVerdict(True)
         key = _key(spec)
@@ -247,6 +255,8 @@ class TrustGate:
         if not self.ask:
             self.pending[spec.name] = review
             return self._waiting(review, trust_refusal(review.request))
+        if asking is not None:
+            asking()
         return await self.ask_and_apply(review)
 
     async def review(self, spec: ServerSpec) -> TrustVerdict:

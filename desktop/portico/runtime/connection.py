@@ -75,8 +75,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-COOLDOWN_BASE = 30.0
+# The first retry comes soon (a restarted server is back in seconds); each failure in a
+# row doubles the wait up to the cap. Only a connection that stayed up STABLE_AFTER
+# seconds starts the doubling again, so a server that crashes right after connecting is
+# not reconnected every COOLDOWN_BASE seconds.
+COOLDOWN_BASE = 2.0
 COOLDOWN_MAX = 600.0
+STABLE_AFTER = 60.0
 PROGRESS_EXTENSION_CAP = 10.0  # progress may stretch a call to 10x its timeout
 STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
@@ -163,6 +168,7 @@ class Connection:
         self._mail = Mailbox()
         self._task: asyncio.Task[None] | None = None
         self._delay = cooldown_base
+        self._up_since: float | None = None  # monotonic time of the last connect
         # The live session (None unless Running).
         self._client: Client | None = None
         self._proc: StdioProcessInfo | None = None
@@ -744,7 +750,9 @@ class Connection:
         """Run the trust gate; False after parking in AwaitingTrust (the caller loops)."""
         if self.hooks.trust_gate is None:
             return True
-        verdict = await self.hooks.trust_gate(self.spec)
+        verdict = await self.hooks.trust_gate(self.spec, asking=self._reviewing)
+        if self._life.phase is Phase.REVIEWING:
+            self._life.move(Phase.STARTING)
         self._pinned = verdict.pinned
         if verdict.allowed:
             return True
@@ -753,6 +761,11 @@ class Connection:
         self._life.move(parked, error=reasons)
         await self._wait_for(Request.RETRY)
         return False
+
+    def _reviewing(self) -> None:
+        """The gate asks the person now: stay in the list as AwaitingTrust meanwhile."""
+        if self._life.phase is Phase.STARTING:
+            self._life.move(Phase.REVIEWING, error="waiting for your review")
 
     async def _wait_for(self, wanted: Request, timeout: float | None = None) -> bool:  # noqa: ASYNC109
         """Park until ``wanted`` (True) or ``timeout`` (False); raise _StopOwner on stop.
@@ -809,6 +822,9 @@ class Connection:
         """Failed, then Cooldown for the current delay (doubling up to cooldown_max)."""
         self.note(f"failed: {message}")
         self._life.move(Phase.FAILED, error=message)
+        up_since, self._up_since = self._up_since, None
+        if up_since is not None and time.monotonic() - up_since >= STABLE_AFTER:
+            self._delay = self.cooldown_base
         delay = self._delay
         self._delay = min(self._delay * 2, self.cooldown_max)
         self._life.move(Phase.COOLDOWN, error=message, retry_at=time.time() + delay)
@@ -900,7 +916,7 @@ class Connection:
             self.connected_at = time.time()
             self.from_cache = False
             await self.save_cache()
-            self._delay = self.cooldown_base
+            self._up_since = time.monotonic()
             await refresher.listen(self.capabilities, self.protocol_version)
             await refresher.subscribe_all(self.capabilities, self.protocol_version)
             self._life.move(Phase.RUNNING)

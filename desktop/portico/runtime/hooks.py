@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     import httpx2
@@ -33,7 +33,15 @@ class TrustVerdict:
     rejected: bool = False
 
 
-TrustGate = Callable[["ServerSpec"], Awaitable[TrustVerdict]]
+class TrustGate(Protocol):
+    """Decides whether ``spec`` may start; calls ``asking()`` just before it puts the
+    question to a person (the connection then shows AwaitingTrust while it waits)."""
+
+    def __call__(
+        self, spec: ServerSpec, *, asking: Callable[[], None] | None = None
+    ) -> Awaitable[TrustVerdict]: ...
+
+
 SecretLookup = Callable[[str], Awaitable[str | None]]
 AuthFor = Callable[..., Awaitable["httpx2.Auth | None"]]  # (spec, *, interactive: bool)
 CallbackFactory = Callable[["ServerSpec"], Any]  # returns an SDK callback or None

@@ -18,6 +18,7 @@ from portico.runtime.events import Status
 class Phase(Enum):
     IDLE = "idle"  # no owner task yet
     STARTING = "starting"  # owner running the trust gate / deciding lazy or live
+    REVIEWING = "reviewing"  # the trust question is open: shown as AwaitingTrust, unsettled
     AWAITING_TRUST = "awaiting-trust"  # parked until reviewed
     REJECTED = "rejected"  # the person said no at the review; parked until asked again
     LAZY = "lazy"  # registered from the schema cache (or recycled), no process
@@ -34,6 +35,7 @@ class Phase(Enum):
 _ANY_LIVE = frozenset(
     {
         Phase.STARTING,
+        Phase.REVIEWING,
         Phase.AWAITING_TRUST,
         Phase.REJECTED,
         Phase.LAZY,
@@ -49,6 +51,7 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.IDLE: frozenset({Phase.STARTING, Phase.DISABLED, Phase.STOPPED}),
     Phase.STARTING: frozenset(
         {
+            Phase.REVIEWING,
             Phase.AWAITING_TRUST,
             Phase.REJECTED,
             Phase.LAZY,
@@ -57,6 +60,7 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
             Phase.FAILED,
         }
     ),
+    Phase.REVIEWING: frozenset({Phase.STARTING}),
     Phase.AWAITING_TRUST: frozenset({Phase.STARTING}),
     Phase.REJECTED: frozenset({Phase.STARTING}),
     Phase.LAZY: frozenset({Phase.STARTING}),
@@ -79,6 +83,7 @@ TRANSITIONS[Phase.STOPPING] = TRANSITIONS[Phase.STOPPING] | {Phase.STOPPING}
 STATUS_OF: dict[Phase, Status | None] = {
     Phase.IDLE: None,
     Phase.STARTING: None,
+    Phase.REVIEWING: Status.AWAITING_TRUST,
     Phase.AWAITING_TRUST: Status.AWAITING_TRUST,
     Phase.REJECTED: Status.REJECTED,
     Phase.LAZY: Status.LAZY,

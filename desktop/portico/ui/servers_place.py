@@ -322,6 +322,9 @@ class ServersPlace(QWidget):
         self._trust_notice([s for s in states.values() if s.status is Status.AWAITING_TRUST])
 
     def _trust_notice(self, waiting: list[ServerState]) -> None:
+        # by name: servers reach AwaitingTrust in the order their reviews were queued,
+        # a race, and the notice (its text and Review…) should not depend on it
+        waiting = sorted(waiting, key=lambda s: s.name)
         names_now = tuple(s.name for s in waiting)
         if names_now == self._waiting:
             return

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from portico.config import limits
+
 
 class ImportSourceError(Exception):
     """The file to import from is missing, unreadable or not valid JSON."""
@@ -82,6 +84,9 @@ def strip_jsonc(text: str) -> str:
 def read_json(path: Path) -> Any:
     """Parse ``path`` as JSON with comments; every failure is an ``ImportSourceError``."""
     try:
+        too_big = limits.size_problem(path.stat().st_size)
+        if too_big is not None:
+            raise ImportSourceError(too_big.message, path)
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         raise ImportSourceError(

@@ -38,9 +38,26 @@ class TrustDialog(PromptDialog):
             self.secrets = selectable_label("\n".join(request.secrets), mono=True)
             self.secrets.setAccessibleName("your secrets it would receive")
             form.addRow("Your secrets it would receive:", self.secrets)
+        if request.launch:
+            # One line each, whole: the label wraps, nothing is cut or elided.
+            self.launch = selectable_label("\n".join(request.launch), mono=True)
+            self.launch.setAccessibleName("launch")
+            form.addRow("Launch:", self.launch)
+        if request.pinned_files:
+            self.pinned = selectable_label("\n".join(request.pinned_files), mono=True)
+            self.pinned.setAccessibleName("project files it loads")
+            self.pinned.setToolTip("Pinned by content: a change to any of them asks again.")
+            form.addRow("Project files it loads:", self.pinned)
         self.layout_.addLayout(form)
+        if request.loosenings:
+            items = "".join(f"<li>{esc(line)}</li>" for line in request.loosenings)
+            self.loosenings = selectable_label(
+                f"<p>This server would:</p><ul>{items}</ul>", rich=True
+            )
+            self.loosenings.setAccessibleName("loosenings")
+            self.layout_.addWidget(self.loosenings)
         if request.env_names or request.header_names:
-            self.layout_.addWidget(QLabel("Values are hidden; only the names are shown."))
+            self.layout_.addWidget(QLabel("Secret values are hidden; a reference shows its name."))
         reasons = request.reasons or ("This server has not been reviewed yet.",)
         items = "".join(f"<li>{esc(r)}</li>" for r in reasons)
         self.reasons = selectable_label(f"<p>Why you are asked:</p><ul>{items}</ul>", rich=True)

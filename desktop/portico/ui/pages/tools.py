@@ -177,6 +177,20 @@ TOOL_COLUMNS: tuple[Column[ToolInfo], ...] = (
 )
 
 
+def tool_counts(tools: list[ToolInfo]) -> str:
+    """What the rows are, in the words of the server list's count ("16 tools"): the
+    server's tools models may use, then Portico's utility tools, then those filtered out."""
+    utilities = sum(1 for t in tools if t.utility and not t.filtered_reason)
+    filtered = sum(1 for t in tools if t.filtered_reason)
+    offered = len(tools) - utilities - filtered
+    parts = ["1 tool" if offered == 1 else f"{offered} tools"]
+    if utilities:
+        parts.append(f"{utilities} Portico utility tool{'s' if utilities != 1 else ''}")
+    if filtered:
+        parts.append(f"{filtered} filtered out")
+    return " + ".join(parts)
+
+
 class ToolsPage(QWidget):
     def __init__(self, backend: PageBackend, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -192,6 +206,8 @@ class ToolsPage(QWidget):
         self.table.selectionModel().currentRowChanged.connect(lambda *_: self._select_current())
         self.empty = QLabel("Tools appear here once the server is running.")
         self.empty.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.counts = status_label("tool counts")
+        self.counts.hide()
 
         self.details = browser("tool details")
         self.try_box = QGroupBox("Try it")
@@ -235,6 +251,7 @@ class ToolsPage(QWidget):
         left_column = QVBoxLayout(left)
         left_column.setContentsMargins(0, 0, 0, 0)
         left_column.addWidget(self.empty)
+        left_column.addWidget(self.counts)
         left_column.addWidget(self.table, 1)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.addWidget(left)
@@ -261,6 +278,8 @@ class ToolsPage(QWidget):
         self.table.selectionModel().blockSignals(blocker)
         self.empty.setVisible(not tools)
         self.table.setVisible(bool(tools))
+        self.counts.setText(tool_counts(tools))
+        self.counts.setVisible(bool(tools))
         if not tools:
             self.empty.setText(
                 "Tools appear here once the server is running." if server else "No server selected."
