@@ -70,3 +70,26 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
         desktop.server_action(ActionId.RESTART, "tiny")
         await until(lambda: calls["details"] >= 1, 30, "a refresh after the restart")
         await until(lambda: status_of(desktop, "tiny") is Status.RUNNING, 30, "tiny runs again")
+
+
+async def test_the_overview_health_follows_a_call_made_from_another_tab() -> None:
+    """A call from Try it counts in the Overview's health when the Overview is shown
+    again, without selecting another server and back."""
+    write_global(f'[mcp.tiny]\ncommand = {command("tiny.py")}\ntrust = "full"\n')
+    async with running_app("tiny") as desktop:
+        pages = desktop.pages
+        select(desktop, "tiny")
+        health = pages.overview.health
+        await until(lambda: health.health is not None, 30, "the Overview's health")
+        assert health.health is not None and health.health.calls == 0
+        tools = pages.tools
+        desktop.window.page.setCurrentWidget(tools)
+        await until(lambda: tools.row_of("echo") is not None, 30, "tiny's tools")
+        tools.select_tool("echo")
+        tools.form.fields["text"].widget.setText("hello health")  # type: ignore[union-attr]
+        tools.call_button.click()
+        await until(lambda: "hello health" in tools.result_view.toPlainText(), 30, "echo")
+        await asyncio.sleep(0.6)  # past the activity coalescing, the Overview hidden
+        desktop.window.page.setCurrentWidget(pages.overview)
+        await until(lambda: health.health is not None and health.health.calls >= 1, 10, "the call")
+        assert "Calls (last hour)" in health.table.text() and health.isVisibleTo(pages.overview)

@@ -67,6 +67,8 @@ class ServerPages(QObject):
         self._loaded: dict[str, str | None] = {"Prompts": None, "Resources": None}
         self.confirmation: QMessageBox | None = None
         self._lost: str | None = None  # the selected server's row left (a restart by apply)
+        # Traffic came while the Overview was hidden: its health refetches when it shows.
+        self._overview_stale = False
 
         page = window.page
         self.overview = OverviewPage()
@@ -165,6 +167,7 @@ class ServerPages(QObject):
 
     def _show_selection(self, state: ServerState | None) -> None:
         self.current = state.name if state else None
+        self._overview_stale = False  # the selection's refresh fetches it afresh
         self._generation += 1
         self._loaded = {k: None for k in self._loaded}
         scope = None
@@ -186,6 +189,7 @@ class ServerPages(QObject):
         name = self.current
         if name is None or not self.backend.available:
             return
+        self._overview_stale = False  # _refresh fetches the Overview's health too
         self.ops.keep(self._refresh(name, self._generation))
         self._tab_changed()
 
@@ -220,6 +224,8 @@ class ServerPages(QObject):
             self.ops.keep(self._fetch_activity(name))
         elif tab is self.overview:
             self.ops.keep(self._fetch_overview(name, self._generation))
+            return
+        self._overview_stale = True
 
     async def _fetch_activity(self, name: str) -> None:
         since = self.activity.version if self.activity.server == name else 0
@@ -244,6 +250,10 @@ class ServerPages(QObject):
         if tab is self.activity and self.current is not None and self.backend.available:
             self.activity.set_server(self.current)
             self.ops.keep(self._fetch_activity(self.current))
+        stale = self._overview_stale and self.current is not None and self.backend.available
+        if tab is self.overview and stale and self.current is not None:
+            self._overview_stale = False
+            self.ops.keep(self._fetch_overview(self.current, self._generation))
         if tab is self.prompts:
             self._load_list("Prompts")
         elif tab is self.resources:
