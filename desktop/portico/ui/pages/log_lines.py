@@ -84,8 +84,18 @@ class LogBook:
         return level_rank(line.level or "info") >= level_rank(self.min_level)
 
     def show(self, view: QPlainTextEdit, server: str | None) -> None:
+        """The server's lines, opened at the newest and following, like a terminal."""
         view.setPlainText("\n".join(t for line, t in self.lines(server) if self.visible(line)))
+        bar = view.verticalScrollBar()
+        bar.setValue(bar.maximum())
 
     def append_to(self, view: QPlainTextEdit, line: LogLine, text: str) -> None:
-        if self.visible(line):
-            view.appendPlainText(text)
+        """Follow the end while the person is there; scrolled up, the lines they read stay
+        put (Qt keeps them when the cap trims the oldest line)."""
+        if not self.visible(line):
+            return
+        bar = view.verticalScrollBar()
+        following = bar.value() >= bar.maximum()
+        view.appendPlainText(text)
+        if following:
+            bar.setValue(bar.maximum())
