@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, err, load_config, project_of
+from portico.text import visible
 
 if TYPE_CHECKING:
     from portico.chat.conversation import Chat
@@ -141,7 +142,7 @@ class Renderer:
             self.out.write("\n")
             self.out.flush()
             self.mid_line = False
-        self.note.write(text + "\n")
+        self.note.write(visible(text, multiline=True) + "\n")
         self.note.flush()
 
     def show(self, event: Event) -> None:
@@ -156,7 +157,7 @@ class Renderer:
             self.out.flush()
             return
         if isinstance(event, ev.TextDelta):
-            self.out.write(event.text)
+            self.out.write(visible(event.text, multiline=True))
             self.out.flush()
             self.mid_line = not event.text.endswith("\n")
         elif isinstance(event, ev.ToolCallStarted):
@@ -175,7 +176,7 @@ class Renderer:
             name = self.names.get(event.id, "tool")
             if event.result is not None and self.direct_results:
                 self._say(f"← {name}: {'error' if event.result.is_error else event.outcome}")
-                self.out.write(event.result.text() + "\n")
+                self.out.write(visible(event.result.text(), multiline=True) + "\n")
                 self.out.flush()
             elif event.result is not None:
                 state = "error" if event.result.is_error else "ok"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, cli_services, err, find_server, load_config
+from portico.text import visible
 
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
@@ -98,9 +99,9 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(t, widths, strict=True)).rstrip())
         if r["error"]:
             first, *rest = str(r["error"]).splitlines()
-            print(f"    error: {first}")
+            print(visible(f"    error: {first}"))
             for line in rest:
-                print(f"           {line}")
+                print(visible(f"           {line}"))
         if r["status"] == "Failed" and r["retry_at"]:
             print(f"    retries at {_clock(r['retry_at'])}")
     print(summary)
@@ -284,9 +285,9 @@ async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
             return 0
         for t in tools:
             first = t.description.strip().splitlines()[0] if t.description.strip() else ""
-            print(f"{t.qualified}  {first}".rstrip())
+            print(visible(f"{t.qualified}  {first}".rstrip()))
         for d in hidden:
-            print(f"(hidden) {d.tool}: {d.reason}")
+            print(visible(f"(hidden) {d.tool}: {d.reason}"))
         for w in hub.registry.warnings(spec.name):
             print(f"warning: {w}", file=sys.stderr)
         return 0

@@ -35,6 +35,7 @@ from portico.prompts import (
     TrustChoice,
     TrustRequest,
 )
+from portico.text import visible
 
 T = TypeVar("T")
 ElicitAction = Literal["accept", "decline", "cancel"]
@@ -141,7 +142,7 @@ class TerminalPrompter:
 
     # --- plumbing ------------------------------------------------------------------
     def say(self, text: str = "") -> None:
-        self.output.write(text + "\n")
+        self.output.write(visible(text, multiline=True) + "\n")
         self.output.flush()
 
     async def read(self, prompt: str) -> str:

@@ -21,6 +21,7 @@ from portico.cli.common import (
     load_config,
     server_named,
 )
+from portico.text import visible
 
 if TYPE_CHECKING:
     from portico.config.model import ServerSpec
@@ -148,22 +149,22 @@ async def _review(args: argparse.Namespace) -> int:
         waiting += 1
         request = review.request
         state = "rejected" if decision == "reject" else "waiting"
-        print(f"{request.server} ({state}) from {request.source}")
-        print(f"  {'command' if request.transport == 'stdio' else 'url'}: {request.target}")
+        _say(f"{request.server} ({state}) from {request.source}")
+        _say(f"  {'command' if request.transport == 'stdio' else 'url'}: {request.target}")
         if request.env_names:
-            print(f"  env: {', '.join(request.env_names)}")
+            _say(f"  env: {', '.join(request.env_names)}")
         if request.header_names:
-            print(f"  headers: {', '.join(request.header_names)}")
-        print(f"  trust: {trust_level_line(request.trust_level)}")
+            _say(f"  headers: {', '.join(request.header_names)}")
+        _say(f"  trust: {trust_level_line(request.trust_level)}")
         for detail in review_detail_lines(request):
-            print(f"  {detail}")
+            _say(f"  {detail}")
         for cost in request.costs:
-            print(f"  cost: {cost}")
+            _say(f"  cost: {cost}")
         for line in request.secrets:
-            print(f"  secret: {line}")
+            _say(f"  secret: {line}")
         for reason in request.reasons:
-            print(f"  - {reason}")
-        print(f"  review it: portico mcp trust {request.server}")
+            _say(f"  - {reason}")
+        _say(f"  review it: portico mcp trust {request.server}")
     if not waiting:
         print("No project server is waiting for a trust review.")
     return 0
@@ -171,3 +172,8 @@ async def _review(args: argparse.Namespace) -> int:
 
 cmd_trust = async_command(_trust)
 cmd_review = async_command(_review)
+
+
+def _say(line: str) -> None:
+    """A review line: config text shown as written, escapes visible (never obeyed)."""
+    print(visible(line))
