@@ -5,8 +5,12 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 SERVERS = Path(__file__).resolve().parents[1] / "servers"
@@ -73,3 +77,42 @@ def stop_server(server: RunningServer) -> None:
 def start_tasking(*extra: str) -> RunningServer:
     """tests/servers/tasking.py over Streamable HTTP (it outlives the clients of a test)."""
     return start_script(TASKING, "http", *extra)
+
+
+@dataclass
+class Seen:
+    """What a recording server was sent: (method, path, headers) per request."""
+
+    requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
+
+
+@contextmanager
+def recording_server() -> Iterator[tuple[int, Seen]]:
+    """An HTTP server on 127.0.0.1 that records each request and answers 502 'via
+    recording server' (what reached the wire, headers included)."""
+    seen = Seen()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", "0")))
+            seen.requests.append((self.command, self.path, dict(self.headers.items())))
+            body = b"via recording server"
+            self.send_response(502)
+            self.send_header("content-type", "text/plain")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        do_GET = do_POST
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server.server_address[1], seen
+    finally:
+        server.shutdown()
+        server.server_close()

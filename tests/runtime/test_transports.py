@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -19,6 +16,8 @@ from portico.runtime.events import EventBus, LogLine, Status
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.transports.http import identity_header
 from portico.runtime.transports.proxies import ProxySettings, bypass, normalize_proxy_url
+from tests.helpers.servers import Seen
+from tests.helpers.servers import recording_server as start_recording_server
 
 from .conftest import Recorder, failing_spec, make_spec, toolbox_spec
 
@@ -116,38 +115,10 @@ def test_proxy_settings_from_environ() -> None:
 # --- against real local HTTP servers -------------------------------------------------------
 
 
-@dataclass
-class Seen:
-    requests: list[tuple[str, str, dict[str, str]]] = field(default_factory=list)
-
-
 @pytest.fixture
 def recording_server() -> Iterator[tuple[int, Seen]]:
-    """An HTTP server that records each request and answers 502 'via recording server'."""
-    seen = Seen()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", "0")))
-            seen.requests.append((self.command, self.path, dict(self.headers.items())))
-            body = b"via recording server"
-            self.send_response(502)
-            self.send_header("content-type", "text/plain")
-            self.send_header("content-length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        do_GET = do_POST
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1], seen
-    server.shutdown()
-    server.server_close()
+    with start_recording_server() as running:
+        yield running
 
 
 async def test_headers_secrets_and_identity_reach_the_server(

@@ -5,9 +5,7 @@ an identity header ``value_from: profile`` always said ``default``. Rule: the ef
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -15,33 +13,14 @@ import pytest
 from portico.config import load
 from portico.policy.prompters import NonInteractivePrompter
 from portico.services import build_services
-
-Seen = list[dict[str, str]]
+from tests.helpers.servers import Seen
+from tests.helpers.servers import recording_server as start_recording_server
 
 
 @pytest.fixture
 def recording_server() -> Iterator[tuple[int, Seen]]:
-    """An HTTP endpoint that records each request's headers and answers 502."""
-    seen: Seen = []
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            seen.append({k.lower(): v for k, v in self.headers.items()})
-            self.send_response(502)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        do_GET = do_POST
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server.server_address[1], seen
-    server.shutdown()
-    server.server_close()
+    with start_recording_server() as running:
+        yield running
 
 
 async def _profile_seen(project: Path | None, seen: Seen) -> str:
@@ -51,13 +30,13 @@ async def _profile_seen(project: Path | None, seen: Seen) -> str:
     try:
         await hub.apply(config)
         for _ in range(500):
-            if seen:
+            if seen.requests:
                 break
             await asyncio.sleep(0.02)
     finally:
         await hub.close()
-    assert seen, "the server was never reached"
-    return seen[0]["x-portico-profile"]
+    assert seen.requests, "the server was never reached"
+    return {k.lower(): v for k, v in seen.requests[0][2].items()}["x-portico-profile"]
 
 
 def _person(home: Path, port: int) -> None:
