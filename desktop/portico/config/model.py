@@ -235,6 +235,9 @@ class ServerSpec:
     cost_unit: str = DEFAULT_COST_UNIT
     trust: TrustLevel = TrustLevel.DEFAULT
     replaces: Replaces | None = None  # project scope: the global server of this name
+    # Added from a portico:// link (``from_link = true``, written by the link): reviewed
+    # like a project server before it first connects, though it is in your global file.
+    from_link: bool = False
     # Folders offered through roots/list (global servers; None = unset). After loading,
     # an unset one holds the top-level default. A change is announced, not a restart.
     roots: tuple[str, ...] | None = None

@@ -663,6 +663,16 @@ KEYS: tuple[KeySpec, ...] = (
         default="default",
         choices=("default", "full", "untrusted"),
     ),
+    KeySpec(
+        "from_link",
+        ("from_link",),
+        ("from_link",),
+        "bool",
+        TR,
+        "Set by Portico on a server added from a portico:// link: it waits for a trust "
+        "review before it first connects, like a project server.",
+        default=False,
+    ),
     # --- Sampling -----------------------------------------------------------------------
     KeySpec(
         "sampling",

@@ -381,6 +381,7 @@ class _Checker:
             timeout=get("timeout"),
             connect_timeout=get("connect_timeout"),
             lazy=get("lazy"),
+            from_link=get("from_link"),
             idle_timeout_seconds=get("idle_timeout_seconds"),
             max_lifetime_seconds=get("max_lifetime_seconds"),
             always_load=get("always_load"),

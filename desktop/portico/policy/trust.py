@@ -58,11 +58,22 @@ from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 log = logging.getLogger(__name__)
 
 STDIO_REASON = "it is a project server that runs a command on this computer"
+LINK_STDIO_REASON = "it runs a command on this computer"
+LINK_REASON = (
+    "it was added from a portico:// link (from_link in your config): a web page wrote it, "
+    "so it is reviewed before it first connects"
+)
+
+
+def is_reviewed(spec: ServerSpec) -> bool:
+    """Whether ``spec`` passes the trust gate: a project server, or one added from a
+    ``portico://`` link (written to your global file, but by a web page)."""
+    return spec.source.scope is Scope.PROJECT or spec.from_link
 
 
 def review_reasons(spec: ServerSpec) -> list[str]:
     """Reasons to review a project server whatever its transport and address."""
-    reasons: list[str] = []
+    reasons: list[str] = [LINK_REASON] if spec.from_link else []
     uses = secret_uses(spec)
     if uses:
         reasons.append(secrets_reason(uses))
@@ -212,7 +223,7 @@ class TrustGate:
         return hooks
 
     def pinned_addresses(self, spec: ServerSpec) -> dict[str, list[str]] | None:
-        pins = self._pins.get(_key(spec)) if spec.source.scope is Scope.PROJECT else None
+        pins = self._pins.get(_key(spec)) if is_reviewed(spec) else None
         if pins is None:
             pins = self._pins_by_name.get(spec.name)
         return {host: list(ips) for host, ips in pins.items()} if pins else None
@@ -228,7 +239,7 @@ class TrustGate:
     async def __call__(
         self, spec: ServerSpec, *, asking: Callable[[], None] | None = None
     ) -> TrustVerdict:
-        if spec.source.scope is not Scope.PROJECT:
+        if not is_reviewed(spec):
             return TrustVerdict(True)
         key = _key(spec)
         review = await self.check(spec)
@@ -300,8 +311,9 @@ class TrustGate:
         reasons: list[str] = []
         extra = review_reasons(spec)
         if spec.transport is Transport.STDIO:
-            reasons.append(STDIO_REASON)
-            if spec.source.scope is Scope.PROJECT:
+            project = spec.source.scope is Scope.PROJECT
+            reasons.append(STDIO_REASON if project else LINK_STDIO_REASON)
+            if project:
                 files = await asyncio.to_thread(pinned_files, spec)
         else:
             pinned = self._pins.get(key)
@@ -310,7 +322,7 @@ class TrustGate:
                 report = await check_url(spec.url or "", _pinned_resolver(pinned))
             else:
                 report = await check_url(spec.url or "", self.resolver)
-            if spec.source.scope is Scope.PROJECT:
+            if is_reviewed(spec):
                 blocked = never_dialled(report.host, ()) or next(
                     (
                         why
