@@ -5,8 +5,8 @@ the end of a long line: a confirmation must show every line of what it confirms.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QFontDatabase, QResizeEvent, QTextOption
+from PySide6.QtCore import QSizeF, Qt
+from PySide6.QtGui import QFontDatabase, QTextOption
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextEdit, QWidget
 
 
@@ -24,21 +24,15 @@ class WrappedText(QTextEdit):
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.setPlainText(text)
-        self.document().contentsChanged.connect(self.fit)
-        self.fit()
+        # The view lays its text out at its own width; follow each new layout's height.
+        self.document().documentLayout().documentSizeChanged.connect(self._fit)
+        self._fit(self.document().size())
 
-    def fit(self) -> None:
-        """Make the widget exactly as tall as its wrapped text at the current width."""
-        document = self.document()
-        document.setTextWidth(max(1, self.viewport().width()))
-        height = int(document.size().height() + 0.999) + 2 * self.frameWidth()
+    def _fit(self, size: QSizeF) -> None:
+        """As tall as the wrapped text at the current width: nothing left to scroll."""
+        height = int(size.height() + 0.999) + 2 * self.frameWidth()
         if height != self.height():
             self.setFixedHeight(height)
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        super().resizeEvent(event)
-        if event.oldSize().width() != event.size().width():
-            self.fit()
 
     def fully_shown(self) -> bool:
         """True when every line is in view: no part scrolled away in either direction."""
