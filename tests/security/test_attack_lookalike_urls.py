@@ -9,9 +9,13 @@ the real terminal prompter and the real dialogs offscreen."""
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
+from PySide6.QtCore import QObject, QUrl, Slot
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from portico.cli.terminal_prompter import TerminalPrompter
@@ -20,9 +24,11 @@ from portico.config.model import ElicitationSpec
 from portico.policy.setup import Policy
 from portico.prompts import AuthorizeRequest, ElicitationAnswer, ElicitationRequest
 from portico.runtime.hub import Hub
+from portico.ui.chat.markdown_view import RichLabel
 from portico.ui.dialogs.deeplink_dialog import DeepLinkDialog
 from portico.ui.dialogs.elicitation_dialog import ElicitationDialog
 from portico.ui.dialogs.oauth_dialog import OAuthDialog
+from portico.ui.dialogs.open_link_dialog import OpenLinkDialog
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import asker_spec, config_of
 
@@ -117,3 +123,53 @@ def test_a_link_s_origin_on_a_look_alike_host_is_warned_about(qtbot: QtBot) -> N
         "Site: \u0261ithub.com (punycode xn--ithub-qmc.com)",
     ]
     assert any("only looks like 'g'" in label.text() for label in dialog.warning_labels)
+
+
+class _Browser(QObject):
+    """Stands in for the system browser: Qt hands it every https URL it would open."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.opened: list[str] = []
+
+    @Slot(QUrl)
+    def open(self, url: QUrl) -> None:
+        self.opened.append(url.toString())
+
+
+@pytest.fixture
+def browser() -> Iterator[_Browser]:
+    catcher = _Browser()
+    QDesktopServices.setUrlHandler("https", catcher, "open")
+    yield catcher
+    QDesktopServices.unsetUrlHandler("https")
+
+
+def _asking() -> OpenLinkDialog | None:
+    found = [w for w in QApplication.topLevelWidgets() if isinstance(w, OpenLinkDialog)]
+    return next((w for w in found if w.isVisible()), None)
+
+
+def test_a_chat_link_to_a_look_alike_host_asks_before_it_opens(
+    qtbot: QtBot, browser: _Browser
+) -> None:
+    label = RichLabel('<a href="https://\u0261ithub.com/x">github.com</a>')
+    qtbot.addWidget(label)
+    label.linkActivated.emit("https://\u0261ithub.com/x")  # the person clicks the link
+    dialog = _asking()
+    assert dialog is not None and browser.opened == []
+    assert dialog.lines.site_label.text() == (
+        "The site is \u0261ithub.com (punycode xn--ithub-qmc.com)"
+    )
+    assert any("only looks like 'g'" in w.text() for w in dialog.lines.warning_labels)
+    assert dialog.cancel_button.hasFocus() or not dialog.isActiveWindow()
+    dialog.cancel_button.click()
+    assert browser.opened == []
+    label.linkActivated.emit("https://\u0261ithub.com/x")
+    again = _asking()
+    assert again is not None
+    again.open_button.click()
+    assert browser.opened == ["https://\u0261ithub.com/x"]  # only after Open in browser
+    label.linkActivated.emit("https://example.com/docs")  # nothing misleading: opens at once
+    assert _asking() is None
+    assert browser.opened[-1] == "https://example.com/docs"
