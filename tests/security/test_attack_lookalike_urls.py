@@ -77,6 +77,7 @@ async def test_a_latin_look_alike_letter_is_named_in_the_terminal_and_the_dialog
     request, printed = await _asked(SCRIPT_G)
     assert "  Site: \u0261ithub.com (punycode xn--ithub-qmc.com)" in printed
     assert "The site is github.com" not in printed
+    assert f"\n  {SCRIPT_G}\n" in printed  # the address whole, on its own line to copy
     assert "U+0261 LATIN SMALL LETTER SCRIPT G) only looks like 'g'" in printed
     dialog = ElicitationDialog(request)
     qtbot.addWidget(dialog)

@@ -68,7 +68,7 @@ def _print_url(url: str) -> None:
     from portico.policy.url_review import review_url
     from portico.text import visible
 
-    for line in review_url(url).lines():
+    for line in review_url(url).lines(address=""):
         print(f"  {visible(line)}")
 
 

@@ -149,7 +149,7 @@ class TerminalPrompter:
     def say_url(self, url: str) -> None:
         """A URL as every face shows one: the site first (with its punycode form), the
         whole address, then each look-alike warning (``policy.url_review``)."""
-        for line in review_url(url).lines():
+        for line in review_url(url).lines(address=""):
             self.say(f"  {line}")
 
     async def read(self, prompt: str) -> str:

@@ -53,11 +53,12 @@ async def _trust(args: argparse.Namespace) -> int:
     from portico.prompts import TrustChoice
 
     config = load_config(args)
+    linked = any(s.from_link for s in config.servers)
     spec = server_named(
         config,
         args.name,
         among=is_reviewed,
-        listed_as="project servers and servers added from links",
+        listed_as="project servers and servers added from links" if linked else "project servers",
         next_step="run 'portico mcp review' to see the ones waiting",
     )
     if not is_reviewed(spec):

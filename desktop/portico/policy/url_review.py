@@ -95,13 +95,14 @@ class UrlReview:
             return f"{self.host} (punycode {self.ascii_host})"
         return self.host
 
-    def lines(self) -> tuple[str, ...]:
+    def lines(self, address: str = "Address: ") -> tuple[str, ...]:
         """What every face shows, in order: the site first, the host when it says more,
-        the whole address, then each warning."""
+        the whole address (after ``address``; "" leaves it bare, for a terminal to copy),
+        then each warning."""
         out = [f"Site: {self.site}"]
         if self.host and self.host != (self.registrable_domain or self.host):
             out.append(f"Host: {self.host_line}")
-        out.append(f"Address: {self.shown_url}")
+        out.append(f"{address}{self.shown_url}")
         out += [f"Warning: {w}" for w in self.warnings]
         return tuple(out)
 
