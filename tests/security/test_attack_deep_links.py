@@ -168,3 +168,12 @@ def test_open_url_without_a_display_prints_every_line_whole_and_adds_nothing(
     assert "It runs on this computer: node server.js" in done.stdout
     assert "Nothing was added" in done.stderr
     assert not paths.paths().global_toml.exists()
+
+
+def test_a_bidi_override_in_a_linked_value_is_shown_never_obeyed(qtbot: QtBot) -> None:
+    link = "portico://add?name=gh&url=https://mcp.example.com/mcp&header=" + quote(
+        "X-Note: \u202eNEPO_SI_SIHT", safe=""
+    )
+    dialog = _shown(qtbot, link)
+    shown = dialog.values_view.toPlainText()
+    assert "\u202e" not in shown and shown == "header X-Note = <U+202E>NEPO_SI_SIHT"

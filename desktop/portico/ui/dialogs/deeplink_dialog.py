@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 
 from portico.policy.link_review import LinkReview, review_link
+from portico.text import visible
 from portico.ui.dialogs.base import PromptDialog, selectable_label
 from portico.ui.dialogs.wrapped_text import WrappedText
 from portico.ui.palette import set_tone
@@ -44,7 +45,7 @@ class DeepLinkDialog(PromptDialog):
         self.layout_.addWidget(self.target_view)
         self.warning_labels: list[QLabel] = []
         for warning in review.url.warnings if review.url is not None else ():
-            label = selectable_label(f"Warning: {warning}")
+            label = selectable_label(visible(f"Warning: {warning}"))
             set_tone(label, "error")
             label.setAccessibleName("warning")
             self.warning_labels.append(label)

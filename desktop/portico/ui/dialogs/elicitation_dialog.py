@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtWidgets import QLabel, QWidget
 
 from portico.prompts import ElicitationAnswer, ElicitationRequest
+from portico.text import visible
 from portico.ui.dialogs.base import PromptDialog, selectable_label
 from portico.ui.palette import set_tone
 from portico.ui.schema_form import Field, SchemaForm
@@ -39,18 +40,18 @@ class ElicitationDialog(PromptDialog):
             review = review_url(request.url or "")
             self.layout_.addWidget(QLabel("The server asks you to open this page in your browser:"))
             # The registrable domain first (with its punycode form), then the whole URL.
-            self.site_label = selectable_label(f"The site is {review.site}")
+            self.site_label = selectable_label(visible(f"The site is {review.site}"))
             self.site_label.setAccessibleName("site")
             self.layout_.addWidget(self.site_label)
             if review.host and review.host != (review.registrable_domain or review.host):
-                host = selectable_label(f"Host: {review.host_line}")
+                host = selectable_label(visible(f"Host: {review.host_line}"))
                 host.setAccessibleName("host")
                 self.layout_.addWidget(host)
             self.url_label = selectable_label(_url_markup(review), mono=True, rich=True)
             self.url_label.setAccessibleName("address")
             self.layout_.addWidget(self.url_label)
             for warning in review.warnings:
-                label = QLabel(f"Warning: {warning}")
+                label = QLabel(visible(f"Warning: {warning}"))
                 label.setWordWrap(True)
                 set_tone(label, "error")
                 label.setAccessibleName("warning")
@@ -96,8 +97,8 @@ class ElicitationDialog(PromptDialog):
 def _url_markup(review: UrlReview) -> str:
     """The whole URL, escaped, with the host in bold (the part that says whose site it is)."""
     if not review.host:
-        return html.escape(review.shown_url)
+        return html.escape(visible(review.shown_url))
     return (
-        f"{html.escape(review.before_host)}<b>{html.escape(review.host)}</b>"
-        f"{html.escape(review.after_host)}"
+        f"{html.escape(visible(review.before_host))}<b>{html.escape(visible(review.host))}</b>"
+        f"{html.escape(visible(review.after_host))}"
     )

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from PySide6.QtWidgets import QLabel, QVBoxLayout
 
 from portico.policy.url_review import UrlReview, review_url
+from portico.text import visible
 from portico.ui.dialogs.base import selectable_label
 from portico.ui.palette import set_tone
 
@@ -23,7 +24,7 @@ class UrlLines:
 
 def add_url_lines(layout: QVBoxLayout, url: str, *, what: str = "The site is") -> UrlLines:
     review = review_url(url)
-    site = selectable_label(f"{what} {review.site}")
+    site = selectable_label(visible(f"{what} {review.site}"))
     site.setAccessibleName("site")
     font = site.font()
     font.setBold(True)
@@ -31,11 +32,11 @@ def add_url_lines(layout: QVBoxLayout, url: str, *, what: str = "The site is") -
     layout.addWidget(site)
     lines = UrlLines(review, site)
     if review.host and review.host != (review.registrable_domain or review.host):
-        lines.host_label = selectable_label(f"Host: {review.host_line}")
+        lines.host_label = selectable_label(visible(f"Host: {review.host_line}"))
         lines.host_label.setAccessibleName("host")
         layout.addWidget(lines.host_label)
     for warning in review.warnings:
-        label = selectable_label(f"Warning: {warning}")
+        label = selectable_label(visible(f"Warning: {warning}"))
         set_tone(label, "error")
         label.setAccessibleName("warning")
         lines.warning_labels.append(label)

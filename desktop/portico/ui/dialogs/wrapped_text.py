@@ -9,6 +9,8 @@ from PySide6.QtCore import QSizeF, Qt
 from PySide6.QtGui import QFontDatabase, QTextOption
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextEdit, QWidget
 
+from portico.text import visible
+
 
 class WrappedText(QTextEdit):
     def __init__(self, text: str, *, mono: bool = True, parent: QWidget | None = None) -> None:
@@ -23,7 +25,9 @@ class WrappedText(QTextEdit):
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setFrameShape(QFrame.Shape.StyledPanel)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
-        self.setPlainText(text)
+        # Text from a link or a server: controls, bidi overrides and invisible characters
+        # are shown as escapes, never obeyed (portico.text.visible).
+        self.setPlainText(visible(text, multiline=True))
         # The view lays its text out at its own width; follow each new layout's height.
         self.document().documentLayout().documentSizeChanged.connect(self._fit)
         self._fit(self.document().size())
