@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import html
 from typing import Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
 from portico.prompts import ElicitationAnswer, ElicitationRequest
-from portico.ui.dialogs.base import PromptDialog, selectable_label
+from portico.ui.dialogs.base import PromptDialog, esc, selectable_label
 from portico.ui.palette import set_tone
 from portico.ui.schema_form import Field, SchemaForm
+from portico.ui.text import plain_label, set_plain
 
 __all__ = ["ElicitationDialog", "Field"]
 
@@ -22,9 +22,8 @@ class ElicitationDialog(PromptDialog):
         self.message = selectable_label(request.message)
         self.message.setAccessibleName("message")
         self.layout_.addWidget(self.message)
-        self.error_label = QLabel(request.error or "")
+        self.error_label = plain_label(request.error or "", multiline=True)
         set_tone(self.error_label, "error")
-        self.error_label.setWordWrap(True)
         self.error_label.setAccessibleName("error")
         self.error_label.setVisible(bool(request.error))
         self.layout_.addWidget(self.error_label)
@@ -40,8 +39,7 @@ class ElicitationDialog(PromptDialog):
                 site.setAccessibleName("site")
                 self.layout_.addWidget(site)
             for warning in request.url_warnings:
-                label = QLabel(f"Warning: {warning}")
-                label.setWordWrap(True)
+                label = plain_label(f"Warning: {warning}")
                 set_tone(label, "error")
                 label.setAccessibleName("warning")
                 self.warning_labels.append(label)
@@ -74,7 +72,7 @@ class ElicitationDialog(PromptDialog):
             return
         problems = self.form.problems()
         if problems:
-            self.error_label.setText("\n".join(problems))
+            set_plain(self.error_label, "\n".join(problems), multiline=True)
             self.error_label.show()
             return
         self.answer(ElicitationAnswer("accept", self.content()))
@@ -88,11 +86,8 @@ def _url_markup(request: ElicitationRequest) -> str:
     url = request.url or ""
     host = request.url_host
     if not host:
-        return html.escape(url)
+        return esc(url)
     from portico.policy.url_review import review_url
 
     review = review_url(url)
-    return (
-        f"{html.escape(review.before_host)}<b>{html.escape(review.host)}</b>"
-        f"{html.escape(review.after_host)}"
-    )
+    return f"{esc(review.before_host)}<b>{esc(review.host)}</b>{esc(review.after_host)}"
