@@ -29,6 +29,7 @@ Use one :class:`TrustGate` per process and plug it into ``ConnectionHooks`` with
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shlex
@@ -179,7 +180,11 @@ def _once_key(review: Review) -> tuple[str, str, str]:
     return (project, name, digest + canonical_json(review.bound))
 
 
+@functools.lru_cache(maxsize=2048)
 def _key(spec: ServerSpec) -> tuple[str, str, str]:
+    """(canonical project folder, name, trust digest). A gate's call asks for it several
+    times per spec (its check, the once set, the store, the pins), and each costs a
+    digest of the spec and a path resolution: remembered per spec (specs are frozen)."""
     return (str(project_of(spec)), spec.name, trust_digest(spec))
 
 
@@ -331,7 +336,7 @@ class TrustGate:
         request = TrustRequest(
             server=spec.name,
             source=str(spec.source),
-            project=str(project_of(spec)),
+            project=key[0],
             transport=str(spec.transport),
             target=describe_target(spec),
             env_names=tuple(name for name, _ in spec.env),
