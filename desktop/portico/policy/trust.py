@@ -180,12 +180,21 @@ def _once_key(review: Review) -> tuple[str, str, str]:
     return (project, name, digest + canonical_json(review.bound))
 
 
-@functools.lru_cache(maxsize=2048)
 def _key(spec: ServerSpec) -> tuple[str, str, str]:
     """(canonical project folder, name, trust digest). A gate's call asks for it several
     times per spec (its check, the once set, the store, the pins), and each costs a
     digest of the spec and a path resolution: remembered per spec (specs are frozen)."""
+    try:
+        return _remembered_key(spec)
+    except TypeError:  # a spec holding an unhashable value: computed every time
+        return _computed_key(spec)
+
+
+def _computed_key(spec: ServerSpec) -> tuple[str, str, str]:
     return (str(project_of(spec)), spec.name, trust_digest(spec))
+
+
+_remembered_key = functools.lru_cache(maxsize=2048)(_computed_key)
 
 
 class TrustGate:
