@@ -176,6 +176,12 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             key=schema.TOML_SERVERS_KEY,
         )
         return raw
+    # Each server's lines, grouped in one pass (a scan of every line per server made a
+    # 400-server file quadratic).
+    by_server: dict[Any, dict[KeyPath, int]] = {}
+    for p, n in lines.items():
+        if len(p) > 2 and p[0] == schema.TOML_SERVERS_KEY:
+            by_server.setdefault(p[1], {})[p[2:]] = n
     for name, entry in servers.items():
         prefix = (schema.TOML_SERVERS_KEY, name)
         if name in _TOP_KEYS and not isinstance(entry, dict):
@@ -186,8 +192,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 key=f"{schema.TOML_SERVERS_KEY}.{name}",
             )
             continue
-        server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
-        raw.servers.append(RawServer(name, entry, line_of(*prefix), server_lines))
+        raw.servers.append(RawServer(name, entry, line_of(*prefix), by_server.get(name, {})))
     return raw
 
 

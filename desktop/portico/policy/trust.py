@@ -29,6 +29,7 @@ Use one :class:`TrustGate` per process and plug it into ``ConnectionHooks`` with
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shlex
@@ -191,7 +192,20 @@ def _once_key(review: Review) -> tuple[str, str, str]:
 
 
 def _key(spec: ServerSpec) -> tuple[str, str, str]:
+    """(canonical project folder, name, trust digest). A gate's call asks for it several
+    times per spec (its check, the once set, the store, the pins), and each costs a
+    digest of the spec and a path resolution: remembered per spec (specs are frozen)."""
+    try:
+        return _remembered_key(spec)
+    except TypeError:  # a spec holding an unhashable value: computed every time
+        return _computed_key(spec)
+
+
+def _computed_key(spec: ServerSpec) -> tuple[str, str, str]:
     return (str(project_of(spec)), spec.name, trust_digest(spec))
+
+
+_remembered_key = functools.lru_cache(maxsize=2048)(_computed_key)
 
 
 class TrustGate:
@@ -343,7 +357,7 @@ class TrustGate:
         request = TrustRequest(
             server=spec.name,
             source=str(spec.source),
-            project=str(project_of(spec)),
+            project=key[0],
             transport=str(spec.transport),
             target=describe_target(spec),
             env_names=tuple(name for name, _ in spec.env),

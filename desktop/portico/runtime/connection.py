@@ -55,7 +55,7 @@ from portico.runtime.events import (
     ToolsChanged,
 )
 from portico.runtime.filtering import apply_filter
-from portico.runtime.hooks import ConnectionHooks
+from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
@@ -178,6 +178,7 @@ class Connection:
         self._told_private = False  # the log said once that the lists stay off the disk
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
+        self._verdict: TrustVerdict | None = None  # given by a review just answered (once)
         self._tls: ssl.SSLContext | bool | None = None  # the last connect's TLS settings (icons)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
         self._inflight = 0
@@ -259,12 +260,21 @@ class Connection:
         self._delay = self.cooldown_base
         await self.start()
 
-    async def retry_now(self) -> None:
-        """Try again at once (resets the cooldown)."""
+    async def retry_now(self, *, verdict: TrustVerdict | None = None) -> None:
+        """Try again at once (resets the cooldown).
+
+        ``verdict``: the trust gate's answer for this very spec, just given by a review
+        the person answered (Review trust…): the next attempt starts from it instead of
+        asking the gate again. Only a connection about to start or parked for trust
+        takes it; a running one goes on as it is.
+        """
         self._delay = self.cooldown_base
         if self._task is None or self._task.done():
+            self._verdict = verdict
             await self.start()
             return
+        if verdict is not None and self._life.phase in (Phase.AWAITING_TRUST, Phase.REJECTED):
+            self._verdict = verdict
         self._mail.post(Request.RETRY)
 
     async def call_tool(
@@ -748,9 +758,12 @@ class Connection:
 
     async def _gate(self) -> bool:
         """Run the trust gate; False after parking in AwaitingTrust (the caller loops)."""
-        if self.hooks.trust_gate is None:
-            return True
-        verdict = await self.hooks.trust_gate(self.spec, asking=self._reviewing)
+        # A review just answered for this spec gave its verdict: no second round trip.
+        verdict, self._verdict = self._verdict, None
+        if verdict is None:
+            if self.hooks.trust_gate is None:
+                return True
+            verdict = await self.hooks.trust_gate(self.spec, asking=self._reviewing)
         if self._life.phase is Phase.REVIEWING:
             self._life.move(Phase.STARTING)
         self._pinned = verdict.pinned

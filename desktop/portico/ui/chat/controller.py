@@ -40,6 +40,7 @@ from portico.ui.runtime_thread.chat_service import (
     InlineWithdrawn,
     TurnEnded,
 )
+from portico.ui.text import plain_label
 
 log = logging.getLogger(__name__)
 
@@ -560,8 +561,7 @@ class ChatController(QObject):
         return self._answer_widget("")
 
     def add_notice(self, text: str, level: str = "info") -> QLabel:
-        label = QLabel(text)
-        label.setWordWrap(True)
+        label = plain_label(text, multiline=True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setAccessibleName(f"{level} notice")
         set_tone(label, _NOTICE_TONES.get(level, "muted"))

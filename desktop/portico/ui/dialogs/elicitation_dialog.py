@@ -12,6 +12,7 @@ from portico.text import visible
 from portico.ui.dialogs.base import PromptDialog, selectable_label
 from portico.ui.palette import set_tone
 from portico.ui.schema_form import Field, SchemaForm
+from portico.ui.text import plain_label, set_plain
 
 if TYPE_CHECKING:
     from portico.policy.url_review import UrlReview
@@ -26,9 +27,8 @@ class ElicitationDialog(PromptDialog):
         self.message = selectable_label(request.message)
         self.message.setAccessibleName("message")
         self.layout_.addWidget(self.message)
-        self.error_label = QLabel(request.error or "")
+        self.error_label = plain_label(request.error or "", multiline=True)
         set_tone(self.error_label, "error")
-        self.error_label.setWordWrap(True)
         self.error_label.setAccessibleName("error")
         self.error_label.setVisible(bool(request.error))
         self.layout_.addWidget(self.error_label)
@@ -51,8 +51,7 @@ class ElicitationDialog(PromptDialog):
             self.url_label.setAccessibleName("address")
             self.layout_.addWidget(self.url_label)
             for warning in review.warnings:
-                label = QLabel(visible(f"Warning: {warning}"))
-                label.setWordWrap(True)
+                label = plain_label(f"Warning: {warning}")
                 set_tone(label, "error")
                 label.setAccessibleName("warning")
                 self.warning_labels.append(label)
@@ -85,7 +84,7 @@ class ElicitationDialog(PromptDialog):
             return
         problems = self.form.problems()
         if problems:
-            self.error_label.setText("\n".join(problems))
+            set_plain(self.error_label, "\n".join(problems), multiline=True)
             self.error_label.show()
             return
         self.answer(ElicitationAnswer("accept", self.content()))

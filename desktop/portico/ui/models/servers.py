@@ -31,6 +31,7 @@ from portico.runtime.events import ServerState, Status
 from portico.ui.bridge import EventBridge
 from portico.ui.icons import announced_icon, status_icon
 from portico.ui.models.clock import clock
+from portico.ui.text import plain, tip
 from portico.ui.tray_state import status_text
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -140,13 +141,13 @@ class ServerListModel(QAbstractListModel):
             badge = f"  [{scope}]" if scope else ""
             tools = "1 tool" if state.tool_count == 1 else f"{state.tool_count} tools"
             detail = f"{text} · {tools}" if state.status is Status.RUNNING else text
-            return f"{state.name}{badge}\n{detail}"
+            return f"{plain(state.name)}{badge}\n{plain(detail)}"
         if role == Qt.ItemDataRole.DecorationRole:
             return self._icon(state)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return state.error or text
+            return tip(state.error or text)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{state.name}, {text}, {state.tool_count} tools"
+            return plain(f"{state.name}, {text}, {state.tool_count} tools")
         if role == self.NameRole:
             return state.name
         if role == self.StatusRole:

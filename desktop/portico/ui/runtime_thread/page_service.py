@@ -270,6 +270,8 @@ class PageService:
     # --- trust -----------------------------------------------------------------------
 
     async def review_trust(self, name: str) -> ServerState:
-        """Ask the trust review again (also after a Reject), then reconnect."""
-        await self.session.policy.trust.review(self._spec(name))
-        return await self.hub.retry(name)
+        """Ask the trust review again (also after a Reject); the server goes on from the
+        answer (no second trust round trip: a declined review is not asked again)."""
+        spec = self._spec(name)
+        verdict = await self.session.policy.trust.review(spec)
+        return await self.hub.admit(name, spec, verdict)
