@@ -7,6 +7,7 @@ set when its read stream ends. That is how the owner learns that a legacy SSE se
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 from collections.abc import Callable
@@ -25,8 +26,6 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
 if TYPE_CHECKING:
-    import asyncio
-
     from portico.runtime.transports.stdio import StdioProcessInfo
 
 MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
@@ -200,8 +199,45 @@ async def _stdio(
     env = get_default_environment()
     env["PATH"] = path
     env.update(configured)
+    args = list(spec.args)
+    if spec.sandboxed:
+        command, args = await _sandboxed(spec, hooks, command, args, env, cwd, note)
     info = StdioProcessInfo()
-    return stdio_transport(command, list(spec.args), env=env, cwd=cwd, log=log, info=info), info
+    return stdio_transport(command, args, env=env, cwd=cwd, log=log, info=info), info
+
+
+async def _sandboxed(
+    spec: ServerSpec,
+    hooks: ConnectionHooks,
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    note: Callable[[str], None],
+) -> tuple[str, list[str]]:
+    """``command args`` wrapped in the server's sandbox; without a sandbox on this
+    machine, as they are once the person agreed (else SandboxProblem)."""
+    from portico.runtime.errors import SandboxProblem
+    from portico.runtime.sandbox.launch import no_network_yet, sandboxed_launch
+    from portico.runtime.sandbox.probe import sandbox_support
+
+    bwrap, problem = await sandbox_support()
+    if bwrap is None:
+        why = problem or "no sandbox"
+        if hooks.unsandboxed_ok is not None and await hooks.unsandboxed_ok(spec, why):
+            note(f"running without a sandbox, as you agreed: {why}")
+            return command, args
+        raise SandboxProblem(
+            f"{spec.name}: not started: it is to run in a sandbox, and {why}; agree to run "
+            f"it unsandboxed when asked, or set {spec.name}.sandbox.enabled = false"
+        )
+    if spec.sandbox.network_allow:
+        raise no_network_yet(spec)
+    home = env.get("HOME") or str(Path.home())
+    argv = await asyncio.to_thread(
+        sandboxed_launch, spec, bwrap, command, args, cwd=cwd, env=env, home=home
+    )
+    return argv[0], argv[1:]
 
 
 async def _http(
