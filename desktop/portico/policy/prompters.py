@@ -25,6 +25,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 
 
@@ -99,6 +100,14 @@ class NonInteractivePrompter:
             f"{request.limit_line} Nobody can approve that here, so the call was refused "
             f"without running. Do not retry it; ask the person to run it from the app or "
             f"raise spend_limit for '{request.server}'."
+        )
+
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        raise Refused(
+            f"server '{request.server}' ({request.source}) is set to run in a sandbox, but "
+            f"{request.why}; nobody can agree to run it unsandboxed here: run "
+            f"'portico mcp test {request.server}' in a terminal or open the app to answer, "
+            f"or set {request.server}.sandbox.enabled = false"
         )
 
     async def authorize(self, request: AuthorizeRequest) -> str | None:
