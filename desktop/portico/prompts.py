@@ -63,6 +63,8 @@ class TrustRequest:
     loosenings: tuple[str, ...] = ()
     # The project files its launch names, pinned by content: ".portico/x.js (120 bytes, ...)".
     pinned_files: tuple[str, ...] = ()
+    # What its sandbox lets it read, write and reach ("may read: /p"), or that it has none.
+    sandbox: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

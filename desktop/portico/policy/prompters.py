@@ -47,8 +47,8 @@ def trust_level_line(level: str) -> str:
 
 
 def review_detail_lines(request: TrustRequest) -> list[str]:
-    """The review's launch, loosenings and pinned project files as terminal lines, each
-    whole (a terminal wraps a long line; nothing is cut)."""
+    """The review's launch, loosenings, pinned project files and sandbox as terminal
+    lines, each whole (a terminal wraps a long line; nothing is cut)."""
     lines: list[str] = []
     if request.launch:
         lines.append("launch:")
@@ -59,6 +59,9 @@ def review_detail_lines(request: TrustRequest) -> list[str]:
     if request.pinned_files:
         lines.append("project files it loads (a change asks again):")
         lines += [f"  {line}" for line in request.pinned_files]
+    if request.sandbox:
+        lines.append("sandbox:")
+        lines += [f"  {line}" for line in request.sandbox]
     return lines
 
 
