@@ -14,21 +14,23 @@ file (`BRIDGE_SCRIPT`, bound into the sandbox on its own) with `-I -S` for a fas
 
 from __future__ import annotations
 
-import contextlib
+# The C modules under socket, signal and threading: the public ones build enums and pull
+# in selectors and collections, which doubles the bridge's start-up CPU (about 19 ms more
+# than a bare interpreter; docs/platform-notes.md) before the server's command can start.
+import _signal  # type: ignore[import-not-found]  # typeshed has no stub for it
+import _socket
+import _thread
 import os
-import signal
-import socket
 import sys
-import threading
 
 BRIDGE_SCRIPT = os.path.abspath(__file__)
 FORWARDED_SIGNALS = (
-    signal.SIGTERM,
-    signal.SIGINT,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
+    _signal.SIGTERM,
+    _signal.SIGINT,
+    _signal.SIGHUP,
+    _signal.SIGQUIT,
+    _signal.SIGUSR1,
+    _signal.SIGUSR2,
 )
 CHUNK = 64 * 1024
 NO_PROXY = "localhost,127.0.0.1,::1"
@@ -65,18 +67,27 @@ def proxy_env(port: int) -> dict[str, str]:
     return env
 
 
-def _relay(source: socket.socket, target: socket.socket) -> None:
+def _relay(source: _socket.socket, target: _socket.socket) -> None:
     try:
         while data := source.recv(CHUNK):
             target.sendall(data)
     except OSError:
         pass
-    with contextlib.suppress(OSError):
-        target.shutdown(socket.SHUT_WR)
+    try:  # noqa: SIM105 (contextlib is one of the imports kept out)
+        target.shutdown(_socket.SHUT_WR)
+    except OSError:
+        pass
 
 
-def _connect(client: socket.socket, socket_path: str) -> None:
-    upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+def _relay_back(source: _socket.socket, target: _socket.socket, done: _thread.LockType) -> None:
+    try:
+        _relay(source, target)
+    finally:
+        done.release()
+
+
+def _connect(client: _socket.socket, socket_path: str) -> None:
+    upstream = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         upstream.connect(socket_path)
     except OSError as exc:
@@ -84,21 +95,23 @@ def _connect(client: socket.socket, socket_path: str) -> None:
         client.close()
         upstream.close()
         return
-    back = threading.Thread(target=_relay, args=(upstream, client), daemon=True)
-    back.start()
+    done = _thread.allocate_lock()
+    done.acquire()
+    _thread.start_new_thread(_relay_back, (upstream, client, done))
     _relay(client, upstream)
-    back.join()
+    done.acquire()  # the other direction has finished too
     client.close()
     upstream.close()
 
 
-def _accept(listener: socket.socket, socket_path: str) -> None:
+def _accept(listener: _socket.socket, socket_path: str) -> None:
     while True:
         try:
-            client, _ = listener.accept()
+            fd, _ = listener._accept()  # type: ignore[attr-defined]  # not in typeshed's stub
         except OSError:
             return
-        threading.Thread(target=_connect, args=(client, socket_path), daemon=True).start()
+        client = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM, 0, fd)
+        _thread.start_new_thread(_connect, (client, socket_path))
 
 
 def _usage(message: str) -> int:
@@ -136,8 +149,8 @@ def main(argv: list[str]) -> int:
     if isinstance(parsed, str):
         return _usage(parsed)
     socket_path, port, command = parsed
-    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener = _socket.socket(_socket.AF_INET, _socket.SOCK_STREAM)
+    listener.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
     try:
         listener.bind(("127.0.0.1", port))
     except OSError as exc:
@@ -145,20 +158,22 @@ def main(argv: list[str]) -> int:
         return 126
     listener.listen(64)
     # Listening before the command starts: its first request finds the port open.
-    threading.Thread(target=_accept, args=(listener, socket_path), daemon=True).start()
+    _thread.start_new_thread(_accept, (listener, socket_path))
     child = 0
 
     def forward(signum: int, _frame: object) -> None:
         if child:
-            with contextlib.suppress(ProcessLookupError):
+            try:  # noqa: SIM105 (contextlib is one of the imports kept out)
                 os.kill(child, signum)
+            except ProcessLookupError:
+                pass
 
     for signum in FORWARDED_SIGNALS:
-        signal.signal(signum, forward)
+        _signal.signal(signum, forward)
     try:
         # Python ignores SIGPIPE and SIGXFSZ; the command gets them back as the default.
         child = os.posix_spawnp(
-            command[0], command, os.environ, setsigdef=(signal.SIGPIPE, signal.SIGXFSZ)
+            command[0], command, os.environ, setsigdef=(_signal.SIGPIPE, _signal.SIGXFSZ)
         )
     except OSError as exc:
         print(f"portico bridge: cannot run {command[0]}: {exc}", file=sys.stderr)
@@ -167,8 +182,8 @@ def main(argv: list[str]) -> int:
     if os.WIFSIGNALED(status):
         # Die of the same signal, so whoever waits on the sandbox sees what happened.
         died_of = os.WTERMSIG(status)
-        with contextlib.suppress(OSError):  # SIGKILL has no handler to reset
-            signal.signal(died_of, signal.SIG_DFL)
+        if died_of != _signal.SIGKILL:  # the one fatal signal with no handler to reset
+            _signal.signal(died_of, _signal.SIG_DFL)
         sys.stdout.flush()
         os.kill(os.getpid(), died_of)
         return 128 + died_of
