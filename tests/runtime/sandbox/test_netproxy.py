@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from portico.runtime.sandbox.netproxy import HostEntryError, HostFilter, start_proxy
+from tests.helpers.dns import Dns
 from tests.runtime.sandbox.targets import (
     connect_tunnel,
     http_target,
@@ -239,3 +240,69 @@ async def test_a_socket_path_too_long_is_refused_plainly(tmp_path: Path) -> None
 
 def _append(into: list[tuple[str, int]]) -> Any:
     return lambda host, port: into.append((host, port))
+
+
+@pytest.mark.parametrize(
+    ("address", "kind"),
+    [
+        ("127.0.0.1", "a loopback address"),
+        ("::ffff:127.0.0.1", "a loopback address"),
+        ("169.254.169.254", "a link-local address"),
+        ("0.0.0.0", "an unspecified address"),
+    ],
+)
+async def test_a_declared_name_that_resolves_to_this_machine_is_refused(
+    address: str, kind: str
+) -> None:
+    blocked: list[tuple[str, int]] = []
+    dns = Dns({"api.example.test": [address]})
+    with short_dir() as run:
+        async with http_target() as target:
+            proxy = await start_proxy(
+                run / "p.sock", HostFilter(["api.example.test"]), _append(blocked), resolver=dns
+            )
+            try:
+                line, rest = await proxy_request(
+                    proxy.socket_path,
+                    f"CONNECT api.example.test:{target.port} HTTP/1.1\r\n\r\n".encode(),
+                )
+            finally:
+                await proxy.close()
+    assert line == b"HTTP/1.1 403 Forbidden"
+    assert f"api.example.test resolves to {address}, {kind}".encode() in rest
+    assert target.connections == []
+    assert blocked == []  # declared: nothing to offer; the 403 says why
+    assert dns.lookups == ["api.example.test"]
+
+
+async def test_localhost_is_dialled_at_the_address_it_resolved_to() -> None:
+    # The resolver says 127.0.0.2, where alone the target listens: the proxy connects to
+    # what it checked instead of resolving the name a second time.
+    dns = Dns({"localhost": ["127.0.0.2"], "gone.example.test": []})
+    with short_dir() as run:
+        async with http_target("127.0.0.2") as target:
+            proxy = await start_proxy(
+                run / "p.sock",
+                HostFilter(["localhost", "unknown.example.test", "gone.example.test"]),
+                _append([]),
+                resolver=dns,
+            )
+            try:
+                line, rest = await proxy_request(
+                    proxy.socket_path,
+                    f"GET http://localhost:{target.port}/x HTTP/1.1\r\n\r\n".encode(),
+                )
+                unknown, why = await proxy_request(
+                    proxy.socket_path, b"CONNECT unknown.example.test:443 HTTP/1.1\r\n\r\n"
+                )
+                gone, why_gone = await proxy_request(
+                    proxy.socket_path, b"CONNECT gone.example.test:443 HTTP/1.1\r\n\r\n"
+                )
+            finally:
+                await proxy.close()
+    assert line == b"HTTP/1.1 200 OK", rest
+    assert rest == f"GET /x HTTP/1.1|host=localhost:{target.port}|body=".encode()
+    assert unknown == b"HTTP/1.1 502 Bad Gateway"
+    assert b"cannot resolve unknown.example.test: [Errno -2] Name or service not known" in why
+    assert gone == b"HTTP/1.1 502 Bad Gateway"
+    assert b"cannot resolve gone.example.test: no addresses" in why_gone

@@ -7,15 +7,24 @@ network (the in-sandbox bridge turns it back into 127.0.0.1:port). It speaks HTT
 403 and is never resolved; `on_blocked(host, port)` hears of it once per (host, port), so
 the caller can log it and offer to allow it. In observe mode nothing is refused and
 `on_blocked` hears of each host the filter would have refused.
+
+A declared *name* is resolved here and dialled at the addresses found (never looked up
+twice), and refused when one is loopback, link-local, unspecified or multicast: a name
+whose DNS someone else controls must not lead back to this machine's own services or a
+cloud metadata endpoint. `localhost` (and `*.localhost`) and IP literals are exempt: they
+say what they reach.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import logging
 import os
-from collections.abc import Callable
+import socket
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -36,6 +45,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 OnBlocked = Callable[[str, int], None]
+# (host, port) -> the addresses it resolves to; raises OSError when it does not resolve.
+Resolver = Callable[[str, int], Awaitable[list[str]]]
 
 MAX_HEAD_BYTES = 64 * 1024
 HEAD_TIMEOUT = 30.0
@@ -57,6 +68,24 @@ HOP_BY_HOP = frozenset(
 )
 
 
+async def system_resolver(host: str, port: int) -> list[str]:
+    infos = await asyncio.get_running_loop().getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    found: list[str] = []
+    for *_rest, sockaddr in infos:
+        if str(sockaddr[0]) not in found:
+            found.append(str(sockaddr[0]))
+    return found
+
+
+@dataclass
+class _Rules:
+    filter: HostFilter
+    on_blocked: OnBlocked
+    observe: bool
+    resolver: Resolver
+    seen: dict[tuple[str, int], bool] = field(default_factory=dict)
+
+
 class _Refusal(Exception):
     def __init__(self, status: int, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -68,14 +97,11 @@ class _Refusal(Exception):
 class ProxyHandle:
     """A running proxy: where it listens, what it saw; `close()` stops it."""
 
-    def __init__(
-        self, socket_path: Path, filter: HostFilter, on_blocked: OnBlocked, observe: bool
-    ) -> None:
+    def __init__(self, socket_path: Path, rules: _Rules) -> None:
         self.socket_path = socket_path
-        self.observe = observe
-        self._filter = filter
-        self._on_blocked = on_blocked
-        self._seen: dict[tuple[str, int], bool] = {}
+        self.observe = rules.observe
+        self._rules = rules
+        self._seen = rules.seen
         self._tasks: set[asyncio.Task[None]] = set()
         self._server: asyncio.Server | None = None
 
@@ -116,9 +142,7 @@ class ProxyHandle:
         assert task is not None
         self._tasks.add(task)
         try:
-            await _serve_one(
-                reader, writer, self._filter, self._on_blocked, self.observe, self._seen
-            )
+            await _serve_one(reader, writer, self._rules)
         except asyncio.CancelledError:
             # close() ends open tunnels this way; a connection task that ends cancelled
             # makes asyncio's stream callback log an error (3.11), so it ends quietly.
@@ -133,10 +157,12 @@ async def start_proxy(
     on_blocked: OnBlocked,
     *,
     observe: bool = False,
+    resolver: Resolver | None = None,
 ) -> ProxyHandle:
     """Listen on `socket_path` (created 0600; a stale socket there is replaced)."""
     path = _socket_place(Path(socket_path))
-    handle = ProxyHandle(path, filter, on_blocked, observe)
+    rules = _Rules(filter, on_blocked, observe, resolver or system_resolver)
+    handle = ProxyHandle(path, rules)
     await handle._listen()
     return handle
 
@@ -156,10 +182,7 @@ def _socket_place(path: Path) -> Path:
 async def _serve_one(
     reader: asyncio.StreamReader,
     writer: asyncio.StreamWriter,
-    filter: HostFilter,
-    on_blocked: OnBlocked,
-    observe: bool,
-    seen: dict[tuple[str, int], bool],
+    rules: _Rules,
 ) -> None:
     upstream: asyncio.StreamWriter | None = None
     try:
@@ -170,18 +193,18 @@ async def _serve_one(
         try:
             method, raw_host, port, forward = _parse_head(head)
             host = normalise_host(raw_host) or raw_host.lower()
-            allowed = filter.allows(host, port)
-            first = (host, port) not in seen
-            seen[(host, port)] = allowed
+            allowed = rules.filter.allows(host, port)
+            first = (host, port) not in rules.seen
+            rules.seen[(host, port)] = allowed
             if not allowed and first:
-                _report(on_blocked, host, port)
-            if not allowed and not observe:
+                _report(rules.on_blocked, host, port)
+            if not allowed and not rules.observe:
                 raise _Refusal(
                     403,
                     "Forbidden",
                     f"{host}:{port} is not in this server's sandbox network allow list",
                 )
-            up_reader, upstream = await _dial(host, port)
+            up_reader, upstream = await _dial(host, port, rules.resolver)
         except _Refusal as refusal:
             await _answer(writer, refusal)
             return
@@ -248,14 +271,65 @@ def _parse_head(head: bytes) -> tuple[str, str, int, bytes]:
     return method, host, port, ("\r\n".join(headers) + "\r\n\r\n").encode("latin-1")
 
 
-async def _dial(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _dial(
+    host: str, port: int, resolver: Resolver
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    addresses = await _addresses(host, port, resolver)
+    failure = ""
+    for address in addresses:
+        try:
+            return await asyncio.wait_for(asyncio.open_connection(address, port), CONNECT_TIMEOUT)
+        except TimeoutError:
+            failure = "it did not answer"
+        except OSError as exc:
+            failure = exc.strerror or type(exc).__name__
+    raise _Refusal(502, "Bad Gateway", f"cannot reach {host}:{port}: {failure}")
+
+
+async def _addresses(host: str, port: int, resolver: Resolver) -> list[str]:
+    """Where to dial `host`: itself if it is an address, else what it resolves to."""
+    if _is_address(host):
+        return [host]
     try:
-        return await asyncio.wait_for(asyncio.open_connection(host, port), CONNECT_TIMEOUT)
-    except TimeoutError:
-        raise _Refusal(504, "Gateway Timeout", f"{host}:{port} did not answer") from None
-    except OSError as exc:
-        reason = exc.strerror or type(exc).__name__
-        raise _Refusal(502, "Bad Gateway", f"cannot reach {host}:{port}: {reason}") from None
+        found = await asyncio.wait_for(resolver(host, port), CONNECT_TIMEOUT)
+    except (OSError, TimeoutError) as exc:
+        raise _Refusal(502, "Bad Gateway", f"cannot resolve {host}: {exc}") from None
+    if not found:
+        raise _Refusal(502, "Bad Gateway", f"cannot resolve {host}: no addresses")
+    if host != "localhost" and not host.endswith(".localhost"):
+        for address in found:
+            kind = _local_kind(address)
+            if kind:
+                raise _Refusal(
+                    403,
+                    "Forbidden",
+                    f"{host} resolves to {address}, {kind}; a declared name may not lead "
+                    "there (declare the address itself to allow it)",
+                )
+    return found
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def _local_kind(address: str) -> str | None:
+    ip = ipaddress.ip_address(address.split("%", 1)[0])
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    if ip.is_loopback:
+        return "a loopback address"
+    if ip.is_link_local:
+        return "a link-local address"
+    if ip.is_unspecified:
+        return "an unspecified address"
+    if ip.is_multicast:
+        return "a multicast address"
+    return None
 
 
 async def _answer(writer: asyncio.StreamWriter, refusal: _Refusal) -> None:
