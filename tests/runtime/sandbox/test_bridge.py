@@ -11,10 +11,12 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
+
 from portico.runtime.sandbox.bridge import BRIDGE_SCRIPT, bridge_prefix, proxy_env
 from portico.runtime.sandbox.bwrap import BwrapPlan
 from portico.runtime.sandbox.netproxy import HostFilter, start_proxy
-from tests.helpers.servers import free_port
+from tests.helpers.servers import NODE, free_port
 from tests.runtime.sandbox.targets import http_target, short_dir
 from tests.runtime.sandbox.test_bwrap_launch import _bwrap
 
@@ -214,3 +216,72 @@ async def test_inside_bwrap_only_declared_hosts_through_the_bridge() -> None:
         expected.append(("undeclared.example", 443))
     assert blocked == expected
     assert len(target.connections) == 2  # the proxied GET and the tunnel, nothing direct
+
+
+NODE_PROBE = """
+const [declared, undeclared] = process.argv.slice(1);
+(async () => {
+  for (const url of [declared, undeclared]) {
+    try {
+      const answer = await fetch(url);
+      console.log(answer.status, await answer.text());
+    } catch (error) {
+      console.log("failed", error.cause?.code || error.message);
+    }
+  }
+})();
+"""
+
+
+async def test_node_fetch_inside_bwrap_goes_through_the_proxy() -> None:
+    """Most sandboxed servers are npx ones: Node's fetch honours the proxy variables
+    (NODE_USE_ENV_PROXY, which proxy_env sets) and so reaches only declared hosts."""
+    bwrap = _bwrap()
+    node = NODE.resolve()
+    if not node.is_file():
+        pytest.skip(f"no node at {NODE}")
+    blocked: list[tuple[str, int]] = []
+    with short_dir() as run:
+        home = run / "home"
+        home.mkdir()
+        sockets = run / "net"
+        sockets.mkdir()
+        async with http_target("127.0.0.2") as target:
+            proxy = await start_proxy(
+                sockets / "proxy.sock",
+                HostFilter([f"127.0.0.2:{target.port}"]),
+                lambda host, port: blocked.append((host, port)),
+            )
+            try:
+                plan = BwrapPlan(
+                    home=str(home),
+                    read=[
+                        sys.base_prefix,
+                        sys.prefix,
+                        BRIDGE_SCRIPT,
+                        str(sockets),
+                        str(node.parent),
+                    ],
+                )
+                command = [
+                    *bridge_prefix(sys.executable, str(proxy.socket_path), 3128),
+                    str(node),
+                    "-e",
+                    NODE_PROBE,
+                    f"http://127.0.0.2:{target.port}/from-node",
+                    "https://undeclared.example/",
+                ]
+                child = await asyncio.create_subprocess_exec(
+                    *plan.argv(bwrap, command),
+                    env={**os.environ, **proxy_env(3128)},
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                out, err = await asyncio.wait_for(child.communicate(), 60)
+            finally:
+                await proxy.close()
+    assert child.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert lines[0] == f"200 GET /from-node HTTP/1.1|host=127.0.0.2:{target.port}|body=", lines
+    assert lines[1].startswith("failed"), lines
+    assert blocked == [("undeclared.example", 443)]
