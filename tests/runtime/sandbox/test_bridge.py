@@ -285,3 +285,43 @@ async def test_node_fetch_inside_bwrap_goes_through_the_proxy() -> None:
     assert lines[0] == f"200 GET /from-node HTTP/1.1|host=127.0.0.2:{target.port}|body=", lines
     assert lines[1].startswith("failed"), lines
     assert blocked == [("undeclared.example", 443)]
+
+
+async def test_stopping_the_sandbox_stops_the_command_behind_the_bridge() -> None:
+    """The stdio client ends a server by signalling the process it started (bwrap): the
+    command behind the bridge must not outlive it."""
+    bwrap = _bwrap()
+    ticker = (
+        "import sys, time\n"
+        "out = open(sys.argv[1], 'a')\n"
+        "print('ready', flush=True)\n"
+        "while True:\n"
+        "    out.write('tick\\n'); out.flush(); time.sleep(0.05)\n"
+    )
+    with short_dir() as run:
+        home = run / "home"
+        home.mkdir()
+        work = run / "work"
+        work.mkdir()
+        ticks = work / "ticks.txt"
+        plan = BwrapPlan(
+            home=str(home), read=[sys.base_prefix, sys.prefix, BRIDGE_SCRIPT], write=[str(work)]
+        )
+        command = [
+            *bridge_prefix(sys.executable, str(run / "none.sock"), 3128),
+            sys.executable,
+            "-c",
+            ticker,
+            str(ticks),
+        ]
+        child = await asyncio.create_subprocess_exec(
+            *plan.argv(bwrap, command), stdout=asyncio.subprocess.PIPE
+        )
+        assert child.stdout is not None
+        assert await asyncio.wait_for(child.stdout.readline(), 30) == b"ready\n"
+        child.terminate()
+        await asyncio.wait_for(child.wait(), 30)
+        await asyncio.sleep(0.3)
+        settled = ticks.read_text().count("tick")
+        await asyncio.sleep(0.5)
+        assert ticks.read_text().count("tick") == settled  # nothing ticks any more
