@@ -238,6 +238,30 @@ async def test_a_socket_path_too_long_is_refused_plainly(tmp_path: Path) -> None
         await start_proxy(tmp_path / ("x" * 120) / "p.sock", HostFilter([]), _append([]))
 
 
+async def test_a_stale_socket_is_replaced_and_a_file_is_not() -> None:
+    with short_dir() as run:
+        stale = socket.socket(socket.AF_UNIX)
+        stale.bind(str(run / "p.sock"))
+        stale.close()  # left behind, as by a crash
+        async with http_target() as target:
+            proxy = await start_proxy(
+                run / "p.sock", HostFilter([f"127.0.0.1:{target.port}"]), _append([])
+            )
+            try:
+                line, _ = await proxy_request(
+                    proxy.socket_path,
+                    f"GET http://127.0.0.1:{target.port}/ HTTP/1.1\r\n\r\n".encode(),
+                )
+            finally:
+                await proxy.close()
+        assert line == b"HTTP/1.1 200 OK"
+        assert sorted(p.name for p in run.iterdir()) == []
+        (run / "notes.txt").write_text("mine")
+        with pytest.raises(ValueError, match="taken by something else"):
+            await start_proxy(run / "notes.txt", HostFilter([]), _append([]))
+        assert (run / "notes.txt").read_text() == "mine"
+
+
 def _append(into: list[tuple[str, int]]) -> Any:
     return lambda host, port: into.append((host, port))
 

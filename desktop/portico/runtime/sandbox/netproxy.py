@@ -54,6 +54,7 @@ CONNECT_TIMEOUT = 15.0
 CHUNK = 64 * 1024
 # sun_path is 108 bytes on Linux, 104 on macOS, NUL included.
 MAX_SOCKET_PATH = 103
+PENDING_SUFFIX = ".new"
 HOP_BY_HOP = frozenset(
     {
         "connection",
@@ -129,13 +130,9 @@ class ProxyHandle:
             self.socket_path.unlink()
 
     async def _listen(self) -> None:
-        old_umask = os.umask(0o177)
-        try:
-            self._server = await asyncio.start_unix_server(
-                self._serve, path=str(self.socket_path), limit=MAX_HEAD_BYTES
-            )
-        finally:
-            os.umask(old_umask)
+        self._server = await asyncio.start_unix_server(
+            self._serve, sock=_bound_socket(self.socket_path), limit=MAX_HEAD_BYTES
+        )
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -168,15 +165,39 @@ async def start_proxy(
 
 
 def _socket_place(path: Path) -> Path:
-    size = len(os.fsencode(path))
+    size = len(os.fsencode(path)) + len(PENDING_SUFFIX)
     if size > MAX_SOCKET_PATH:
         raise ValueError(
-            f"proxy socket path is {size} bytes, longer than a Unix socket allows "
-            f"({MAX_SOCKET_PATH}): {path}"
+            f"proxy socket path is {size - len(PENDING_SUFFIX)} bytes, longer than a Unix "
+            f"socket allows ({MAX_SOCKET_PATH - len(PENDING_SUFFIX)} here): {path}"
         )
-    if path.is_socket():
-        path.unlink()
+    if path.exists() and not path.is_socket():
+        raise ValueError(f"proxy socket path is taken by something else: {path}")
     return path
+
+
+def _bound_socket(path: Path) -> socket.socket:
+    """A socket listening at `path`, mode 0600 before anyone can see it there.
+
+    Bound under a pending name, chmod-ed, then renamed over `path` (which also replaces a
+    stale socket atomically); the process umask is never touched, since other threads
+    create files meanwhile.
+    """
+    pending = f"{path}{PENDING_SUFFIX}"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(pending)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(pending)
+        os.chmod(pending, 0o600)
+        os.replace(pending, path)
+        sock.listen(128)
+    except BaseException:
+        sock.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(pending)
+        raise
+    return sock
 
 
 async def _serve_one(
