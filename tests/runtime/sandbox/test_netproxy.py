@@ -12,7 +12,12 @@ from typing import Any
 
 import pytest
 
-from portico.runtime.sandbox.netproxy import HostEntryError, HostFilter, start_proxy
+from portico.runtime.sandbox.netproxy import (
+    HostEntryError,
+    HostFilter,
+    entry_for,
+    start_proxy,
+)
 from tests.helpers.dns import Dns
 from tests.runtime.sandbox.targets import (
     connect_tunnel,
@@ -330,3 +335,43 @@ async def test_localhost_is_dialled_at_the_address_it_resolved_to() -> None:
     assert b"cannot resolve unknown.example.test: [Errno -2] Name or service not known" in why
     assert gone == b"HTTP/1.1 502 Bad Gateway"
     assert b"cannot resolve gone.example.test: no addresses" in why_gone
+
+
+@pytest.mark.parametrize(
+    ("host", "port", "entry"),
+    [
+        ("Example.COM.", None, "example.com"),
+        ("bücher.example", 443, "xn--bcher-kva.example:443"),
+        ("::1", 8080, "[::1]:8080"),
+        ("[::1]", None, "[::1]"),
+        ("10.0.0.5", None, "10.0.0.5"),
+    ],
+)
+def test_entry_for_a_refused_host_admits_it(host: str, port: int | None, entry: str) -> None:
+    assert entry_for(host, port) == entry
+    assert HostFilter([entry]).allows(host, port or 443)
+    assert HostFilter([entry]).entries == (entry,)
+    with pytest.raises(HostEntryError):
+        entry_for("167772165")
+
+
+async def test_allowing_a_host_takes_effect_for_the_next_request() -> None:
+    blocked: list[tuple[str, int]] = []
+    with short_dir() as run:
+        async with http_target() as target:
+            proxy = await start_proxy(run / "p.sock", HostFilter([]), _append(blocked))
+            request = f"GET http://127.0.0.1:{target.port}/ HTTP/1.1\r\n\r\n".encode()
+            try:
+                before, _ = await proxy_request(proxy.socket_path, request)
+                proxy.replace_filter(HostFilter([*proxy.filter.entries, entry_for("127.0.0.1")]))
+                after, _ = await proxy_request(proxy.socket_path, request)
+                proxy.replace_filter(HostFilter([]))
+                again, _ = await proxy_request(proxy.socket_path, request)
+            finally:
+                await proxy.close()
+    assert (before, after, again) == (
+        b"HTTP/1.1 403 Forbidden",
+        b"HTTP/1.1 200 OK",
+        b"HTTP/1.1 403 Forbidden",
+    )
+    assert blocked == [("127.0.0.1", target.port)] * 2

@@ -106,6 +106,16 @@ def _is_ip(host: str) -> bool:
     return True
 
 
+def entry_for(host: str, port: int | None = None) -> str:
+    """The allow entry that admits `host` (on `port`, or any port): what to offer when a
+    host was refused, e.g. "allow example.com for this server"."""
+    normal = normalise_host(host)
+    if normal is None:
+        raise HostEntryError(f"not a host name or IP address: {host!r}")
+    shown = f"[{normal}]" if ":" in normal else normal
+    return shown if port is None else f"{shown}:{port}"
+
+
 class HostFilter:
     """The declared hosts; `allows(host, port)` is the only question the proxy asks."""
 
@@ -115,12 +125,10 @@ class HostFilter:
     @property
     def entries(self) -> tuple[str, ...]:
         """The entries in canonical form (`*.example.com:443`, `[::1]`), for display."""
-        shown = []
-        for rule in self._rules:
-            host = f"[{rule.host}]" if ":" in rule.host else rule.host
-            host = f"*.{host}" if rule.wildcard else host
-            shown.append(host if rule.port is None else f"{host}:{rule.port}")
-        return tuple(shown)
+        return tuple(
+            ("*." if rule.wildcard else "") + entry_for(rule.host, rule.port)
+            for rule in self._rules
+        )
 
     def allows(self, host: str, port: int) -> bool:
         normal = normalise_host(host)

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 from portico.runtime.sandbox.hostfilter import (
     HostEntryError,
     HostFilter,
+    entry_for,
     normalise_host,
     split_authority,
 )
@@ -39,6 +40,8 @@ __all__ = [
     "HostEntryError",
     "HostFilter",
     "ProxyHandle",
+    "Resolver",
+    "entry_for",
     "start_proxy",
 ]
 
@@ -96,7 +99,11 @@ class _Refusal(Exception):
 
 
 class ProxyHandle:
-    """A running proxy: where it listens, what it saw; `close()` stops it."""
+    """A running proxy: where it listens, what it saw; `close()` stops it.
+
+    It lives on the loop that started it: call its methods there, and `on_blocked` is
+    called there too.
+    """
 
     def __init__(self, socket_path: Path, rules: _Rules) -> None:
         self.socket_path = socket_path
@@ -115,6 +122,16 @@ class ProxyHandle:
     def blocked(self) -> frozenset[tuple[str, int]]:
         """The (host, port) pairs the filter refuses (in observe mode: would refuse)."""
         return frozenset(key for key, allowed in self._seen.items() if not allowed)
+
+    @property
+    def filter(self) -> HostFilter:
+        return self._rules.filter
+
+    def replace_filter(self, filter: HostFilter) -> None:
+        """New rules for the requests that come next (a person allowed a host): open
+        tunnels stay, and each host refused under the new rules is reported once again."""
+        self._rules.filter = filter
+        self._seen.clear()
 
     async def close(self) -> None:
         if self._server is None:
