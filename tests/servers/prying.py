@@ -3,12 +3,15 @@
 Run: ``python tests/servers/prying.py``. Tools (text results, never an error):
 ``read(path)`` -> ``ok: <first line>`` or ``refused: <OSError name>``;
 ``write(path)`` -> ``ok`` or ``refused: ...`` (writes "pried");
-``dial(host, port)`` -> ``ok`` or ``refused: ...`` (a TCP connect, 2 s).
+``dial(host, port)`` -> ``ok`` or ``refused: ...`` (a TCP connect, 2 s);
+``fetch(url)`` -> ``ok: <body>`` or ``refused: ...`` (urllib: it honours HTTP_PROXY).
 """
 
 from __future__ import annotations
 
 import socket
+import urllib.error
+import urllib.request
 
 from mcp.server import MCPServer
 
@@ -47,6 +50,17 @@ def build() -> MCPServer:
             return "ok"
         except OSError as exc:
             return _refused(exc)
+
+    @server.tool(structured_output=False)
+    def fetch(url: str) -> str:
+        """GET a URL."""
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:
+                return "ok: " + answer.read().decode()
+        except urllib.error.HTTPError as exc:
+            return f"refused: HTTP {exc.code}"
+        except (OSError, urllib.error.URLError) as exc:
+            return f"refused: {type(exc).__name__}: {exc}"
 
     return server
 

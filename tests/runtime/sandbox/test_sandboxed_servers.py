@@ -1,6 +1,7 @@
 """Project stdio servers run sandboxed through the real connection: the prying test
 server is refused the person's home, writes outside what it was given and a dial, and
-reads its project; server-everything and server-filesystem (node) start and work."""
+reads its project; it reaches a declared host through the proxy, and an undeclared one is
+refused and named in its log; server-everything and server-filesystem (node) start and work."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
 from tests.helpers.specs import spec_for
 from tests.runtime.conftest import EVERYTHING, REPO
+from tests.runtime.sandbox.targets import http_target
 from tests.runtime.sandbox.test_bwrap_launch import _bwrap
 
 pytestmark = pytest.mark.slow
@@ -97,6 +99,31 @@ async def test_prying_server_is_refused_each_time_and_reads_its_project(
             assert await text(conn, "dial", host="127.0.0.1", port=port) == "ok"
     assert (allowed / "x").read_text() == "pried"
     assert not (project / "x").exists()
+
+
+async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logged(
+    project: Path, person_home: Path
+) -> None:
+    _bwrap()
+    before = set(Path("/tmp").glob("portico-net-*"))
+    async with http_target("127.0.0.2") as target, http_target("127.0.0.3") as other:
+        declared = f"127.0.0.2:{target.port}"
+        spec = prying(project, network_allow=(declared,))
+        async with running(spec) as conn:
+            got = await text(conn, "fetch", url=f"http://{declared}/in")
+            assert got == f"ok: GET /in HTTP/1.1|host={declared}|body=", got
+            undeclared = f"127.0.0.3:{other.port}"
+            assert await text(conn, "fetch", url=f"http://{undeclared}/x") == "refused: HTTP 403"
+            assert (await text(conn, "dial", host="127.0.0.2", port=target.port)).startswith(
+                "refused"
+            )  # only through the proxy
+            lines = list(conn.log.lines)
+            during = set(Path("/tmp").glob("portico-net-*"))
+        assert other.connections == [] and len(target.connections) == 1
+    assert during - before, "the proxy's folder while it ran"
+    assert not (during - before) & set(Path("/tmp").glob("portico-net-*")), "left behind"
+    refusal = f"sandbox: refused a connection to 127.0.0.3:{other.port}"
+    assert any(refusal in line for line in lines), lines
 
 
 def _node() -> str:

@@ -44,7 +44,7 @@ _BLOCKED = re.compile(
     r"ENOENT|EACCES|EROFS|EPERM|ENETUNREACH|EAI_AGAIN|ENOTFOUND|ECONNREFUSED"
     r"|No such file or directory|Read-only file system|Permission denied"
     r"|Network is unreachable|Temporary failure in name resolution|Name or service not known"
-    r"|getaddrinfo|Connection refused",
+    r"|getaddrinfo|Connection refused|sandbox: refused a connection",
     re.IGNORECASE,
 )
 MOST_BLOCKED = 10

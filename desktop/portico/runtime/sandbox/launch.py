@@ -4,7 +4,7 @@
 read-only (``bwrap.SYSTEM_DIRS``), its install and caches (``installs``), its project
 (project servers) or roots (global ones) and its cwd read-only, ``sandbox.read`` read-only,
 ``sandbox.write`` writable, a private /tmp and an empty home at the person's home path;
-no network.
+no network but the declared hosts through the bridge (``network``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from pathlib import Path
 
 from portico.config.model import Scope, ServerSpec
 from portico.config.sandbox_paths import base_folder, resolved
-from portico.runtime.errors import SandboxProblem
 from portico.runtime.sandbox.bwrap import BwrapPlan
 from portico.runtime.sandbox.installs import install_needs
+from portico.runtime.sandbox.network import SandboxNet
 
 
 @dataclass(frozen=True)
@@ -46,15 +46,6 @@ def sandbox_view(spec: ServerSpec) -> SandboxView:
     )
 
 
-def no_network_yet(spec: ServerSpec) -> SandboxProblem:
-    return SandboxProblem(
-        f"{spec.source}: {spec.name}.sandbox.network.allow: this build cannot yet let a "
-        "sandboxed server reach the hosts it lists (the filtering proxy is not in it); the "
-        "server is not started. Remove network.allow to run it without network, or set "
-        "sandbox.enabled = false to run it unsandboxed"
-    )
-
-
 def sandboxed_launch(
     spec: ServerSpec,
     bwrap: Path,
@@ -64,17 +55,20 @@ def sandboxed_launch(
     cwd: str | None,
     env: Mapping[str, str],
     home: str,
+    net: SandboxNet | None = None,
 ) -> list[str]:
-    """The bwrap argv that runs ``executable args`` in ``spec``'s sandbox."""
+    """The bwrap argv that runs ``executable args`` in ``spec``'s sandbox (behind the
+    network bridge when ``net`` has one)."""
+    net = net or SandboxNet()
     view = sandbox_view(spec)
     needs = install_needs(executable, args, cwd=cwd, env=env, home=home)
     for folder in needs.write:
         os.makedirs(folder, exist_ok=True)  # a cache bound in must exist to be shared
-    read = list(dict.fromkeys((*needs.read, *view.read)))
+    read = list(dict.fromkeys((*needs.read, *view.read, *net.read)))
     if cwd and os.path.normpath(cwd) != os.path.normpath(home):
         read.append(cwd)
     plan = BwrapPlan(home=home, read=read, write=(*needs.write, *view.write))
-    argv = plan.argv(bwrap, [executable, *args])
+    argv = plan.argv(bwrap, [*net.prefix, executable, *args])
     if cwd:
         at = argv.index("--")
         argv[at:at] = ["--chdir", cwd]
