@@ -5,6 +5,7 @@ refused and named in its log; server-everything and server-filesystem (node) sta
 
 from __future__ import annotations
 
+import glob
 import shutil
 import socket
 import sys
@@ -105,7 +106,7 @@ async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logg
     project: Path, person_home: Path
 ) -> None:
     _bwrap()
-    before = set(Path("/tmp").glob("portico-net-*"))
+    before = _proxy_folders()
     async with http_target("127.0.0.2") as target, http_target("127.0.0.3") as other:
         declared = f"127.0.0.2:{target.port}"
         spec = prying(project, network_allow=(declared,))
@@ -118,12 +119,16 @@ async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logg
                 "refused"
             )  # only through the proxy
             lines = list(conn.log.lines)
-            during = set(Path("/tmp").glob("portico-net-*"))
+            during = _proxy_folders()
         assert other.connections == [] and len(target.connections) == 1
     assert during - before, "the proxy's folder while it ran"
-    assert not (during - before) & set(Path("/tmp").glob("portico-net-*")), "left behind"
+    assert not (during - before) & _proxy_folders(), "left behind"
     refusal = f"sandbox: refused a connection to 127.0.0.3:{other.port}"
     assert any(refusal in line for line in lines), lines
+
+
+def _proxy_folders() -> set[Path]:
+    return {Path(p) for p in glob.glob("/tmp/portico-net-*")}
 
 
 def _node() -> str:
