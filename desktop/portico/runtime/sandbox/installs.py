@@ -5,7 +5,8 @@ A program's install is the prefix its executable lives in (``<prefix>/bin/x`` ->
 is handed (``node dist/index.js``, ``python server.py``) brings its folder, or the
 outermost ``node_modules`` it lies in. ``npx`` / ``npm`` get the npm cache and ``uv`` /
 ``uvx`` the uv cache, tool and Python folders, writable (``npx -y`` and ``uvx`` install
-into them). The person's home itself and ``/`` are never bound whole.
+into them). The person's home itself, ``~/.local`` (only its ``bin`` and ``lib``) and
+``/`` are never bound whole.
 """
 
 from __future__ import annotations
@@ -39,7 +40,10 @@ def _script_root(path: str) -> str:
 
 
 def _never_whole(path: str, home: str) -> bool:
-    return os.path.normpath(path) in ("/", os.path.normpath(home))
+    """``/``, the home, and ``~/.local``: a user prefix shared with data of every kind
+    (keyrings, other tools' state), so only its ``bin`` and ``lib`` are an install."""
+    shared = ("/", os.path.normpath(home), os.path.join(os.path.normpath(home), ".local"))
+    return os.path.normpath(path) in shared
 
 
 def _add(out: list[str], path: str, home: str, fallback: str | None = None) -> None:
@@ -60,7 +64,12 @@ def install_needs(
     read: list[str] = []
     write: list[str] = []
     for path in dict.fromkeys((executable, os.path.realpath(executable))):
-        _add(read, _prefix(path), home, fallback=path)
+        prefix = _prefix(path)
+        if _never_whole(prefix, home) and prefix != "/":
+            for part in ("bin", "lib"):
+                _add(read, os.path.join(prefix, part), home)
+        else:
+            _add(read, prefix, home, fallback=path)
     for arg in args:
         if not arg.endswith(SCRIPT_SUFFIXES):
             continue
