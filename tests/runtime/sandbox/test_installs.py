@@ -37,3 +37,12 @@ def test_the_home_and_its_local_prefix_are_never_bound_whole(tmp_path: Path) -> 
     local = home / ".local"
     assert needs.read == (str(local / "bin"), str(local / "lib"), str(home / "server.py"))
     assert str(home) not in needs.read and str(local) not in needs.read
+
+
+def test_a_version_manager_shim_brings_its_whole_manager(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    shim = home / ".pyenv" / "shims" / "python3"
+    shim.parent.mkdir(parents=True)
+    shim.write_text("#!/bin/sh\n")
+    needs = install_needs(str(shim), [], cwd=None, env={}, home=str(home))
+    assert needs.read == (str(home / ".pyenv"),)  # the shim runs pyenv's libexec

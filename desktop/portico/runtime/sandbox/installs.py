@@ -19,6 +19,9 @@ from pathlib import Path
 SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".py", ".pyz")
 NPM_COMMANDS = ("npx", "npm", "pnpm", "pnpx", "yarn")
 UV_COMMANDS = ("uv", "uvx")
+# Version managers keep every runtime (and the shims that pick one) under one folder in
+# the home: a command there needs that whole folder. (Not ~/.cargo: it holds credentials.)
+MANAGERS = (".pyenv", ".nvm", ".volta", ".asdf", ".bun", ".deno")
 
 
 @dataclass(frozen=True)
@@ -46,6 +49,14 @@ def _never_whole(path: str, home: str) -> bool:
     return os.path.normpath(path) in shared
 
 
+def _manager_root(path: str, home: str) -> str | None:
+    for name in MANAGERS:
+        root = os.path.join(os.path.normpath(home), name)
+        if path.startswith(root + os.sep):
+            return root
+    return None
+
+
 def _add(out: list[str], path: str, home: str, fallback: str | None = None) -> None:
     chosen = fallback if _never_whole(path, home) and fallback else path
     if chosen and not _never_whole(chosen, home) and chosen not in out:
@@ -64,6 +75,10 @@ def install_needs(
     read: list[str] = []
     write: list[str] = []
     for path in dict.fromkeys((executable, os.path.realpath(executable))):
+        manager = _manager_root(path, home)
+        if manager is not None:
+            _add(read, manager, home)
+            continue
         prefix = _prefix(path)
         if _never_whole(prefix, home) and prefix != "/":
             for part in ("bin", "lib"):
