@@ -4,6 +4,7 @@ cannot dial a listener on loopback."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -12,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from portico.runtime.sandbox.bridge import bridge_prefix, proxy_env
 from portico.runtime.sandbox.landlock import landlock_argv, landlock_supported, parse_net
+from portico.runtime.sandbox.netproxy import HostFilter, start_proxy
+from tests.helpers.servers import free_port
+from tests.runtime.sandbox.targets import http_target, short_dir
 
 DESKTOP = str(Path(__file__).resolve().parents[3] / "desktop")
 
@@ -142,3 +147,69 @@ def test_parse_net() -> None:
     for bad in ("", "0", "70000", "443,", "https"):
         with pytest.raises(ValueError, match="--net takes"):
             parse_net(bad)
+
+
+FETCH = """
+import socket, sys, urllib.request, urllib.error
+declared, direct_port = sys.argv[1], int(sys.argv[2])
+try:
+    with urllib.request.urlopen(declared, timeout=10) as answer:
+        print("declared", answer.status)
+except urllib.error.HTTPError as exc:
+    print("declared", exc.code)
+try:
+    urllib.request.urlopen("http://undeclared.example/", timeout=10)
+except urllib.error.HTTPError as exc:
+    print("undeclared", exc.code)
+try:
+    socket.create_connection(("127.0.0.2", direct_port), 2).close()
+    print("direct ok")
+except OSError as exc:
+    print("direct", type(exc).__name__)
+"""
+
+
+async def test_without_bwrap_the_bridge_outside_and_landlock_ports_inside() -> None:
+    """The fallback's network: the bridge runs outside the rules on a host loopback port,
+    and Landlock lets the command connect to that port only, so HTTP(S) goes through the
+    proxy and a direct dial is refused (weaker than a namespace: see platform-notes)."""
+    abi = _abi()
+    if abi < 4:
+        pytest.skip(f"Landlock ABI {abi} has no TCP rules (needs 4)")
+    blocked: list[tuple[str, int]] = []
+    with short_dir() as run:
+        async with http_target("127.0.0.2") as target:
+            proxy = await start_proxy(
+                run / "p.sock",
+                HostFilter([f"127.0.0.2:{target.port}"]),
+                lambda host, port: blocked.append((host, port)),
+            )
+            port = free_port()
+            try:
+                restricted = landlock_argv(
+                    sys.executable,
+                    [
+                        sys.executable,
+                        "-I",
+                        "-c",
+                        FETCH,
+                        f"http://127.0.0.2:{target.port}/",
+                        str(target.port),
+                    ],
+                    read=[sys.base_prefix, sys.prefix],
+                    net=str(port),
+                )
+                child = await asyncio.create_subprocess_exec(
+                    *bridge_prefix(sys.executable, str(proxy.socket_path), port),
+                    *restricted,
+                    env={**os.environ, "PYTHONPATH": DESKTOP, **proxy_env(port)},
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                out, err = await asyncio.wait_for(child.communicate(), 60)
+            finally:
+                await proxy.close()
+    assert child.returncode == 0, err.decode()
+    assert out.decode().splitlines() == ["declared 200", "undeclared 403", "direct PermissionError"]
+    assert blocked == [("undeclared.example", 80)]
+    assert len(target.connections) == 1
