@@ -35,6 +35,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 from portico.text import visible
 
@@ -255,6 +256,14 @@ class TerminalPrompter:
             keys = {"o": ApprovalChoice.ONCE, "d": ApprovalChoice.DENY}
             self.say("  [o] allow once  [d] deny")
             return await self.pick("> ", {k: v for k, v in keys.items() if v in request.choices})
+
+    # --- no sandbox on this machine ---------------------------------------------------
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        async with self._lock:
+            self.say()
+            self.say(request.question)
+            self.say("  [y] yes, run it unsandboxed (remembered for this server)  [n] no")
+            return await self.pick("> ", {"y": True, "n": False})
 
     # --- OAuth ---------------------------------------------------------------------
     async def authorize(self, request: AuthorizeRequest) -> str | None:

@@ -801,6 +801,69 @@ KEYS: tuple[KeySpec, ...] = (
         "Show URL-mode requests (the URL is shown, never opened by itself).",
         default=False,
     ),
+    KeySpec(
+        "sandbox",
+        ("sandbox",),
+        ("sandbox",),
+        "table",
+        TR,
+        "Stdio servers (Linux): a sandbox that sees the system read-only, its install, "
+        "its project or roots, a private /tmp, an empty home.",
+        applies="stdio",
+    ),
+    KeySpec(
+        "sandbox.enabled",
+        ("enabled",),
+        ("enabled",),
+        "bool",
+        TR,
+        "Run this server in the sandbox (unset: on for project servers, for global ones "
+        "when the top-level sandbox.enabled is on).",
+        applies="stdio",
+        example=True,
+    ),
+    KeySpec(
+        "sandbox.read",
+        ("read",),
+        ("read",),
+        "string_list",
+        TR,
+        "More paths it may read (absolute, ~, or relative to the project or config file's folder).",
+        default=(),
+        applies="stdio",
+        example=("~/.gitconfig",),
+    ),
+    KeySpec(
+        "sandbox.write",
+        ("write",),
+        ("write",),
+        "string_list",
+        TR,
+        "Paths it may write (its project is read-only inside unless listed here).",
+        default=(),
+        applies="stdio",
+        example=("./out",),
+    ),
+    KeySpec(
+        "sandbox.network",
+        ("network",),
+        ("network",),
+        "table",
+        TR,
+        "What it may reach on the network (nothing unless allow lists hosts).",
+        applies="stdio",
+    ),
+    KeySpec(
+        "sandbox.network.allow",
+        ("allow",),
+        ("allow",),
+        "string_list",
+        TR,
+        "Hosts it may reach, as host or host:port (*.example.com for subdomains).",
+        default=(),
+        applies="stdio",
+        example=("api.example.com", "registry.npmjs.org:443"),
+    ),
     # --- Lifecycle ----------------------------------------------------------------------
     KeySpec(
         "enabled",
@@ -946,6 +1009,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         example="https://example.com/portico/client.json",
     ),
     SettingSpec(
+        "sandbox.enabled",
+        "sandbox_all",
+        ("sandbox", "enabled"),
+        ("sandbox", "enabled"),
+        "bool",
+        False,
+        "Run every stdio server in the sandbox, global ones too (project servers are"
+        " sandboxed unless they say otherwise).",
+    ),
+    SettingSpec(
         "roots",
         "default_roots",
         ("roots",),
@@ -960,7 +1033,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
 
 # Top-level YAML keys this part reads; every other top-level key belongs to someone else.
 YAML_SERVERS_KEY = "mcp_servers"
-YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth")
+YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth", "sandbox")
 TOML_SERVERS_KEY = "mcp"
 
 _BY_NAME = {spec.name: spec for spec in KEYS}

@@ -27,6 +27,7 @@ _TOP_KEYS = (
     "default_model",
     "models",
     "oauth",
+    "sandbox",
     schema.TOML_SERVERS_KEY,
 )
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
@@ -150,6 +151,8 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                     key=f"oauth.{sub}",
                 )
 
+    _sandbox_setting(data.get("sandbox"), lines, line_of, raw)
+
     if "models" in data:
         raw.models.value = data["models"]
         raw.models.line = line_of("models")
@@ -194,6 +197,31 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             continue
         raw.servers.append(RawServer(name, entry, line_of(*prefix), by_server.get(name, {})))
     return raw
+
+
+def _sandbox_setting(value: Any, lines: dict[KeyPath, int], line_of: Any, raw: RawFile) -> None:
+    """The top-level ``[sandbox]`` table: only ``enabled`` (the default for every stdio
+    server) goes there; a server's own paths and hosts go under [mcp.NAME.sandbox]."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raw.warning(
+            "must be a table: [sandbox] enabled = true; ignored",
+            line=line_of("sandbox"),
+            key="sandbox",
+        )
+        return
+    for sub, item in value.items():
+        where = lines.get(("sandbox", sub), line_of("sandbox"))
+        if sub == "enabled":
+            raw.settings.append(RawSetting("sandbox.enabled", item, where))
+        else:
+            raw.warning(
+                "unknown key, ignored (only enabled goes under the top-level [sandbox]; "
+                "read, write and network go under [mcp.NAME.sandbox])",
+                line=where,
+                key=f"sandbox.{sub}",
+            )
 
 
 def _line_of(lines: dict[KeyPath, int], path: KeyPath) -> int:

@@ -55,6 +55,7 @@ from portico.policy.secret_uses import secret_uses, secrets_reason
 from portico.policy.trust_store import Bound, TrustStore, project_of, trust_digest
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
+from portico.runtime.sandbox.describe import sandbox_lines
 
 log = logging.getLogger(__name__)
 
@@ -370,6 +371,7 @@ class TrustGate:
             launch=launch_lines(spec, report),
             loosenings=spec.loosened,
             pinned_files=tuple(f.line for f in files),
+            sandbox=sandbox_lines(spec),
         )
         return Review(spec, request, report, bound, blocked)
 

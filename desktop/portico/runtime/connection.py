@@ -38,6 +38,7 @@ from portico.runtime.errors import (
     HttpErrorRecorder,
     NeedsAuth,
     RuntimeFailure,
+    SandboxProblem,
     SecretProblem,
     ServerExited,
     describe,
@@ -726,8 +727,9 @@ class Connection:
                         self._life.move(Phase.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
-                    elif isinstance(leaf, SecretProblem):
-                        # No retry loop: nothing changes until the secret is stored.
+                    elif isinstance(leaf, SecretProblem | SandboxProblem):
+                        # No retry loop: nothing changes until the secret is stored (or
+                        # the person answers about the sandbox).
                         self.note(f"failed: {leaf}")
                         self._life.move(Phase.FAILED, error=str(leaf))
                         await self._wait_for(Request.RETRY)

@@ -74,6 +74,12 @@ class ConfigProblem(RuntimeFailure):
     """A server's config cannot be used as written (missing cert file, bad header...)."""
 
 
+class SandboxProblem(ConfigProblem):
+    """A sandboxed server cannot start as configured (no sandbox on this machine and
+    nobody agreed to run it without one, or a network it cannot have yet). Like a
+    missing secret, retrying alone cannot help: it fails once and waits for Retry."""
+
+
 class SecretProblem(ConfigProblem):
     """A ``${keyring:NAME}`` / ``${env:NAME}`` reference has no value (or is malformed).
     Retrying cannot help until the person fixes it: the server fails once and waits for

@@ -49,6 +49,10 @@ class TrustDialog(PromptDialog):
             self.pinned.setAccessibleName("project files it loads")
             self.pinned.setToolTip("Pinned by content: a change to any of them asks again.")
             form.addRow("Project files it loads:", self.pinned)
+        if request.sandbox:
+            self.sandbox = selectable_label("\n".join(request.sandbox), mono=True)
+            self.sandbox.setAccessibleName("sandbox")
+            form.addRow("Sandbox:", self.sandbox)
         self.layout_.addLayout(form)
         if request.loosenings:
             items = "".join(f"<li>{esc(line)}</li>" for line in request.loosenings)

@@ -99,6 +99,7 @@ class OverviewPage(QScrollArea):
             ("Transport", details.transport),
             ("URL" if details.transport != "stdio" else "Command", details.target),
             ("Configured in", f"{details.source} ({details.scope})"),
+            *((("Sandbox", "\n".join(details.sandbox)),) if details.sandbox else ()),
             ("Protocol version", details.protocol_version or "—"),
         ]
         if details.server_name or details.server_version:

@@ -41,6 +41,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 
 if TYPE_CHECKING:
@@ -162,6 +163,9 @@ class InlinePrompter:
 
     async def review_trust(self, request: TrustRequest) -> TrustChoice:
         return await self.inner.review_trust(request)
+
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        return await self.inner.run_unsandboxed(request)
 
     async def authorize(self, request: AuthorizeRequest) -> str | None:
         return await self.inner.authorize(request)

@@ -41,6 +41,7 @@ class ServerDetails:
     connect_seconds: float | None = None
     last_call_at: float | None = None  # time.time() of the last call made from the app
     from_cache: bool = False
+    sandbox: tuple[str, ...] = ()  # its sandbox's rules, one a line (stdio servers)
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,12 @@ def _target(conn: Connection) -> str:
     return describe_target(conn.spec)  # a URL's password never reaches the screen
 
 
+def _sandbox(spec: Any) -> tuple[str, ...]:
+    from portico.runtime.sandbox.describe import sandbox_lines
+
+    return sandbox_lines(spec)
+
+
 def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerDetails:
     conn = hub.connection(name)
     spec = conn.spec
@@ -128,6 +135,7 @@ def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerD
             default=None,
         ),
         from_cache=conn.from_cache,
+        sandbox=_sandbox(spec),
     )
 
 
