@@ -21,9 +21,9 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
@@ -36,6 +36,7 @@ from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
     HttpErrorRecorder,
+    HttpErrorResponse,
     NeedsAuth,
     RuntimeFailure,
     SecretProblem,
@@ -59,6 +60,12 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
 from portico.runtime.serverlog import ServerLog
+from portico.runtime.session_renewal import (
+    RenewalPace,
+    describe_renewal,
+    forgets_session,
+    forgotten,
+)
 from portico.runtime.task_events import (
     TASKS_EXTENSION,
     TaskGone,
@@ -74,6 +81,7 @@ if TYPE_CHECKING:
     from portico.runtime.transports.stdio import StdioProcessInfo
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # The first retry comes soon (a restarted server is back in seconds); each failure in a
 # row doubles the wait up to the cap. Only a connection that stayed up STABLE_AFTER
@@ -107,6 +115,10 @@ SETTLED = frozenset(
 
 class _StopOwner(Exception):
     """Internal: the owner loop should end (stop requested)."""
+
+
+class _Renew(Exception):
+    """Internal: the server forgot the session; the owner starts a new one at once."""
 
 
 def _from_cancel_scope(exc: asyncio.CancelledError) -> bool:
@@ -184,7 +196,10 @@ class Connection:
         self._activity = asyncio.Event()
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
+        self._recorder.on_error = self._heard_error
         self._describe_since = 0
+        self._renew = asyncio.Event()  # set: the server forgot this session (session_renewal)
+        self._renewals = RenewalPace()
         # True while the app shuts down: cancelled calls leave their tasks running.
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
@@ -284,9 +299,60 @@ class Connection:
         mark = self._begin_call()
         try:
             with sdklog.bind(self.log):
-                return await self._timed_call(client, name, arguments, context, limit, mark)
+                try:
+                    return await self._timed_call(client, name, arguments, context, limit, mark)
+                except Exception as exc:  # the server forgot the session: once more on a new one
+                    client, mark = await self._renewed(client, mark, exc)
+                    return await self._timed_call(client, name, arguments, context, limit, mark)
         finally:
             self._end_call()
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """One request on the live client, sent once more on a new session when the server
+        forgot the old one; failures reworded."""
+        client = await self._live_client()
+        mark = self._begin_call()
+        try:
+            try:
+                return await send(client)
+            except Exception as exc:
+                client, mark = await self._renewed(client, mark, exc)
+                return await send(client)
+        except Exception as exc:
+            raise await self._call_failure(exc, what, mark) from exc
+        finally:
+            self._end_call()
+
+    async def _renewed(self, client: Client, mark: int, exc: Exception) -> tuple[Client, int]:
+        """After a failed request: raise ``exc`` unless every error answer since ``mark``
+        says the server no longer knows the session (so the request was not processed);
+        then have the owner start a new session and return its client and a new mark."""
+        stale = forgotten(self._recorder, mark)
+        if stale is None:
+            raise exc
+        if self._client is client and self._life.phase is Phase.RUNNING:
+            self._ask_renewal(stale)
+        try:
+            async with asyncio.timeout(self.spec.connect_timeout + 5.0):
+                while self._client is client:  # the owner closes the old session first
+                    await self._life.changed()
+        except TimeoutError as late:
+            raise RuntimeFailure(
+                f"{self.name}: the server forgot the session and the old one did not close in time"
+            ) from late
+        return await self._live_client(), self._recorder.count
+
+    def _heard_error(self, response: HttpErrorResponse) -> None:
+        """Every HTTP error answer: one saying the session is gone (the GET stream of a
+        restarted server hears it first) makes the owner start a new session."""
+        live = self._life.phase is Phase.RUNNING and self._client is not None
+        if live and response.method != "DELETE" and forgets_session(response):
+            self._ask_renewal(response)
+
+    def _ask_renewal(self, why: HttpErrorResponse) -> None:
+        if not self._renew.is_set():
+            self.note(describe_renewal(why))
+            self._renew.set()
 
     async def _timed_call(
         self,
@@ -399,48 +465,30 @@ class Connection:
             self._end_call()
 
     async def list_prompts(self) -> list[Any]:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            self.prompts = await all_pages(client.list_prompts, "prompts")
-            return self.prompts
-        except Exception as exc:
-            raise await self._call_failure(exc, "prompts/list", mark) from exc
-        finally:
-            self._end_call()
+        self.prompts = await self._request(
+            "prompts/list", lambda client: all_pages(client.list_prompts, "prompts")
+        )
+        return self.prompts
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> Any:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            return await asyncio.wait_for(
+        return await self._request(
+            f"prompts/get {name}",
+            lambda client: asyncio.wait_for(
                 client.get_prompt(name, arguments or {}), self.spec.timeout
-            )
-        except Exception as exc:
-            raise await self._call_failure(exc, f"prompts/get {name}", mark) from exc
-        finally:
-            self._end_call()
+            ),
+        )
 
     async def list_resources(self) -> list[Any]:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            self.resources = await all_pages(client.list_resources, "resources")
-            return self.resources
-        except Exception as exc:
-            raise await self._call_failure(exc, "resources/list", mark) from exc
-        finally:
-            self._end_call()
+        self.resources = await self._request(
+            "resources/list", lambda client: all_pages(client.list_resources, "resources")
+        )
+        return self.resources
 
     async def read_resource(self, uri: str) -> Any:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            return await asyncio.wait_for(client.read_resource(uri), self.spec.timeout)
-        except Exception as exc:
-            raise await self._call_failure(exc, f"resources/read {uri}", mark) from exc
-        finally:
-            self._end_call()
+        return await self._request(
+            f"resources/read {uri}",
+            lambda client: asyncio.wait_for(client.read_resource(uri), self.spec.timeout),
+        )
 
     async def subscribe(self, uri: str) -> None:
         """Hear about changes of ``uri`` (``ResourceUpdated`` events), now and after every
@@ -695,6 +743,15 @@ class Connection:
                     lazy_ok = False
                 except _StopOwner:
                     return
+                except _Renew:
+                    if not self._renewals.allow():
+                        await self._fail(
+                            "the server forgot its new session again at once (HTTP 404 or 400"
+                            " for the session id); reconnecting after the cooldown"
+                        )
+                        lazy_ok = True
+                        continue
+                    lazy_ok = False  # a new session now (Starting, Connecting, Running)
                 except asyncio.CancelledError as exc:
                     if self._mail.has(Request.STOP) or not _from_cancel_scope(exc):
                         raise  # stop() or a cancel from outside: the owner ends here
@@ -893,6 +950,7 @@ class Connection:
     async def _connect_and_serve(self) -> None:
         """Connecting -> Running; returns in Lazy when recycled, raises on any loss."""
         self._life.move(Phase.CONNECTING)
+        self._renew = asyncio.Event()
         self._recorder.clear()
         self._describe_since = self._recorder.count
         self._proc = None
@@ -941,6 +999,8 @@ class Connection:
                 raise RuntimeFailure(self._lost_message())
         if reason == "stop":
             raise _StopOwner
+        if reason == "renew":
+            raise _Renew
 
     def _lost_message(self) -> str:
         if self.spec.transport is Transport.SSE:
@@ -962,7 +1022,7 @@ class Connection:
         born = self._last_activity = time.monotonic()
         # Calls wake this loop only when recycling needs to see them (no per-call cost).
         stop = self._mail.stop
-        waits: list[asyncio.Event] = [stop]
+        waits: list[asyncio.Event] = [stop, self._renew]
         if recycle:
             waits.append(self._activity)
         ended = self._transport_ended if self._proc is None else None
@@ -973,6 +1033,8 @@ class Connection:
         while True:
             if stop.is_set():
                 return "stop"
+            if self._renew.is_set():
+                return "renew"
             if self._proc is not None and self._proc.exited.is_set():
                 return "exited"
             if ended is not None and ended.is_set():
