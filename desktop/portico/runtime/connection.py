@@ -778,14 +778,9 @@ class Connection:
                         self.note(f"failed: {leaf}")
                         self._life.move(Phase.FAILED, error=str(leaf))
                         await self._wait_for(Request.RETRY)
-                    elif self._asks_for_sign_in():
-                        # A URL server without `oauth` that answers with an OAuth challenge:
+                    elif (why := await self._sign_in_reason()) is not None:
+                        # A URL server without `oauth` that asks for an OAuth sign-in:
                         # park and offer sign-in rather than fail over and over.
-                        why = (
-                            f"Server '{self.name}' asks for a sign-in (HTTP 401 with an OAuth"
-                            f" challenge from {self.spec.url}); run `portico mcp login"
-                            f" {self.name}` or use Sign in in the app."
-                        )
                         self.note(f"needs sign-in: {why}")
                         self._life.move(Phase.NEEDS_AUTH, error=why)
                         self.bus.publish(AuthRequired(self.name, why))
@@ -887,15 +882,46 @@ class Connection:
         self._life.move(Phase.COOLDOWN, error=message, retry_at=time.time() + delay)
         await self._wait_for(Request.RETRY, delay)
 
-    def _asks_for_sign_in(self) -> bool:
+    async def _sign_in_reason(self) -> str | None:
+        """Why a URL server without ``oauth`` whose connect ended in a 401 wants a sign-in:
+        an OAuth challenge, or (a bare 401) protected-resource metadata at the well-known
+        addresses (resource_metadata.py); None when nothing says so."""
         last = self._recorder.last
-        return (
+        if not (
             self.spec.is_remote
             and self.spec.oauth is None
             and self._life.phase is Phase.CONNECTING
             and last is not None
             and self._recorder.count > self._describe_since
-            and last.oauth_challenge
+            and last.status == 401
+        ):
+            return None
+        how = f"run `portico mcp login {self.name}` or use Sign in in the app."
+        if last.oauth_challenge:
+            return (
+                f"Server '{self.name}' asks for a sign-in (HTTP 401 with an OAuth challenge"
+                f" from {self.spec.url}); {how}"
+            )
+        if last.challenge or not self.spec.url:
+            return None  # another scheme (Basic, say): not an OAuth sign-in
+        from portico.runtime import resource_metadata
+
+        hook = self.hooks.pinned_addresses
+        try:
+            found = await resource_metadata.find(
+                self.spec.url,
+                pins=hook(self.spec) if hook is not None else self._pinned,
+                verify=self._tls if self._tls is not None else True,
+            )
+        except Exception as exc:  # a probe that cannot run leaves the plain failure
+            self.note(f"could not look for protected-resource metadata: {describe(exc)}")
+            return None
+        if found is None:
+            return None
+        return (
+            f"Server '{self.name}' asks for a sign-in (HTTP 401 without a challenge from"
+            f" {self.spec.url}; its protected-resource metadata at {found.url} names the"
+            f" authorization server {found.authorization_server}); {how}"
         )
 
     def _describe(self, exc: BaseException) -> str:
