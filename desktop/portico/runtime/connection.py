@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import cache_context, roots, schema_cache, sdklog
+from portico.runtime import cache_context, roots, schema_cache, sdklog, server_log_level
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
@@ -95,7 +95,7 @@ STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
 _GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
-SERVER_LOG_LEVEL: Final = "info"  # the least severe server log notification we ask for
+SERVER_LOG_LEVEL: Final = server_log_level.DEFAULT  # until the Log tab chooses another
 _SCOPE_CANCEL = "Cancelled via cancel scope"  # anyio's message when a cancel scope cancels
 
 SETTLED = frozenset(
@@ -200,6 +200,10 @@ class Connection:
         self._describe_since = 0
         self._renew = asyncio.Event()  # set: the server forgot this session (session_renewal)
         self._renewals = RenewalPace()
+        # The least severe server log notification asked for (kept across reconnects),
+        # and the level the live client was built with (2026 sessions stamp it).
+        self.log_level: str = SERVER_LOG_LEVEL
+        self._opened_level: str = SERVER_LOG_LEVEL
         # True while the app shuts down: cancelled calls leave their tasks running.
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
@@ -382,7 +386,12 @@ class Connection:
                 try:
                     try:
                         return await client.call_tool(
-                            name, arguments or {}, progress_callback=on_progress
+                            name,
+                            arguments or {},
+                            progress_callback=on_progress,
+                            meta=server_log_level.call_meta(
+                                self.log_level, self._opened_level, self.protocol_version
+                            ),
                         )
                     except TaskHandover as handover:  # the call became a task: follow it
 
@@ -1130,11 +1139,12 @@ class Connection:
             list_roots_callback=callback(hooks.list_roots_callback)
             or roots.list_roots_callback(spec, lambda: self.spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
-            log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
+            log_level=self.log_level,  # type: ignore[arg-type]  # 2026: per-request opt-in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
             extensions=[TasksExtension(spec.name)],  # advertised on 2026-07-28 requests only
         )
+        self._opened_level = self.log_level
         return await stack.enter_async_context(client)
 
     async def _fetch_lists(self, client: Client) -> None:
@@ -1168,19 +1178,19 @@ class Connection:
     async def _ask_for_logs(self, client: Client) -> None:
         """Handshake-era servers that offer logging send it after ``logging/setLevel``
         (2026 sessions opt in per request instead, through ``log_level``)."""
-        from mcp import MCPError
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+        await server_log_level.ask(
+            client, self.log_level, self.capabilities, self.protocol_version, self.note
+        )
 
-        caps = self.capabilities
-        if caps is None or caps.logging is None:
-            return
-        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        try:
-            with handshake_era():
-                await client.set_logging_level(SERVER_LOG_LEVEL)
-        except MCPError as exc:
-            self.note(f"the server refused logging/setLevel: {describe(exc)}")
+    async def set_log_level(self, level: str) -> None:
+        """The least severe server log notification to ask for, now and after every
+        reconnect (the Log tab's level control); ValueError for an unknown level."""
+        self.log_level = server_log_level.checked(level)
+        client = self._client
+        if client is not None and self._life.phase is Phase.RUNNING:
+            await server_log_level.ask(
+                client, level, self.capabilities, self.protocol_version, self.note, changed=True
+            )
 
     async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:
