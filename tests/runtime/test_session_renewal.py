@@ -7,6 +7,7 @@ every call failed with "Session not found"."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 from collections.abc import Iterator
@@ -17,7 +18,17 @@ from portico.config.model import Protocol
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
 
-from .conftest import EVERYTHING, NODE, Recorder, free_port, make_spec, start_toolbox, wait_port
+from .conftest import (
+    EVERYTHING,
+    NODE,
+    Recorder,
+    eventually,
+    free_port,
+    make_spec,
+    start_toolbox,
+    stop_server,
+    wait_port,
+)
 
 pytestmark = pytest.mark.slow  # real servers and processes
 
@@ -53,6 +64,50 @@ async def test_a_restarted_server_gets_a_new_session_and_the_call_goes_through(
         await conn.stop()
         server.proc.kill()
         server.proc.wait(10)
+
+
+async def test_a_session_the_server_expires_is_renewed_before_the_next_call(
+    bus: EventBus, events: Recorder
+) -> None:
+    # The server stays up and forgets the session; its GET stream, opened again by the
+    # SDK, hears the 404 first: the status shows the reconnect with no call made.
+    server = start_toolbox("http")
+    spec = make_spec("expiring", "http", url=server.url, protocol=Protocol.LEGACY)
+    conn = Connection(spec, bus=bus)
+    await conn.start()
+    try:
+        assert (await conn.wait_settled(60)).status is Status.RUNNING
+        generation = conn.generation
+        assert _text(await conn.call_tool("expire_sessions", {})) == "expiring"
+        await eventually(
+            lambda: conn.generation != generation and conn.state.status is Status.RUNNING,
+            30,
+            "a new session",
+        )
+        statuses = events.statuses()
+        assert Status.CONNECTING in statuses[statuses.index(Status.RUNNING) :]
+        assert _text(await conn.call_tool("echo", {"text": "new"})) == "echo: new"
+    finally:
+        await conn.stop()
+        stop_server(server)
+
+
+async def test_a_call_right_after_the_expiry_goes_through_once(bus: EventBus) -> None:
+    server = start_toolbox("http")
+    spec = make_spec("expired", "http", url=server.url, protocol=Protocol.LEGACY)
+    conn = Connection(spec, bus=bus)
+    await conn.start()
+    try:
+        assert (await conn.wait_settled(60)).status is Status.RUNNING
+        await conn.call_tool("expire_sessions", {"delay": 0.1})
+        await asyncio.sleep(0.4)  # forgotten, and before the GET stream tries again (1 s)
+        generation = conn.generation
+        assert _text(await conn.call_tool("echo", {"text": "once more"})) == "echo: once more"
+        assert conn.generation != generation  # sent again on a new session
+        assert conn.state.status is Status.RUNNING
+    finally:
+        await conn.stop()
+        stop_server(server)
 
 
 def _everything(port: int) -> subprocess.Popen[bytes]:

@@ -48,6 +48,9 @@ Tools (text tools use structured_output=False, so text is sent once):
                                  prompts/list_changed; returns the new prompt's name
   more_resources()               adds a resource "toolbox://extra/<k>" and sends
                                  resources/list_changed; returns the new resource's URI
+  expire_sessions(delay=0.3)     http: after delay seconds, forgets every Streamable HTTP
+                                 session (their ids then answer 404), as a server does
+                                 that expires sessions; returns at once
 Prompts: greet(name). Resources: toolbox://readme (text).
 """
 
@@ -270,6 +273,23 @@ def build(name: str, slow_list: float = 0.0, extra_tool: bool = False) -> MCPSer
         server.add_resource(TextResource(uri=uri, name=f"extra{state['resources']}", text="x"))
         await announce(ctx, "resource")
         return uri
+
+    expiring: set[asyncio.Task[None]] = set()
+
+    @server.tool(structured_output=False)
+    async def expire_sessions(delay: float = 0.3) -> str:
+        """Forget every session after delay seconds (a server that expires them)."""
+
+        async def expire() -> None:
+            await asyncio.sleep(delay)
+            manager = server.session_manager
+            for session_id, transport in list(manager._server_instances.items()):
+                await manager._discard_session(session_id, transport)
+
+        task = asyncio.get_running_loop().create_task(expire())
+        expiring.add(task)
+        task.add_done_callback(expiring.discard)
+        return "expiring"
 
     @server.prompt()
     def greet(name: str) -> str:
