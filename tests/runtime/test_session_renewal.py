@@ -79,13 +79,14 @@ async def test_a_session_the_server_expires_is_renewed_before_the_next_call(
         assert (await conn.wait_settled(60)).status is Status.RUNNING
         generation = conn.generation
         assert _text(await conn.call_tool("expire_sessions", {})) == "expiring"
-        await eventually(
-            lambda: conn.generation != generation and conn.state.status is Status.RUNNING,
-            30,
-            "a new session",
-        )
-        statuses = events.statuses()
-        assert Status.CONNECTING in statuses[statuses.index(Status.RUNNING) :]
+
+        def reconnected() -> bool:
+            statuses = events.statuses()
+            after = statuses[statuses.index(Status.RUNNING) + 1 :]
+            return after[-2:] == [Status.CONNECTING, Status.RUNNING]
+
+        await eventually(reconnected, 30, "Connecting, then Running again")
+        assert conn.generation != generation
         assert _text(await conn.call_tool("echo", {"text": "new"})) == "echo: new"
     finally:
         await conn.stop()

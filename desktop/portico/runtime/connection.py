@@ -59,6 +59,7 @@ from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
+from portico.runtime.relisten import EventStreamWatch
 from portico.runtime.serverlog import ServerLog
 from portico.runtime.session_renewal import (
     RenewalPace,
@@ -197,6 +198,8 @@ class Connection:
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
         self._recorder.on_error = self._heard_error
+        self._recorder.on_answer = self._heard_answer
+        self._event_streams = EventStreamWatch()  # this session's GET streams (relisten.py)
         self._describe_since = 0
         self._renew = asyncio.Event()  # set: the server forgot this session (session_renewal)
         self._renewals = RenewalPace()
@@ -352,6 +355,14 @@ class Connection:
         live = self._life.phase is Phase.RUNNING and self._client is not None
         if live and response.method != "DELETE" and forgets_session(response):
             self._ask_renewal(response)
+
+    def _heard_answer(self, response: Any) -> None:
+        """Every HTTP answer: a session's event stream opened again without resuming
+        missed what the server sent meanwhile, so the lists are fetched again."""
+        refresher = self._refresher
+        if self._event_streams.reopened(response) and refresher is not None:
+            self.note("the server's event stream was opened again; fetching the lists again")
+            refresher.caught_up(self.capabilities)
 
     def _ask_renewal(self, why: HttpErrorResponse) -> None:
         if not self._renew.is_set():
@@ -986,6 +997,7 @@ class Connection:
         """Connecting -> Running; returns in Lazy when recycled, raises on any loss."""
         self._life.move(Phase.CONNECTING)
         self._renew = asyncio.Event()
+        self._event_streams = EventStreamWatch()
         self._recorder.clear()
         self._describe_since = self._recorder.count
         self._proc = None

@@ -123,6 +123,7 @@ class HttpErrorRecorder:
         # Told of every error response as it is recorded (the connection watches for a
         # server that forgot its session: runtime/session_renewal.py).
         self.on_error: Callable[[HttpErrorResponse], None] | None = None
+        self.on_answer: Callable[[Any], None] | None = None  # every response (httpx2)
 
     async def __call__(self, response: Any) -> None:
         self.last_any = (
@@ -130,6 +131,8 @@ class HttpErrorRecorder:
             response.request.method,
             _no_query(response.request.url),
         )
+        if self.on_answer is not None:
+            self.on_answer(response)
         if response.status_code < 400:
             return
         body = ""

@@ -77,6 +77,15 @@ async def all_pages(
     return items
 
 
+def _wanted(caps: Any) -> dict[str, bool]:
+    """Which list changes the server announces (its capabilities' listChanged)."""
+    return {
+        "tools_list_changed": bool(caps and caps.tools and caps.tools.list_changed),
+        "prompts_list_changed": bool(caps and caps.prompts and caps.prompts.list_changed),
+        "resources_list_changed": bool(caps and caps.resources and caps.resources.list_changed),
+    }
+
+
 class ListRefresher:
     """One per connected session: coalesced refreshes and the 2026 listen stream."""
 
@@ -137,12 +146,27 @@ class ListRefresher:
             except Exception as exc:
                 self._owner.note(f"refreshing {', '.join(sorted(kinds))} failed: {describe(exc)}")
 
+    def caught_up(self, capabilities: Any) -> None:
+        """A 2025-11-25 session's event stream was opened again: what the server sent
+        meanwhile was lost, so fetch every list it offers again (a legacy server may
+        announce changes without declaring listChanged)."""
+        caps = capabilities
+        offered = {
+            "tools_list_changed": caps is not None and caps.tools is not None,
+            "prompts_list_changed": caps is not None and caps.prompts is not None,
+            "resources_list_changed": caps is not None and caps.resources is not None,
+        }
+        self._catch_up(offered, sorted(self.subscriptions))
+
     def _caught_up(self, wanted: dict[str, bool], resources: list[str], deaf: float) -> None:
         """Listening again after a drop: what changed meanwhile was never announced, so
         fetch the announced lists again and count every subscribed resource as updated."""
         self._owner.note(
             f"listening for list changes again after {deaf:.1f} s; fetching the lists again"
         )
+        self._catch_up(wanted, resources)
+
+    def _catch_up(self, wanted: dict[str, bool], resources: list[str]) -> None:
         for key, kind in (
             ("tools_list_changed", "tools"),
             ("prompts_list_changed", "prompts"),
@@ -192,11 +216,7 @@ class ListRefresher:
             return
         self._listen_args = (capabilities, protocol_version)
         caps = capabilities
-        wanted = {
-            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
-            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
-            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
-        }
+        wanted = _wanted(caps)
         resources = sorted(self.subscriptions) if caps.resources is not None else []
         if not any(wanted.values()) and not resources:
             return

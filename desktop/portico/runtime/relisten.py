@@ -1,13 +1,21 @@
-"""How soon a dropped ``subscriptions/listen`` stream is opened again.
+"""How soon a dropped ``subscriptions/listen`` stream is opened again, and when a
+2025-11-25 session's event stream was opened again.
 
 The 2026-07-28 listen stream has no replay: while it is down, list changes and resource
 updates are lost, so once it is back the lists are fetched again and every subscribed
 resource counts as updated. A server that restarts is back in seconds, so the first try
 comes soon; each failure in a row doubles the wait up to a cap, and a stream that was
 acknowledged starts the doubling again.
+
+A 2025-11-25 Streamable HTTP session hears list changes on its GET event stream, which
+the SDK opens again by itself after a drop; what the server sent meanwhile is lost unless
+the stream resumes (``Last-Event-ID``), so :class:`EventStreamWatch` tells the connection
+when to fetch the lists again.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 RELISTEN_FIRST = 0.5
 RELISTEN_MAX = 30.0
@@ -28,6 +36,25 @@ class Backoff:
 
     def reset(self) -> None:
         self._next = self.first
+
+
+class EventStreamWatch:
+    """Counts one session's GET event streams, as their responses arrive."""
+
+    def __init__(self) -> None:
+        self.opened = 0
+
+    def reopened(self, response: Any) -> bool:
+        """True for an event stream opened again without resuming (events missed)."""
+        request = response.request
+        if request.method != "GET" or response.status_code != 200:
+            return False
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            return False
+        if not request.headers.get("mcp-session-id"):
+            return False
+        self.opened += 1
+        return self.opened > 1 and not request.headers.get("last-event-id")
 
 
 def refused(exc: BaseException) -> bool:
