@@ -227,6 +227,10 @@ class PageService:
         if wanted is not None:
             await self.hub.connection(wanted[0]).subscribe(wanted[1])
 
+    async def set_log_level(self, server: str, level: str) -> None:
+        """Ask the server for log messages at ``level`` and above (the Log tab's level)."""
+        await self.hub.connection(server).set_log_level(level)
+
     # --- config write-back -----------------------------------------------------------
 
     def _spec(self, name: str) -> ServerSpec:
