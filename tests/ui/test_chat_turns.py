@@ -1,7 +1,7 @@
 """Full turns in the app: type, send, the model calls server-everything's tools, the
 inline approval is clicked, the card shows progress and then the result and its image,
-the answer streams. Stop cancels a long call; edit-and-resend makes a branch; a
-restarted app resumes the chat with its tools."""
+the answer streams. Stop cancels a long call; regenerate and edit-and-resend make
+branches the arrows switch between; a restarted app resumes the chat with its tools."""
 
 from __future__ import annotations
 
@@ -124,29 +124,60 @@ async def test_a_cards_cancel_stops_only_that_call_and_the_turn_goes_on(
         assert any("person cancelled this call" in content for content in told)
 
 
-async def test_edit_and_resend_keeps_the_old_answer_as_a_branch(models, qtbot: QtBot) -> None:
+async def test_regenerate_edit_and_the_arrows_switch_branches(models, qtbot: QtBot) -> None:
     write_config(models, everything=False)
     # The second reply is the title the model writes after the first exchange.
-    models.script(text("Paris."), text("Capitals"), text("Lisbon."))
+    models.script(text("Paris."), text("Capitals"), text("It is Paris."), text("Lisbon."))
     async with running_app(wait_for_server=False) as desktop:
         chat = desktop.chat
         qtbot.keyClicks(chat.composer.input, "Capital of France?")
         qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
         await until(lambda: not chat.running and len(chat.transcript.messages) == 2, 30, "answer")
-        question = chat.transcript.widgets[chat.transcript.messages[0].id]
+        answer = _widget(chat, -1)
+        assert not answer.branch_label.isVisible()  # one version: no switcher
+        assert answer.regenerate_button.isVisible()
+        answer.regenerate_button.click()
+        await until(lambda: "It is Paris." in _last_answer(chat), 30, "the new answer")
+        await until(lambda: not chat.running and chat.transcript.siblings, 30, "the branch")
+        answer = _widget(chat, -1)
+        assert answer.branch_label.isVisible() and _switcher(answer) == "‹ 2/2 ›"
+        assert answer.prev_branch.isEnabled() and not answer.next_branch.isEnabled()
+        answer.prev_branch.click()
+        await until(lambda: _last_answer(chat) == "Paris.", 30, "the first answer back")
+        assert _switcher(_widget(chat, -1)) == "‹ 1/2 ›"
+        _widget(chat, -1).next_branch.click()
+        await until(lambda: _last_answer(chat) == "It is Paris.", 30, "the second again")
+
+        question = _widget(chat, 0)
         assert question.edit_button.isVisible()
         question.edit_button.click()
         assert question.editor is not None and question.editor.hasFocus()
         assert question.edit_send.isVisible()  # at once: Tab from the editor reaches it
         question.editor.setPlainText("Capital of Portugal?")
         question.edit_send.click()
-        await until(lambda: not chat.running, 30, "the edited turn")
-        await until(lambda: "Lisbon." in _last_answer(chat), 30, "the new answer")
-        await until(lambda: chat.transcript.siblings, 10, "the branch")
-        question = chat.transcript.widgets[chat.transcript.messages[0].id]
-        assert question.branch_label.text() == "2/2"
-        question.prev_branch.click()
-        await until(lambda: "Paris." in _last_answer(chat), 30, "the old answer back")
+        await until(lambda: not chat.running and "Lisbon." in _last_answer(chat), 30, "edit")
+        await until(lambda: _widget(chat, 0).branch_label.isVisible(), 10, "the question's branch")
+        assert _switcher(_widget(chat, 0)) == "‹ 2/2 ›"
+        assert not _widget(chat, -1).branch_label.isVisible()  # the new answer has no versions
+        turns = [r.body["messages"] for r in models.requests if "Write a title" not in str(r.body)]
+        told = [(m["role"], m["content"]) for m in turns[-1][1:]]
+        assert told == [("user", "Capital of Portugal?")]  # the model reads this branch only
+        _widget(chat, 0).prev_branch.click()
+        await until(lambda: _last_answer(chat) == "It is Paris.", 30, "the old question back")
+        assert _widget(chat, 0).plain_text() == "Capital of France?"
+        assert _switcher(_widget(chat, 0)) == "‹ 1/2 ›"
+        assert _switcher(_widget(chat, -1)) == "‹ 2/2 ›"
+
+
+def _widget(chat, index: int):  # type: ignore[no-untyped-def]
+    return chat.transcript.widgets[chat.transcript.messages[index].id]
+
+
+def _switcher(widget) -> str:  # type: ignore[no-untyped-def]
+    """The branch switcher as a person reads it: the arrows and the label between."""
+    return " ".join(
+        (widget.prev_branch.text(), widget.branch_label.text(), widget.next_branch.text())
+    )
 
 
 def _last_answer(chat) -> str:  # type: ignore[no-untyped-def]

@@ -60,7 +60,7 @@ from portico.chat.providers.wire import (
 from portico.chat.store import StoredConversation
 from portico.chat.task_store import ChatTask, updated
 from portico.chat.tools import CallHandle, CallReport, PlannedCall, cancel_call, run_calls
-from portico.chat.tree import newest_leaf, path_to
+from portico.chat.tree import branches, newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
 
@@ -248,6 +248,38 @@ class Chat:
             for m in self._messages
             if m.parent_id == message.parent_id and m.role == message.role
         ]
+
+    def branches(self) -> list[Message]:
+        """The leaf of each branch; branch N is ``branches()[N - 1]`` (see
+        :func:`portico.chat.tree.branches` for how they are numbered)."""
+        return branches(self._messages)
+
+    def path_to(self, message_id: str) -> list[Message]:
+        """The path from the first message to ``message_id`` (do not mutate)."""
+        return path_to(self._messages, message_id)
+
+    @property
+    def branch(self) -> int:
+        """The number of the branch shown (1 when the chat has one, or none yet)."""
+        path = self.messages
+        if not path:
+            return 1
+        leaf = newest_leaf(self._messages, path[-1])
+        ids = [m.id for m in self.branches()]
+        return ids.index(leaf.id) + 1 if leaf.id in ids else 1
+
+    async def switch_branch(self, number: int) -> None:
+        """Show branch ``number`` (1-based); ChatError naming the range otherwise."""
+        self._check_idle()
+        leaves = self.branches()
+        if not 1 <= number <= max(1, len(leaves)):
+            raise ChatError(
+                f"this chat has {len(leaves)} branch{'es' if len(leaves) != 1 else ''}: "
+                f"pick a number from 1 to {len(leaves)}"
+            )
+        if leaves:
+            self._leaf_id = leaves[number - 1].id
+            self._save_row()
 
     async def switch_to(self, message_id: str) -> None:
         """Show the branch that contains ``message_id`` (its newest descendants)."""

@@ -53,6 +53,15 @@ def register(groups: Groups) -> None:
     p.add_argument("--list", action="store_true", help="the stored chats, newest first")
     p.add_argument("--search", metavar="WORDS", help="find stored chats by their text")
     p.add_argument("--resume", metavar="ID", help="continue a stored chat (an id prefix works)")
+    p.add_argument(
+        "--branch",
+        metavar="N",
+        type=int,
+        help="with --resume: continue on branch N. Each edit of a message or regenerated "
+        "answer makes a branch; they are numbered in the order they were made: 1 is the "
+        "chat as first written, 2 the first edit or regenerate, and so on (a number never "
+        "changes). --resume shows the branch it opens and how many there are",
+    )
     p.add_argument("--export", metavar="ID", help="print a stored chat")
     p.add_argument(
         "--format", choices=("md", "json"), default="md", help="--export format (default md)"
@@ -240,12 +249,34 @@ async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, Chat
 
 
 async def _open_chat(host: ChatHost, args: argparse.Namespace) -> Chat:
+    from portico.chat.conversation import ChatError
+
+    if args.branch is not None and not args.resume:
+        raise ChatError("--branch N goes with --resume ID (the chat whose branch to continue)")
     if args.resume:
         chat = await host.open(args.resume)
+        if args.branch is not None:
+            try:
+                await chat.switch_branch(args.branch)
+            except ChatError as exc:
+                raise ChatError(f"{exc}:\n{branch_listing(chat)}") from None
         if args.model:
             await chat.set_model(args.model)
         return chat
     return await host.new(args.model)
+
+
+def branch_listing(chat: Chat) -> str:
+    """One line per branch: its number and the last question on it."""
+    lines = []
+    for number, leaf in enumerate(chat.branches(), 1):
+        path = chat.path_to(leaf.id)
+        asked = next((m.text for m in reversed(path) if m.role == "user"), "")
+        shown = " ".join(asked.split())
+        shown = shown[:60] + ("…" if len(shown) > 60 else "")
+        mark = "*" if number == chat.branch else " "
+        lines.append(f" {mark} {number}: {visible(shown)} ({len(path)} messages)")
+    return "\n".join(lines)
 
 
 async def _turn(chat: Chat, text: str, renderer: Renderer) -> None:
@@ -282,8 +313,11 @@ async def _chat(args: argparse.Namespace) -> int:
             renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo)
             await _turn(chat, args.question, renderer)
             if not args.json:
+                count = len(chat.branches())
+                where = f", branch {chat.branch} of {count}" if count > 1 else ""
                 print(
-                    f"(chat {chat.id[:8]}; continue it with `portico chat --resume {chat.id[:8]}`)",
+                    f"(chat {chat.id[:8]}{where}; continue it with "
+                    f"`portico chat --resume {chat.id[:8]}`)",
                     file=sys.stderr,
                 )
             return 0 if renderer.ok else 1
@@ -304,9 +338,11 @@ async def _interactive(host: ChatHost, chat: Chat, args: argparse.Namespace) -> 
     from portico.chat.conversation import ChatError
 
     history = _setup_readline(host, lambda: chat)
+    count = len(chat.branches())
+    branch = f", branch {chat.branch} of {count} (--branch N picks another)" if count > 1 else ""
     print(
-        f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}. /help lists "
-        "the commands; Ctrl+C stops a turn, Ctrl+D leaves."
+        f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}{branch}. /help "
+        "lists the commands; Ctrl+C stops a turn, Ctrl+D leaves."
     )
     for message in chat.messages[-6:]:
         who = "you" if message.role == "user" else "assistant"

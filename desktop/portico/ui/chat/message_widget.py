@@ -1,6 +1,7 @@
 """One message of the transcript: the person's (text, attachments) or the assistant's
-(text and tool cards in the order they happened), with Copy, Edit (last question),
-Regenerate (last answer), a branch switcher, and Retry on a stopped or failed turn."""
+(text and tool cards in the order they happened), with Copy, Edit (any question: the
+edit is a new version of it), Regenerate (last answer), a branch switcher (‹ 2/3 ›), and
+Retry on a stopped or failed turn."""
 
 from __future__ import annotations
 
@@ -305,7 +306,7 @@ class MessageWidget(QFrame):
         self._show_action(2, status in ("stopped", "failed", "streaming"))
 
     def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
-        self._show_action(0, self.role == "user" and last_user and not running)
+        self._show_action(0, self.role == "user" and not running)  # any question
         self._show_action(1, self.role == "assistant" and last_answer and not running)
         if running:
             self._show_action(2, False)

@@ -1,0 +1,83 @@
+"""``portico chat --resume ID --branch N`` as a real process: it continues branch N (the
+model reads that branch only), says which branch it is on, and an N out of range lists
+the branches."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from portico.chat.messages import Message
+from portico.chat.store import ChatStore, StoredConversation
+from portico.paths import paths
+from tests.cli.test_cli_chat import run
+from tests.servers.model_server import ModelServer, text
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def scripted(portico_home: Path) -> Iterator[ModelServer]:
+    with ModelServer() as server:
+        folder = paths().global_toml.parent
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "config.yaml").write_text(
+            "models:\n"
+            "  providers:\n"
+            "    scripted:\n"
+            "      kind: openai\n"
+            f"      base_url: {server.openai_url}\n"
+            "      models: [gpt-test]\n"
+            "  default: scripted/gpt-test\n"
+        )
+        yield server
+
+
+def _stored_chat_with_three_branches() -> None:
+    """A question answered twice (a regenerate) and then edited: three branches."""
+
+    async def write() -> None:
+        store = ChatStore()
+        store.save_conversation(
+            StoredConversation(id="c0ffee00" * 4, title="Capitals", model="scripted/gpt-test",
+                               leaf_id="a3")
+        )
+        for mid, parent, role, body in [
+            ("q1", None, "user", "Capital of France?"),
+            ("a1", "q1", "assistant", "Paris."),
+            ("a2", "q1", "assistant", "It is Paris."),
+            ("q2", None, "user", "Capital of Portugal?"),
+            ("a3", "q2", "assistant", "Lisbon."),
+        ]:
+            store.save_message("c0ffee00" * 4, Message(mid, role, body, parent_id=parent))  # type: ignore[arg-type]
+        await store.close()
+
+    asyncio.run(write())
+
+
+def test_resume_on_a_branch_continues_it(scripted: ModelServer) -> None:
+    _stored_chat_with_three_branches()
+    scripted.script(text("Bordeaux too."))
+    out = run("chat", "--resume", "c0ffee", "--branch", "2", "-q", "Another city?")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Bordeaux too.\n"
+    assert "branch 2 of 3" in out.stderr
+    sent = [(m["role"], m["content"]) for m in scripted.requests[0].body["messages"][1:]]
+    assert sent == [
+        ("user", "Capital of France?"), ("assistant", "It is Paris."), ("user", "Another city?")
+    ]
+    # the next resume opens where it left off, and an N out of range lists the branches
+    bad = run("chat", "--resume", "c0ffee", "--branch", "4", "-q", "x")
+    assert bad.returncode == 2
+    assert "has 3 branches: pick a number from 1 to 3" in bad.stderr
+    assert "  1: Capital of France? (2 messages)" in bad.stderr
+    assert "* 2: Another city? (4 messages)" in bad.stderr
+    assert "  3: Capital of Portugal? (2 messages)" in bad.stderr
+    alone = run("chat", "--branch", "1", "-q", "x")
+    assert alone.returncode == 2 and "--branch N goes with --resume ID" in alone.stderr
+    assert len(scripted.requests) == 1
+    helped = run("chat", "--help")
+    assert "1 is the chat as first written" in " ".join(helped.stdout.split())
