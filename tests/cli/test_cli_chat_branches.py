@@ -81,3 +81,51 @@ def test_resume_on_a_branch_continues_it(scripted: ModelServer) -> None:
     assert len(scripted.requests) == 1
     helped = run("chat", "--help")
     assert "1 is the chat as first written" in " ".join(helped.stdout.split())
+
+
+def test_list_ops_rename_pin_archive_delete_and_restore(scripted: ModelServer) -> None:
+    _stored_chat_with_three_branches()
+    scripted.script(text("Oslo."))
+    asked = run("chat", "-q", "Capital of Norway?")
+    assert asked.returncode == 0, asked.stderr
+    assert len(scripted.requests) == 1  # the answer: no title request
+
+    def listed(*extra: str) -> list[str]:
+        out = run("chat", "--list", *extra)
+        assert out.returncode == 0, out.stderr
+        return [line.split("  ", 2)[2] for line in out.stdout.splitlines()]
+
+    assert [row.split("  (")[0] for row in listed()] == ["Capital of Norway?", "Capitals"]
+    assert run("chat", "--rename", "c0ffee", "Old capitals").stdout == (
+        "Renamed chat c0ffee00 to 'Old capitals'.\n"
+    )
+    assert run("chat", "--pin", "c0ffee").returncode == 0
+    assert [row.split("  (")[0] for row in listed()] == [
+        "pinned  Old capitals", "Capital of Norway?"
+    ]
+    archived = run("chat", "--archive", "c0ffee")
+    assert "`portico chat --list --archived` lists it" in archived.stdout
+    assert [row.split("  (")[0] for row in listed()] == ["Capital of Norway?"]
+    assert [row.split("  (")[0] for row in listed("--archived")] == ["pinned  Old capitals"]
+    assert run("chat", "--unarchive", "c0ffee").returncode == 0
+    deleted = run("chat", "--delete", "c0ffee")
+    assert "Undo with `portico chat --restore c0ffee00` (within 24 hours" in deleted.stdout
+    assert len(listed()) == 1
+    gone = run("chat", "--resume", "c0ffee", "-q", "x")
+    assert gone.returncode == 2 and "no conversation c0ffee" in gone.stderr
+    assert run("chat", "--restore", "c0ffee").stdout == "Restored chat c0ffee00.\n"
+    assert [row.split("  (")[0] for row in listed()] == [
+        "pinned  Old capitals", "Capital of Norway?"
+    ]
+    again = run("chat", "--restore", "c0ffee")
+    assert again.returncode == 1 and "no deleted conversation c0ffee" in again.stderr
+
+
+def test_the_setting_lets_the_model_write_titles(scripted: ModelServer) -> None:
+    config = paths().global_toml.parent / "config.yaml"
+    config.write_text(config.read_text() + "chat:\n  model_titles: true\n")
+    scripted.script(text("Oslo."), text("Norway's capital"))
+    out = run("chat", "-q", "Capital of Norway?", "--json")
+    assert out.returncode == 0, out.stderr
+    assert "Write a title" in str(scripted.requests[1].body)
+    assert '"title": "Norway\'s capital"' in out.stdout

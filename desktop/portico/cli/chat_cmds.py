@@ -50,7 +50,25 @@ def register(groups: Groups) -> None:
         action="store_true",
         help="run tool calls without asking (spend limits still apply)",
     )
-    p.add_argument("--list", action="store_true", help="the stored chats, newest first")
+    p.add_argument(
+        "--list", action="store_true", help="the stored chats, pinned first, then newest first"
+    )
+    p.add_argument(
+        "--archived", action="store_true", help="with --list: the archived chats instead"
+    )
+    p.add_argument("--rename", nargs=2, metavar=("ID", "TITLE"), help="give a chat a title")
+    p.add_argument("--pin", metavar="ID", help="pin a chat (pinned chats are listed first)")
+    p.add_argument("--unpin", metavar="ID", help="unpin a chat")
+    p.add_argument(
+        "--archive", metavar="ID", help="archive a chat (it leaves the list; search finds it)"
+    )
+    p.add_argument("--unarchive", metavar="ID", help="bring an archived chat back to the list")
+    p.add_argument(
+        "--delete",
+        metavar="ID",
+        help="delete a chat; --restore ID brings it back within a day, then it is gone",
+    )
+    p.add_argument("--restore", metavar="ID", help="undo the delete of a chat")
     p.add_argument("--search", metavar="WORDS", help="find stored chats by their text")
     p.add_argument("--resume", metavar="ID", help="continue a stored chat (an id prefix works)")
     p.add_argument(
@@ -70,7 +88,12 @@ def register(groups: Groups) -> None:
     p.set_defaults(handler=cmd_chat)
 
 
+_LIST_OPS = ("rename", "pin", "unpin", "archive", "unarchive", "delete", "restore")
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
+    if any(getattr(args, op) for op in _LIST_OPS):
+        return asyncio.run(_list_op(args))
     if args.list or args.search or args.export:
         return asyncio.run(_stored(args))
     if args.question is None and not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -80,6 +103,47 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 # --- stored chats ------------------------------------------------------------------------
+
+
+async def _list_op(args: argparse.Namespace) -> int:
+    """One change to the chat list: rename, pin, archive, delete or restore."""
+    from portico.chat.store import KEEP_DELETED, ChatStore, StoreError
+
+    store = ChatStore()
+    try:
+        if args.rename:
+            full = await store.resolve_id(args.rename[0])
+            await store.rename(full, args.rename[1])
+            print(f"Renamed chat {full[:8]} to {visible(args.rename[1].strip())!r}.")
+        elif args.pin or args.unpin:
+            full = await store.resolve_id(args.pin or args.unpin)
+            await store.set_pinned(full, bool(args.pin))
+            print(f"{'Pinned' if args.pin else 'Unpinned'} chat {full[:8]}.")
+        elif args.archive or args.unarchive:
+            full = await store.resolve_id(args.archive or args.unarchive)
+            await store.set_archived(full, bool(args.archive))
+            if args.archive:
+                print(f"Archived chat {full[:8]} (`portico chat --list --archived` lists it).")
+            else:
+                print(f"Chat {full[:8]} is back in the list.")
+        elif args.delete:
+            full = await store.resolve_id(args.delete)
+            await store.delete(full)
+            hours = round(KEEP_DELETED / 3600)
+            print(
+                f"Deleted chat {full[:8]}. Undo with `portico chat --restore {full[:8]}` "
+                f"(within {hours} hours; then it is gone for good)."
+            )
+        else:
+            full = await store.resolve_id(args.restore, deleted=True)
+            await store.restore(full)
+            print(f"Restored chat {full[:8]}.")
+        return 0
+    except StoreError as exc:
+        err(str(exc))
+        return 1
+    finally:
+        await store.close()
 
 
 async def _stored(args: argparse.Namespace) -> int:
@@ -105,17 +169,22 @@ async def _stored(args: argparse.Namespace) -> int:
             if not hits:
                 print(f"No chat contains {args.search!r}.")
             return 0
-        rows = await store.list()
+        rows = await store.list(archived=args.archived)
         if args.json:
             print(json.dumps([summary_json(r) for r in rows], indent=2, ensure_ascii=False))
             return 0
         if not rows:
-            print("No chats yet. Start one with `portico chat`.")
+            print(
+                "No archived chats."
+                if args.archived
+                else "No chats yet. Start one with `portico chat`."
+            )
         for row in rows:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
             model = row.model or "direct"
+            pin = "pinned  " if row.pinned else ""
             print(
-                f"{row.id[:8]}  {when}  {row.title or 'Untitled'}  "
+                f"{row.id[:8]}  {when}  {pin}{visible(row.title) or 'Untitled'}  "
                 f"({row.message_count} messages, {model})"
             )
         return 0

@@ -285,6 +285,7 @@ class RuntimeSettings:
     profile: str = "default"
     oauth_client_metadata_url: str | None = None  # oauth.client_metadata_url (CIMD)
     default_roots: tuple[str, ...] = ()  # roots: what global servers without their own get
+    chat_model_titles: bool = False  # chat.model_titles: the model writes chat titles
 
 
 ProviderKind = Literal["openai", "anthropic"]

@@ -57,6 +57,8 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     "oauth_client_metadata_url": lambda p, g: p == g,
     # The folders your global servers see: a project may offer fewer, never others.
     "default_roots": lambda p, g: set(p) <= set(g or ()),
+    # A title request sends the chat to the model once more: yours to turn on.
+    "chat_model_titles": lambda p, g: not p or bool(g),
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}

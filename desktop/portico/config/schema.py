@@ -936,6 +936,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         example="https://example.com/portico/client.json",
     ),
     SettingSpec(
+        "chat.model_titles",
+        "chat_model_titles",
+        None,
+        ("chat", "model_titles"),
+        "bool",
+        False,
+        "The model writes each new chat's title (one more request per chat); off: the"
+        " first words of the first message.",
+    ),
+    SettingSpec(
         "roots",
         "default_roots",
         ("roots",),

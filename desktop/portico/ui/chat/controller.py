@@ -70,6 +70,7 @@ class ChatController(QObject):
         self._completions: dict[tuple[str, str], list[Completion]] = {}
         self._prompt_hints: dict[str, str] = {}
         self.query = ""
+        self.archived = False  # the list shows the archived chats
         bridge.delivered.connect(self.on_event)
         self._wire()
 
@@ -94,6 +95,11 @@ class ChatController(QObject):
         lst.newRequested.connect(lambda: self._spawn(self.new_chat()))
         lst.renameRequested.connect(lambda cid, title: self._spawn(self.rename(cid, title)))
         lst.deleteRequested.connect(lambda cid: self._spawn(self.delete(cid)))
+        lst.pinRequested.connect(lambda cid, on: self._spawn(self.set_pinned(cid, on)))
+        lst.archiveRequested.connect(lambda cid, on: self._spawn(self.set_archived(cid, on)))
+        lst.restoreRequested.connect(lambda cid: self._spawn(self.restore(cid)))
+        lst.purgeRequested.connect(lambda cid: self._spawn(self.purge(cid)))
+        lst.archivedToggled.connect(lambda on: self._spawn(self.show_archived(on)))
         lst.searchChanged.connect(lambda q: self._spawn(self.refresh_list(q)))
         # Window-wide: they bring the Chats place forward from anywhere in the window.
         for key, slot in (
@@ -243,10 +249,14 @@ class ChatController(QObject):
             return
         if query is not None:
             self.query = query
-        rows = await self.runtime.submit(self.service.rows(self.query))
+        rows = await self.runtime.submit(self.service.rows(self.query, self.archived))
         current = self.current.id if self.current else None
         self.place.conversations.set_rows(
-            [ConversationRow(r.id, r.title, r.updated, r.snippet) for r in rows], current
+            [
+                ConversationRow(r.id, r.title, r.updated, r.snippet, r.pinned, r.archived)
+                for r in rows
+            ],
+            current,
         )
 
     async def rename(self, conversation_id: str, title: str) -> None:
@@ -257,11 +267,39 @@ class ChatController(QObject):
         await self.refresh_list()
 
     async def delete(self, conversation_id: str) -> None:
+        """Deleted with an Undo (the list's bar); removed for good when the bar goes."""
         assert self.service is not None
+        lst = self.place.conversations
+        row = lst.row(conversation_id)
         await self.runtime.submit(self.service.delete(conversation_id))
+        lst.show_undo(conversation_id, row.title if row is not None else "")
         if self.current is not None and self.current.id == conversation_id:
             self.current = None
             await self.open_start()
+        await self.refresh_list()
+
+    async def restore(self, conversation_id: str) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.restore(conversation_id))
+        await self.refresh_list()
+        await self.open(conversation_id)
+
+    async def purge(self, conversation_id: str) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.purge(conversation_id))
+
+    async def set_pinned(self, conversation_id: str, pinned: bool) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.set_pinned(conversation_id, pinned))
+        await self.refresh_list()
+
+    async def set_archived(self, conversation_id: str, archived: bool) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.set_archived(conversation_id, archived))
+        await self.refresh_list()
+
+    async def show_archived(self, on: bool) -> None:
+        self.archived = on
         await self.refresh_list()
 
     async def set_model(self, ref: str) -> None:
