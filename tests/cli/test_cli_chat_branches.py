@@ -129,3 +129,30 @@ def test_the_setting_lets_the_model_write_titles(scripted: ModelServer) -> None:
     assert out.returncode == 0, out.stderr
     assert "Write a title" in str(scripted.requests[1].body)
     assert '"title": "Norway\'s capital"' in out.stdout
+
+
+def test_a_failed_turn_says_how_to_retry(scripted: ModelServer) -> None:
+    from tests.servers.model_server import error
+
+    scripted.script(error(429, retry_after=7), text("Paris is the capital", truncate_after=2),
+                    text("Paris."))
+    out = run("chat", "-q", "Capital of France?")
+    assert out.returncode == 1
+    lines = out.stderr.splitlines()
+    assert any("is rate limited (HTTP 429" in line and "Try again in 7 s." in line
+               for line in lines)
+    [hint] = [line for line in lines if line.startswith("(the question is kept")]
+    chat_id = hint.split("--resume ")[1].split(" ")[0]
+    assert hint == (
+        f"(the question is kept: wait 7 s, then retry with "
+        f"`portico chat --resume {chat_id} -q /retry`)"
+    )
+    cut = run("chat", "--resume", chat_id, "-q", "/retry")
+    assert cut.returncode == 1 and cut.stdout == "Paris is\n"
+    assert "stopped before its end" in cut.stderr and "Retry to ask again" in cut.stderr
+    assert f"retry with `portico chat --resume {chat_id} -q /retry`" in cut.stderr
+    again = run("chat", "--resume", chat_id, "-q", "/retry")
+    assert again.returncode == 0 and again.stdout == "Paris.\n"
+    exported = run("chat", "--export", chat_id)
+    assert exported.stdout.count("## You") == 1  # the question kept once, not asked again
+    assert exported.stdout.endswith("## Assistant (scripted/gpt-test)\n\nParis.\n")

@@ -175,20 +175,22 @@ class Chat:
         """Run the last turn again after a TurnFailed (or a stopped turn): the failed
         assistant message is replaced, the user message is kept."""
         self._check_idle()
+        user = self._retry_target()
+        return self._iterate(lambda emit: self._answer(emit, user))
+
+    def _retry_target(self) -> Message:
+        """The question to answer again (a failed answer to it is dropped)."""
         path = self.messages
         if not path:
             raise ChatError("there is nothing to retry yet")
         last = path[-1]
-        if last.role == "assistant":
-            parent = last.parent_id
-            if last.status == "failed":
-                self._remove(last)
-        else:
-            parent = last.id
+        parent = last.parent_id if last.role == "assistant" else last.id
         user = next((m for m in self._messages if m.id == parent), None)
-        if user is None:
+        if user is None or user.role != "user":
             raise ChatError("there is nothing to retry yet")
-        return self._iterate(lambda emit: self._answer(emit, user))
+        if last.role == "assistant" and last.status == "failed":
+            self._remove(last)
+        return user
 
     def edit(
         self, message_id: str, text: str, attachments: Sequence[Attachment] | None = None
@@ -774,6 +776,23 @@ class Chat:
         elif name == "branch":
             chat = await self._host.branch(self)
             emit(ConversationChanged(chat.id, self.id, "branch"))
+        elif name == "retry":
+            try:
+                user = self._retry_target()
+            except ChatError as exc:
+                emit(TurnFailed(str(exc), False, "command"))
+                return
+            if self.model is None:
+                emit(
+                    TurnFailed(
+                        "This chat has no model (direct mode): pick one with /model.",
+                        False,
+                        "no_model",
+                    )
+                )
+                return
+            await self._answer(emit, user)
+            return
         elif name == "reload-mcp":
             summary = await self._host.reload()
             emit(ToolsChanged(tuple(self._active)))

@@ -54,6 +54,7 @@ FailureKind = Literal[
     "network",  # cannot reach the server
     "incompatible",  # the server does not speak the provider's API
     "server",  # 5xx or another provider error
+    "truncated",  # the answer's stream ended before its end (what arrived is kept)
     "no_model",  # a turn that needs a model, with none configured
     "config",  # the chosen provider/model is not configured or its key cannot be read
     "command",  # a slash command or mention that cannot run (the error has its usage)

@@ -214,6 +214,7 @@ class Renderer:
         self.mid_line = False
         self.outcome: Event | None = None
         self.moved_to: str | None = None  # /new or /branch: the chat to go on in
+        self.retry_with = "/retry"  # how this face runs a failed turn again
 
     def _say(self, text: str) -> None:
         if self.mid_line:
@@ -270,6 +271,9 @@ class Renderer:
             self.out.flush()
         elif isinstance(event, ev.TurnFailed):
             self._say(f"portico: {event.error}")
+            if event.message_id:  # a model turn: the question is kept, it can run again
+                wait = f"wait {event.retry_after:g} s, then " if event.retry_after else ""
+                self._say(f"(the question is kept: {wait}retry with {self.retry_with})")
         elif isinstance(event, ev.TurnFinished):
             if self.mid_line:
                 self.out.write("\n")
@@ -380,6 +384,7 @@ async def _chat(args: argparse.Namespace) -> int:
             direct = chat.model is None or args.question.lstrip().startswith("/")
             echo = parse(args.question).kind == "prompt"
             renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo)
+            renderer.retry_with = f"`portico chat --resume {chat.id[:8]} -q /retry`"
             await _turn(chat, args.question, renderer)
             if not args.json:
                 count = len(chat.branches())

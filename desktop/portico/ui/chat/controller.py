@@ -546,7 +546,10 @@ class ChatController(QObject):
             t.flush()
             widget = self._answer_widget(event.message_id)
             widget.show_status("failed", event.error)
-            widget.retry_button.setVisible(event.retryable)
+            if event.message_id:  # a model turn: the question is kept, Retry asks again
+                widget.offer_retry(event.retry_after)
+            else:
+                widget.retry_button.setVisible(event.retryable)
         elif isinstance(event, TurnEnded):
             self.set_running(False)
             self.turnEnded.emit(self.current.id if self.current else "")

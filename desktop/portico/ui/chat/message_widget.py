@@ -5,9 +5,11 @@ Retry on a stopped or failed turn."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
@@ -304,6 +306,35 @@ class MessageWidget(QFrame):
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
         self._show_action(2, status in ("stopped", "failed", "streaming"))
+
+    _retry_at = 0.0  # monotonic time Retry waits for (a 429's retry-after)
+    _retry_timer: QTimer | None = None
+
+    def offer_retry(self, after: float | None = None) -> None:
+        """Show Retry; after a rate limit it counts down the provider's retry-after
+        (disabled, "Retry in 12 s") before it can be clicked."""
+        button = self.retry_button
+        button.show()
+        self._retry_at = time.monotonic() + after if after else 0.0
+        if self._retry_timer is None:
+            self._retry_timer = QTimer(self)
+            self._retry_timer.setInterval(250)
+            self._retry_timer.timeout.connect(self._tick_retry)
+        self._tick_retry()
+        if self._retry_at:
+            self._retry_timer.start()
+
+    def _tick_retry(self) -> None:
+        left = math.ceil(self._retry_at - time.monotonic()) if self._retry_at else 0
+        button = self.retry_button
+        if left > 0:
+            button.setText(f"Retry in {left} s")
+            button.setEnabled(False)
+            return
+        button.setText("Retry")
+        button.setEnabled(True)
+        if self._retry_timer is not None:
+            self._retry_timer.stop()
 
     def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
         self._show_action(0, self.role == "user" and not running)  # any question
