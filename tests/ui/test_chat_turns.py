@@ -23,10 +23,12 @@ __all__ = ["model_server", "models"]
 async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot: QtBot) -> None:
     write_config(models)
     models.script(
-        tool_call("everything__toggle-simulated-logging", {}),
-        tool_call("everything__trigger-long-running-operation", {"duration": 2, "steps": 4}),
-        tool_call("everything__get-tiny-image", {}),
-        text("Logging is on, the operation finished and here is the image.", delay=0.01),
+        tool_call("everything__toggle-simulated-logging", {}, usage={"input": 10, "output": 1}),
+        tool_call("everything__trigger-long-running-operation", {"duration": 2, "steps": 4},
+                  usage={"input": 200, "output": 2}),
+        tool_call("everything__get-tiny-image", {}, usage={"input": 3000, "output": 3}),
+        text("Logging is on, the operation finished and here is the image.", delay=0.01,
+             usage={"input": 40000, "output": 4}),
     )
     async with running_app() as desktop:
         chat = desktop.chat
@@ -62,7 +64,9 @@ async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot
         await until(lambda: not chat.running, 60, "the turn to end")
         answer = chat.transcript.widgets[chat.transcript.messages[-1].id]
         assert "here is the image" in answer.plain_text()
-        assert chat.pane.usage.text().startswith("Turn:")
+        # the turn's four requests, as the provider counted them, on the answer and above
+        assert answer.tokens is not None and answer.tokens.text() == "43,210 in · 10 out"
+        assert chat.pane.usage.text() == "Turn: 43,210 in · 10 out  ·  Chat: 43,210 in · 10 out"
         assert field.isEnabled()
 
 

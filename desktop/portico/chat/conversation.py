@@ -737,6 +737,9 @@ class Chat:
                 f"{provider}/{done.model}",
                 self._stored.input_tokens,
                 self._stored.output_tokens,
+                assistant.input_tokens,
+                assistant.output_tokens,
+                assistant.id,
             )
         )
 

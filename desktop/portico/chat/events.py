@@ -177,13 +177,17 @@ class ApprovalAnswered:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens of one model request, and the conversation's running totals."""
+    """Tokens of one model request (the providers' usage fields), the turn's so far (its
+    answer's requests: a turn with tool calls makes several) and the conversation's."""
 
     input_tokens: int
     output_tokens: int
     model: str  # "provider/model" as answered
     total_input_tokens: int = 0
     total_output_tokens: int = 0
+    turn_input_tokens: int = 0
+    turn_output_tokens: int = 0
+    message_id: str = ""  # the answer they belong to
 
 
 @dataclass(frozen=True)

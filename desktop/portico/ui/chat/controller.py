@@ -223,7 +223,7 @@ class ChatController(QObject):
         self.composer.yolo.blockSignals(False)
         self.composer.yolo_warning.setVisible(snapshot.yolo)
         self.pane.set_spend(snapshot.spend, snapshot.limits)
-        self.pane.usage.setText("")
+        self.pane.set_chat_usage(*snapshot.tokens)
         self.set_running(snapshot.busy)
         self.pane.show_transcript()
         self.place.conversations.select(snapshot.id)
@@ -503,11 +503,14 @@ class ChatController(QObject):
                 card.finish(apply_finished(card.state, event))
         elif isinstance(event, ev.Usage):
             self.pane.set_usage(
-                event.input_tokens,
-                event.output_tokens,
+                event.turn_input_tokens or event.input_tokens,
+                event.turn_output_tokens or event.output_tokens,
                 event.total_input_tokens,
                 event.total_output_tokens,
             )
+            answered = t.message_widget(event.message_id) if event.message_id else None
+            if answered is not None:
+                answered.set_tokens(event.turn_input_tokens, event.turn_output_tokens)
         elif isinstance(event, ev.SpendChanged):
             limits = self.current.limits if self.current else {}
             self.pane.set_spend(dict(event.totals), limits)

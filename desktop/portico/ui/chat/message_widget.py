@@ -91,6 +91,7 @@ class MessageWidget(QFrame):
         self.copy_button.clicked.connect(self.copy)
         row.addWidget(self.copy_button)
         row.addStretch(1)
+        self.tokens: QLabel | None = None  # an answer's tokens, once it has any
         column.addLayout(row)
         self._row = row
         self._actions: (
@@ -100,6 +101,8 @@ class MessageWidget(QFrame):
         self._siblings: list[str] = []
 
         self._fill(message)
+        if message.role == "assistant":
+            self.set_tokens(message.input_tokens, message.output_tokens)
         self.set_siblings(siblings or [message.id])
         self.show_status(message.status, message.error)
 
@@ -306,6 +309,17 @@ class MessageWidget(QFrame):
             self.status.setText("")
         self.status.setVisible(bool(self.status.text()))
         self._show_action(2, status in ("stopped", "failed", "streaming"))
+
+    def set_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """The answer's tokens (every request of its turn), at the end of its row."""
+        if not (input_tokens or output_tokens):
+            return
+        if self.tokens is None:
+            self.tokens = QLabel()
+            self.tokens.setAccessibleName("tokens of this answer")
+            set_tone(self.tokens, "muted")
+            self._row.addWidget(self.tokens)
+        self.tokens.setText(f"{input_tokens:,} in · {output_tokens:,} out")
 
     _retry_at = 0.0  # monotonic time Retry waits for (a 429's retry-after)
     _retry_timer: QTimer | None = None

@@ -95,6 +95,7 @@ class ChatSnapshot:
     limits: dict[str, tuple[float, str]] = field(default_factory=dict)  # server: (limit, unit)
     spend: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
+    tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
 
 
 @dataclass(frozen=True)
@@ -284,6 +285,7 @@ class ChatService:
             limits=limits,
             spend=spend,
             tasks=dict(chat.tasks),
+            tokens=chat.tokens,
         )
 
     async def rows(self, query: str = "", archived: bool = False) -> list[ListRow]:
