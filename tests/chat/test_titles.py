@@ -36,13 +36,16 @@ async def test_titles_are_local_by_default(models, kind: str) -> None:
 
 
 async def test_the_setting_lets_the_model_write_the_title(models) -> None:
-    models.script(text("Rainy."), text("Oslo weather"), text("Sunny."))
+    models.script(text("Rainy."), text("Oslo weather"))
     async with chat_setup(providers=(provider(models),), config=_config(models, True)) as s:
         chat = await s.host.new()
         run = await collect(chat.send("Weather in Oslo?"))
         assert [e.title for e in run.of(TitleChanged)] == ["Weather in Oslo?", "Oslo weather"]
         assert "Write a title" in str(models.requests[1].body)
+        models.script(text("Rainy still."), text("Sunny."))
+        await collect(chat.edit(chat.messages[0].id, "Weather in Oslo now?"))
+        assert len(models.requests) == 3 and chat.title == "Oslo weather"  # no second title
         s.host.apply_config(_config(models, False))  # turned off again: the next chat asks none
         other = await s.host.new()
         await collect(other.send("And Bergen?"))
-        assert len(models.requests) == 3 and other.title == "And Bergen?"
+        assert len(models.requests) == 4 and other.title == "And Bergen?"

@@ -518,7 +518,8 @@ class Chat:
                 )
             )
             return
-        await self._answer(emit, user, first=len(self.messages) <= 1)
+        # the first exchange, not an edit of its question (the title stays as it was)
+        await self._answer(emit, user, first=len(self.messages) <= 1 and parent is False)
 
     async def _answer(self, emit: Emit, user: Message, *, first: bool = False) -> None:
         assistant = Message(
