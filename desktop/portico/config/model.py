@@ -320,6 +320,7 @@ class RuntimeSettings:
     oauth_client_metadata_url: str | None = None  # oauth.client_metadata_url (CIMD)
     default_roots: tuple[str, ...] = ()  # roots: what global servers without their own get
     sandbox_all: bool = False  # sandbox.enabled: sandbox global stdio servers too
+    chat_model_titles: bool = False  # chat.model_titles: the model writes chat titles
 
 
 ProviderKind = Literal["openai", "anthropic"]

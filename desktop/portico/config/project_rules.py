@@ -60,6 +60,8 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     "default_roots": lambda p, g: set(p) <= set(g or ()),
     # Sandboxing every stdio server is yours to turn off, not a project's.
     "sandbox_all": lambda p, g: bool(p) or not g,
+    # A title request sends the chat to the model once more: yours to turn on.
+    "chat_model_titles": lambda p, g: not p or bool(g),
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}

@@ -1019,6 +1019,16 @@ SETTINGS: tuple[SettingSpec, ...] = (
         " sandboxed unless they say otherwise).",
     ),
     SettingSpec(
+        "chat.model_titles",
+        "chat_model_titles",
+        None,
+        ("chat", "model_titles"),
+        "bool",
+        False,
+        "The model writes each new chat's title (one more request per chat); off: the"
+        " first words of the first message.",
+    ),
+    SettingSpec(
         "roots",
         "default_roots",
         ("roots",),

@@ -76,7 +76,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 RawSetting(spec.name, _plain(node[spec.yaml[-1]]), line(*spec.yaml))
             )
     raw.settings.sort(key=lambda s: s.line)
-    for section in ("mcp", "secrets", "approvals", "oauth", "sandbox"):
+    for section in ("mcp", "secrets", "approvals", "oauth", "sandbox", "chat"):
         value = doc.get(section)
         known = [s.yaml[-1] for s in schema.SETTINGS if s.yaml and s.yaml[0] == section]
         if value is None:
