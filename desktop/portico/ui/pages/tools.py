@@ -40,6 +40,7 @@ from portico.ui.runtime_thread.page_service import CallOutcome
 from portico.ui.runtime_thread.snapshots import ToolInfo
 from portico.ui.schema_form import FieldError, SchemaForm, schema_kind
 from portico.ui.text import set_plain
+from portico.ui.views.view_pane import ViewPane
 
 if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
@@ -242,6 +243,8 @@ class ToolsPage(QWidget):
         self.try_layout.addWidget(self.task_panel)
         self.result_view = ResultView("tool result")
         self.try_layout.addWidget(self.result_view, 1)
+        self.view_pane = ViewPane(backend)  # MCP Apps: the result's view, when it has one
+        self.try_layout.addWidget(self.view_pane, 2)
         self._task_text: str | None = None  # the last task status a call reported
 
         right = QSplitter(Qt.Orientation.Vertical)
@@ -321,6 +324,7 @@ class ToolsPage(QWidget):
 
     def _set_tool(self, tool: ToolInfo | None) -> None:
         self.result_view.clear()
+        self.view_pane.close_view()
         self.call_status.clear()
         if tool is None:
             self.details.setHtml(
@@ -379,6 +383,7 @@ class ToolsPage(QWidget):
         hint = " (you may be asked to approve it)" if tool.asks_approval else ""
         set_plain(self.call_status, f"Calling {tool.name}…{hint}")
         self.result_view.clear()
+        self.view_pane.close_view()
         self.progress.setRange(0, 0)  # busy until the server reports progress
         server = self.server
         loop = asyncio.get_running_loop()
@@ -392,7 +397,7 @@ class ToolsPage(QWidget):
             server=server,
         )
         task = (
-            op.success(lambda outcome: self._returned(server, tool, outcome))
+            op.success(lambda outcome: self._returned(server, tool, outcome, arguments))
             .failure(lambda exc: self._failed(server, tool, exc))
             .finally_(lambda: self._ended(task))
             .run()
@@ -450,7 +455,9 @@ class ToolsPage(QWidget):
             set_plain(self.call_status, "The call failed.")
             self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
 
-    def _returned(self, server: str, tool: ToolInfo, outcome: CallOutcome) -> None:
+    def _returned(
+        self, server: str, tool: ToolInfo, outcome: CallOutcome, arguments: dict[str, Any]
+    ) -> None:
         if not self._is_shown(server, tool):
             return
         if outcome.refusal is not None:
@@ -463,3 +470,5 @@ class ToolsPage(QWidget):
             f"{tool.name} returned an error." if result.is_error else f"{tool.name} returned.",
         )
         self.result_view.show_result(result)
+        if tool.view is not None and not result.is_error:
+            self.view_pane.open_view(server, tool.qualified, arguments, result)

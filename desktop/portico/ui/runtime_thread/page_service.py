@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
     from portico.runtime.task_store import TaskRecord, TaskStore
     from portico.services import Services
+    from portico.ui.runtime_thread.view_service import ViewService
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class PageService:
         self.hub = session.hub
         self.last_calls: dict[str, float] = {}
         self._chat = ChatContext(chat_id=DIRECT_CHAT_ID)  # Try it's spend and approvals
+        self._views: ViewService | None = None
         self._watched: tuple[str, str] | None = None  # the resource on the Resources tab
         self._tasks: TaskStore | None = None  # Try it calls that became tasks
 
@@ -119,6 +121,20 @@ class PageService:
     def guard(self) -> ToolGuard:
         """The services' one ToolGuard (the chat's too)."""
         return self.session.services.guard
+
+    @property
+    def direct_chat(self) -> ChatContext:
+        """Try it's chat context: its spend totals and session approvals."""
+        return self._chat
+
+    @property
+    def views(self) -> ViewService:
+        """The shown MCP Apps views (their sessions live here, on the runtime thread)."""
+        if self._views is None:
+            from portico.ui.runtime_thread.view_service import ViewService
+
+            self._views = ViewService(self)
+        return self._views
 
     async def call_tool(
         self,

@@ -56,6 +56,8 @@ class ToolInfo:
     utility: bool = False
     asks_approval: bool = True  # a call may ask the person first (not read-only, …)
     icon: str | None = None  # its announced icon, a file in the icon cache (runtime/icons.py)
+    view: str | None = None  # MCP Apps: the ui:// view its results are shown in
+    for_model: bool = True  # False: its server offers it to the server's views only
 
     @property
     def badges(self) -> list[str]:
@@ -165,6 +167,8 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             utility=t.utility,
             asks_approval=asks(t.annotations),
             icon=None if t.utility else icons.get(t.tool),
+            view=t.view.resource_uri if t.view is not None else None,
+            for_model=t.for_model,
         )
         for t in hub.registry.server_tools(name)
     ]
