@@ -15,6 +15,7 @@ from portico.policy.trust_store import TrustStore
 from portico.prompts import TrustChoice
 from tests.helpers.cli import run_cli
 from tests.helpers.servers import ASKER
+from tests.helpers.unsandboxed import agreed_before
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
@@ -74,6 +75,9 @@ def test_trust_without_a_terminal_refuses_with_the_next_step(
 
 def test_trust_once_connects_now_and_saves_nothing(portico_home: Path, project: Path) -> None:
     write_project(project)
+    docs = load(project).server("docs")
+    assert docs is not None
+    agreed_before(docs)  # where this machine cannot sandbox, nobody here could agree
     done = run_cli(portico_home, "mcp", "trust", "docs", "--once", "--project", str(project))
     assert done.returncode == 0, done.stderr
     assert "Connected to 'docs' once" in done.stdout and "tools" in done.stdout

@@ -101,6 +101,10 @@ class ScriptedPrompter:
         self.asked.append("sampling")
         return SamplingAnswer("approve")
 
+    async def run_unsandboxed(self, request: Any) -> bool:
+        self.asked.append("unsandboxed")  # this person agrees to everything
+        return True
+
 
 async def write_config(home: Path, url: str, scenario: str, context: dict[str, Any]) -> Path:
     """The config.yaml a person would write for this scenario; secrets go to the keyring

@@ -310,6 +310,10 @@ class ScriptedPrompter:
     async def review_sampling(self, request: object) -> object:
         raise NotImplementedError
 
+    async def run_unsandboxed(self, request: object) -> bool:
+        # Its servers are HTTP ones, never sandboxed: a question here is a test's mistake.
+        raise NotImplementedError(f"the sign-in prompter was asked to run unsandboxed: {request}")
+
 
 async def call_echo(manager: AuthManager, spec, *, interactive: bool = False) -> str:
     auth = await manager.auth_for(spec, interactive=interactive)

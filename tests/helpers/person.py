@@ -67,6 +67,15 @@ class ScriptedPerson:
     async def review_sampling(self, request: Any) -> Any:
         return await self._answer("review_sampling", request)
 
+    async def run_unsandboxed(self, request: Any) -> Any:
+        return await self._answer("run_unsandboxed", request)
+
+    def agrees_unsandboxed(self, times: int = 8) -> None:
+        """Say yes when asked to run a sandboxed server without one. Only a machine that
+        cannot sandbox (no user namespaces, as on some CI machines) asks; elsewhere these
+        answers stay unused."""
+        self.add("run_unsandboxed", *([True] * times))
+
     async def notify(self, notice: Notice) -> None:
         self.notices.append(notice)
 

@@ -52,6 +52,7 @@ async def test_review_shows_what_runs_and_connect_once(
     person: ScriptedPerson, project: Path
 ) -> None:
     person.add("review_trust", TrustChoice.ONCE)
+    person.agrees_unsandboxed()
     policy = Policy(person)
     async with Hub(hooks=policy.hooks()) as hub:
         await hub.apply(config_of(project_asker(project)))
@@ -80,6 +81,7 @@ async def test_trust_persists_and_a_config_change_asks_again(
     person: ScriptedPerson, project: Path
 ) -> None:
     person.add("review_trust", TrustChoice.TRUST)
+    person.agrees_unsandboxed()
     async with Hub(hooks=Policy(person).hooks()) as hub:
         await hub.apply(config_of(project_asker(project)))
         assert hub.connection("docs").state.status is Status.RUNNING
@@ -146,6 +148,7 @@ async def test_a_server_under_review_is_shown_as_awaiting_trust_until_answered(
         return TrustChoice.ONCE
 
     person.review_trust = review_trust  # type: ignore[method-assign]
+    person.agrees_unsandboxed()
     bus = EventBus()
     shown: list[tuple[Status, str | None]] = []
     bus.subscribe(

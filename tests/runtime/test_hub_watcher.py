@@ -14,6 +14,7 @@ from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.runtime.watcher import ConfigWatcher
 from tests.helpers.logs import AllowLogs
+from tests.helpers.unsandboxed import agreeing_hooks
 
 from .conftest import eventually
 
@@ -32,7 +33,7 @@ async def test_edits_are_applied(project: Path, allow_logs: AllowLogs) -> None:
     toml = paths().global_toml
     toml.parent.mkdir(parents=True, exist_ok=True)
     toml.write_text(server_block("alpha", 1))
-    async with Hub() as hub:
+    async with Hub(hooks=agreeing_hooks()) as hub:
         config = load(project)
         assert not config.errors, config.errors
         await hub.apply(config)

@@ -15,6 +15,7 @@ from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
 from portico.runtime.hub import Hub
 from tests.helpers.specs import asker_spec, config_of
+from tests.helpers.unsandboxed import agreeing_hooks
 
 from .conftest import eventually
 
@@ -36,7 +37,7 @@ async def test_a_project_server_gets_its_project_folder(tmp_path: Path, bus: Eve
     (project / ".portico").mkdir(parents=True)
     spec = asker_spec("asker")
     source = replace(spec.source, path=project / ".portico" / "mcp.toml", scope=Scope.PROJECT)
-    got = await _roots(Connection(replace(spec, source=source), bus=bus))
+    got = await _roots(Connection(replace(spec, source=source), bus=bus, hooks=agreeing_hooks()))
     assert got == {"roots": [project.resolve().as_uri()]}
     assert "my%20project" in str(got["roots"])  # a real file:// URI, spaces escaped
 

@@ -11,6 +11,7 @@ import pytest
 from portico.config.model import Dialect, Scope, ServerSpec, Source
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
+from tests.helpers.unsandboxed import agreeing_hooks
 
 from .conftest import toolbox_spec
 
@@ -22,7 +23,7 @@ def _placed(spec: ServerSpec, file: Path, scope: Scope) -> ServerSpec:
 
 
 async def _reported_cwd(spec: ServerSpec, bus: EventBus) -> str:
-    conn = Connection(spec, bus=bus)
+    conn = Connection(spec, bus=bus, hooks=agreeing_hooks())
     await conn.start()
     try:
         state = await conn.wait_settled(30)

@@ -12,6 +12,7 @@ from portico.paths import paths
 from portico.runtime.events import Status
 from portico.ui.app import DesktopApp
 from portico.ui.loop import ensure_application
+from tests.helpers.unsandboxed import agreed_for_project
 from tests.ui.qt_helpers import until
 
 SERVERS = Path(__file__).resolve().parent.parent / "servers"
@@ -46,7 +47,11 @@ def status_of(desktop: DesktopApp, name: str) -> Status | None:
 
 @contextlib.asynccontextmanager
 async def running_app(*running: str, project: Path | None = None) -> AsyncIterator[DesktopApp]:
-    """The app with the config written before; waits until ``running`` all run."""
+    """The app with the config written before; waits until ``running`` all run. Where
+    this machine cannot sandbox, the person agreed before to run the project's servers
+    unsandboxed."""
+    if project is not None:
+        agreed_for_project(project)
     desktop = DesktopApp(ensure_application())
     desktop.window.project = project
     run = asyncio.ensure_future(desktop.run())

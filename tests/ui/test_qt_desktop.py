@@ -13,6 +13,7 @@ from portico.ui.app import DesktopApp
 from portico.ui.dialogs.trust_dialog import TrustDialog
 from portico.ui.loop import ensure_application
 from portico.ui.tray_state import Aggregate
+from tests.helpers.unsandboxed import agreed_for_project
 from tests.ui.qt_helpers import gone, until
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
@@ -33,6 +34,7 @@ def _write_config(project: Path) -> None:
 
 async def test_app_runs_real_servers_and_quits_cleanly(project: Path) -> None:
     _write_config(project)  # project stdio servers: each needs a trust review
+    agreed_for_project(project)  # where this machine cannot sandbox, agreed before
     desktop = DesktopApp(ensure_application())
     desktop.window.project = project
     applied: list[str] = []

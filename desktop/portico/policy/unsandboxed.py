@@ -54,10 +54,11 @@ class UnsandboxedConsent:
             outcome = await ask_outcome(self.prompter.run_unsandboxed(request))
             if not outcome.answered or not outcome.answer:
                 return False
-            await asyncio.to_thread(self._remember, spec)
+            await asyncio.to_thread(self.remember, spec)
             return True
 
-    def _remember(self, spec: ServerSpec) -> None:
+    def remember(self, spec: ServerSpec) -> None:
+        """Store a yes for this very config (as if the person had agreed)."""
         data = self._read()
         data[_key(spec)] = trust_digest(spec)
         write_json_atomic(self.path, data)
