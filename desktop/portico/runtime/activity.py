@@ -37,6 +37,7 @@ RING = 1000  # exchanges kept per server
 MAX_KEPT_BYTES = 256 * 1024  # a bigger message is kept as a note of its size only
 KEPT_BUDGET = 16 * 1024 * 1024  # message bytes a server's ring holds; older ones: size only
 NOTIFY_EVERY = 0.1  # seconds: a burst of traffic is recorded and announced together
+SANDBOX_REFUSED = "sandbox/refused"  # an event entry: the sandbox refused a host
 NOT_SECRET = frozenset({"progressToken", "nextCursor", "cursor"})
 
 Direction = Literal["out", "in"]  # out: Portico -> server; in: server -> Portico
@@ -332,6 +333,15 @@ class ActivityLog:
         updated = _answered(request, None, duration, error, False, self._bump())
         self._entries[request.seq] = updated
         self._changed(updated)
+
+    def event(self, method: str, params: dict[str, Any]) -> Exchange:
+        """Something of ours about this server that is not a message of its own (the
+        sandbox refused a host): one notification-like entry, ``method`` naming what."""
+        self._catch_up()
+        message = {"jsonrpc": "2.0", "method": method, "params": params}
+        payload = Payload(message)
+        self._keep(payload)
+        return self._add("in", "notification", method, self._clock(), None, payload)
 
     def end_pending(self) -> None:
         """The connection closed: every request still waiting ends, none will be answered."""

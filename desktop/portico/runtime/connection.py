@@ -29,7 +29,7 @@ from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
 from portico.runtime import cache_context, roots, schema_cache, sdklog, server_log_level
-from portico.runtime.activity import ActivityLog, tapped
+from portico.runtime.activity import SANDBOX_REFUSED, ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
 from portico.runtime.errors import (
@@ -752,6 +752,11 @@ class Connection:
         """A line of ours about this server (shown in its log, never on our stderr)."""
         self.log.add(mask_text(text, self._known_secrets), "portico")
 
+    def _sandbox_refused(self, host: str, port: int, entry: str) -> None:
+        """The sandbox's proxy refused a host: an entry in the server's Activity too."""
+        params = {"host": host, "port": port, "allow": entry}
+        self.activity.event(SANDBOX_REFUSED, params)
+
     # --- the owner task: the state machine's driver -------------------------------------
 
     async def _owner(self) -> None:
@@ -1148,6 +1153,7 @@ class Connection:
             pinned=self._pinned,
             remember_secrets=self._remember_secrets,
             watch_http=self.activity.watch_http,
+            sandbox_refused=self._sandbox_refused,
         )
         self._proc = built.proc
         self._tls = built.tls

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from portico.config.model import Protocol, SandboxSpec, Scope, ServerSpec
+from portico.runtime.activity import SANDBOX_REFUSED
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
 from tests.helpers.specs import spec_for
@@ -119,12 +120,17 @@ async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logg
                 "refused"
             )  # only through the proxy
             lines = list(conn.log.lines)
+            refusals = [e.message for e in conn.activity.entries() if e.method == SANDBOX_REFUSED]
             during = _proxy_folders()
         assert other.connections == [] and len(target.connections) == 1
     assert during - before, "the proxy's folder while it ran"
     assert not (during - before) & _proxy_folders(), "left behind"
     refusal = f"sandbox: refused a connection to 127.0.0.3:{other.port}"
     assert any(refusal in line for line in lines), lines
+    # and in its Activity, with the entry that would allow it
+    allow = f"127.0.0.3:{other.port}"
+    params = {"host": "127.0.0.3", "port": other.port, "allow": allow}
+    assert refusals == [{"jsonrpc": "2.0", "method": SANDBOX_REFUSED, "params": params}]
 
 
 def _proxy_folders() -> set[Path]:

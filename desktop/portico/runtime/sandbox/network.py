@@ -20,6 +20,9 @@ from pathlib import Path
 
 from portico.config.model import ServerSpec
 
+# refused(host, port, entry): a host the proxy refused, and the allow entry for it
+Refused = Callable[[str, int, str], None]
+
 INNER_PORT = 3128  # the sandbox has its own loopback: any port is free there
 BLOCKED_NOTE = "sandbox: refused a connection to"
 
@@ -34,10 +37,14 @@ class SandboxNet:
 
 
 async def open_network(
-    spec: ServerSpec, stack: AsyncExitStack, note: Callable[[str], None]
+    spec: ServerSpec,
+    stack: AsyncExitStack,
+    note: Callable[[str], None],
+    refused: Refused | None = None,
 ) -> SandboxNet:
     """No network (nothing to add) unless the server declares hosts; then the proxy,
-    started now and closed with ``stack``."""
+    started now and closed with ``stack``. ``refused(host, port, entry)`` hears of each
+    refused host with the ``network.allow`` entry that would allow it."""
     if not spec.sandbox.network_allow:
         return SandboxNet()
     from portico.runtime.sandbox.bridge import BRIDGE_SCRIPT, bridge_prefix, proxy_env
@@ -45,10 +52,13 @@ async def open_network(
     from portico.runtime.sandbox.netproxy import start_proxy
 
     def blocked(host: str, port: int) -> None:
+        entry = entry_for(host, port)
         note(
             f"{BLOCKED_NOTE} {host}:{port} (not in {spec.name}.sandbox.network.allow); to "
-            f"allow it, add {entry_for(host, port)!r} there"
+            f"allow it, add {entry!r} there"
         )
+        if refused is not None:
+            refused(host, port, entry)
 
     folder = Path(tempfile.mkdtemp(prefix="portico-net-", dir="/tmp"))
     stack.callback(shutil.rmtree, folder, True)

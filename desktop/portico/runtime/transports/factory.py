@@ -145,14 +145,18 @@ async def build_transport(
     pinned: Any = None,
     remember_secrets: RememberSecrets | None = None,
     watch_http: Callable[[Any], None] | None = None,
+    sandbox_refused: Callable[[str, int, str], None] | None = None,
 ) -> BuiltTransport:
     """The transport for ``spec`` (raises ConfigProblem / CommandNotFound before any I/O).
 
     ``remember_secrets(written, resolved)`` learns the values of env / header references
-    (to mask them in messages); ``watch_http(client)`` taps the HTTP client (activity)."""
+    (to mask them in messages); ``watch_http(client)`` taps the HTTP client (activity);
+    ``sandbox_refused(host, port, entry)`` hears of each host the sandbox refused."""
     remember = remember_secrets or (lambda written, resolved: None)
     if spec.transport is Transport.STDIO:
-        transport, proc = await _stdio(spec, hooks, stack, log, shell_timeout, note, remember)
+        transport, proc = await _stdio(
+            spec, hooks, stack, log, shell_timeout, note, remember, sandbox_refused
+        )
         return BuiltTransport(WatchedTransport(transport), proc)
     transport, tls = await _http(spec, hooks, stack, recorder, note, pinned, remember, watch_http)
     return BuiltTransport(WatchedTransport(transport), None, tls)
@@ -166,6 +170,7 @@ async def _stdio(
     shell_timeout: float,
     note: Callable[[str], None],
     remember: RememberSecrets,
+    refused: Callable[[str, int, str], None] | None = None,
 ) -> tuple[AbstractAsyncContextManager[Any], StdioProcessInfo]:
     from mcp.client.stdio import get_default_environment
 
@@ -202,7 +207,7 @@ async def _stdio(
     env.update(configured)
     args = list(spec.args)
     if spec.sandboxed:
-        command, args = await _sandboxed(spec, hooks, stack, command, args, env, cwd, note)
+        command, args = await _sandboxed(spec, hooks, stack, command, args, env, cwd, note, refused)
     info = StdioProcessInfo()
     return stdio_transport(command, args, env=env, cwd=cwd, log=log, info=info), info
 
@@ -216,6 +221,7 @@ async def _sandboxed(
     env: dict[str, str],
     cwd: str | None,
     note: Callable[[str], None],
+    refused: Callable[[str, int, str], None] | None = None,
 ) -> tuple[str, list[str]]:
     """``command args`` wrapped in the server's sandbox (its proxy, for declared hosts,
     closes with ``stack``); without a sandbox on this machine, as they are once the
@@ -235,7 +241,7 @@ async def _sandboxed(
             f"{spec.name}: not started: it is to run in a sandbox, and {why}; agree to run "
             f"it unsandboxed when asked, or set {spec.name}.sandbox.enabled = false"
         )
-    net = await open_network(spec, stack, note)
+    net = await open_network(spec, stack, note, refused)
     env.update(net.env)
     home = env.get("HOME") or str(Path.home())
     argv = await asyncio.to_thread(
