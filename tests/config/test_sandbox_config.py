@@ -134,3 +134,37 @@ def test_a_project_cannot_turn_the_global_default_off(project: Path) -> None:
         and d.key == "sandbox.enabled"
         for d in config.warnings
     ), config.diagnostics
+
+
+def test_learn_mode_is_read_in_both_dialects_and_only_yours(project: Path) -> None:
+    write(
+        paths.paths().global_toml,
+        '[mcp.t]\ncommand = ["t"]\n\n[mcp.t.sandbox]\nenabled = true\nnetwork = { learn = true }\n',
+    )
+    write(
+        paths.paths().global_yaml,
+        "mcp_servers:\n  y:\n    command: y\n    sandbox:\n      enabled: true\n"
+        "      network:\n        learn: true\n",
+    )
+    write(
+        paths.project_toml(project),
+        '[mcp.p]\ncommand = ["p"]\n\n[mcp.p.sandbox.network]\nlearn = true\n',
+    )
+    config = load(project)
+    assert config.diagnostics == ()
+    t, y, p = config.server("t"), config.server("y"), config.server("p")
+    assert t is not None and y is not None and p is not None
+    assert t.sandbox == y.sandbox == SandboxSpec(enabled=True, network_learn=True)
+    assert t.sandbox_learns and y.sandbox_learns
+    # a project's learn is never used, and its review says the project asked for it
+    assert p.sandbox.network_learn and p.sandboxed and not p.sandbox_learns
+    assert p.loosened == (
+        "asks for the sandbox's learn mode, which would let it reach any host "
+        "(sandbox.network.learn; a project cannot turn it on: ignored)",
+    )
+    write(
+        paths.paths().global_toml,
+        '[mcp.t]\ncommand = ["t"]\nsandbox = { network = { learn = 1 } }\n',
+    )
+    errors = [str(d) for d in load(project).errors]
+    assert any("t.sandbox.network.learn: must be true or false" in m for m in errors), errors

@@ -185,6 +185,9 @@ class SandboxSpec:
     read: tuple[str, ...] = ()
     write: tuple[str, ...] = ()
     network_allow: tuple[str, ...] = ()
+    # Learn mode: every host is let through and reported (yours to turn on, never a
+    # project's: ``ServerSpec.sandbox_learns``).
+    network_learn: bool = False
 
 
 @dataclass(frozen=True)
@@ -274,6 +277,12 @@ class ServerSpec:
         if self.sandbox.enabled is not None:
             return self.sandbox.enabled
         return self.source.scope is Scope.PROJECT or self.sandbox_by_default
+
+    @property
+    def sandbox_learns(self) -> bool:
+        """Its sandbox lets every host through and reports each (``sandbox.network.learn``):
+        only for a server of yours; a project's ``learn`` is never used."""
+        return self.sandboxed and self.sandbox.network_learn and self.source.scope is Scope.GLOBAL
 
     @property
     def env_dict(self) -> dict[str, str]:

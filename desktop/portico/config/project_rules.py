@@ -18,7 +18,7 @@ global server of the same name, or the default where the person set none
 server waits for a trust review that names each one, whatever its transport, and the
 review's decision binds to those words. Budgets are the exception: a project's looser
 budget is never used, reviewed or not (``replacing``). A new policy-bearing key is one
-row in :data:`SERVER_RULES` (``sandbox`` is the latest): a function
+row in :data:`SERVER_RULES` (``sandbox.network.learn`` is the latest): a function
 ``(project spec, person's spec) -> list of loosenings in plain words``.
 """
 
@@ -272,6 +272,17 @@ def _sandbox_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
     return out
 
 
+def _learn_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    """Learn mode is never a project's: its ``learn`` is ignored (``sandbox_learns``), and
+    the review says the project asked for it."""
+    if not p.sandbox.network_learn:
+        return []
+    return [
+        "asks for the sandbox's learn mode, which would let it reach any host "
+        "(sandbox.network.learn; a project cannot turn it on: ignored)"
+    ]
+
+
 SERVER_RULES: dict[str, ServerRule] = {
     # the keys a row covers: its rule. Budgets (spend_limit, tool_costs, cost_unit) are
     # never loosened at all: see ``replacing``. Add a new policy-bearing key here.
@@ -282,6 +293,7 @@ SERVER_RULES: dict[str, ServerRule] = {
     "oauth.allow_private_endpoints, ca_cert": _network_rule,
     "roots": _roots_rule,
     "sandbox": _sandbox_rule,
+    "sandbox.network.learn": _learn_rule,
 }
 
 

@@ -864,6 +864,17 @@ KEYS: tuple[KeySpec, ...] = (
         applies="stdio",
         example=("api.example.com", "registry.npmjs.org:443"),
     ),
+    KeySpec(
+        "sandbox.network.learn",
+        ("learn",),
+        ("learn",),
+        "bool",
+        TR,
+        "Learn mode: let every host through and report each one not in allow (Log, "
+        "Activity). Yours only: a project cannot turn it on.",
+        default=False,
+        applies="stdio",
+    ),
     # --- Lifecycle ----------------------------------------------------------------------
     KeySpec(
         "enabled",

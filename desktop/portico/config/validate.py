@@ -645,6 +645,7 @@ class _Checker:
             read=values.get("sandbox.read", ()),
             write=values.get("sandbox.write", ()),
             network_allow=values.get("sandbox.network.allow", ()),
+            network_learn=values.get("sandbox.network.learn", False),
         )
 
     def _check_rules(self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]) -> None:

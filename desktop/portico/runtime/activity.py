@@ -38,6 +38,7 @@ MAX_KEPT_BYTES = 256 * 1024  # a bigger message is kept as a note of its size on
 KEPT_BUDGET = 16 * 1024 * 1024  # message bytes a server's ring holds; older ones: size only
 NOTIFY_EVERY = 0.1  # seconds: a burst of traffic is recorded and announced together
 SANDBOX_REFUSED = "sandbox/refused"  # an event entry: the sandbox refused a host
+SANDBOX_LEARNED = "sandbox/learned"  # learn mode let through a host not in its allow list
 NOT_SECRET = frozenset({"progressToken", "nextCursor", "cursor"})
 
 Direction = Literal["out", "in"]  # out: Portico -> server; in: server -> Portico

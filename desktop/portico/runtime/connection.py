@@ -29,7 +29,7 @@ from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
 from portico.runtime import cache_context, roots, schema_cache, sdklog, server_log_level
-from portico.runtime.activity import SANDBOX_REFUSED, ActivityLog, tapped
+from portico.runtime.activity import SANDBOX_LEARNED, SANDBOX_REFUSED, ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
 from portico.runtime.errors import (
@@ -753,9 +753,11 @@ class Connection:
         self.log.add(mask_text(text, self._known_secrets), "portico")
 
     def _sandbox_refused(self, host: str, port: int, entry: str) -> None:
-        """The sandbox's proxy refused a host: an entry in the server's Activity too."""
+        """The sandbox's proxy refused a host (in learn mode: let it through): an entry in
+        the server's Activity too."""
         params = {"host": host, "port": port, "allow": entry}
-        self.activity.event(SANDBOX_REFUSED, params)
+        method = SANDBOX_LEARNED if self.spec.sandbox_learns else SANDBOX_REFUSED
+        self.activity.event(method, params)
 
     # --- the owner task: the state machine's driver -------------------------------------
 

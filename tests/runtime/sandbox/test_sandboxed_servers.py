@@ -11,12 +11,13 @@ import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from portico.config.model import Protocol, SandboxSpec, Scope, ServerSpec
-from portico.runtime.activity import SANDBOX_REFUSED
+from portico.runtime.activity import SANDBOX_LEARNED, SANDBOX_REFUSED
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
 from tests.helpers.specs import spec_for
@@ -131,6 +132,34 @@ async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logg
     allow = f"127.0.0.3:{other.port}"
     params = {"host": "127.0.0.3", "port": other.port, "allow": allow}
     assert refusals == [{"jsonrpc": "2.0", "method": SANDBOX_REFUSED, "params": params}]
+
+
+async def test_learn_mode_lets_every_host_through_and_reports_each(
+    tmp_path: Path, person_home: Path
+) -> None:
+    """``sandbox.network.learn`` (yours only): a host not in allow is reached, and named
+    in the server's Log and Activity with the entry that would allow it."""
+    _bwrap()
+    async with http_target("127.0.0.2") as target, http_target("127.0.0.3") as other:
+        declared = f"127.0.0.2:{target.port}"
+        spec = replace(
+            prying(tmp_path, network_allow=(declared,), enabled=True, network_learn=True),
+            source=replace(prying(tmp_path).source, scope=Scope.GLOBAL),
+        )
+        assert spec.sandbox_learns
+        async with running(spec) as conn:
+            undeclared = f"127.0.0.3:{other.port}"
+            got = await text(conn, "fetch", url=f"http://{undeclared}/x")
+            assert got.startswith("ok: GET /x"), got
+            assert (await text(conn, "fetch", url=f"http://{declared}/in")).startswith("ok:")
+            lines = list(conn.log.lines)
+            learned = [e.message for e in conn.activity.entries() if e.method == SANDBOX_LEARNED]
+        assert len(other.connections) == 1
+    note = f"sandbox (learn mode): let through a connection to {undeclared}"
+    assert any(note in line for line in lines), lines
+    assert not any("refused a connection" in line for line in lines), lines
+    params = {"host": "127.0.0.3", "port": other.port, "allow": undeclared}
+    assert learned == [{"jsonrpc": "2.0", "method": SANDBOX_LEARNED, "params": params}]
 
 
 def _proxy_folders() -> set[Path]:

@@ -17,7 +17,7 @@ def sandbox_badge(spec: ServerSpec) -> str:
         return ""
     if not spec.sandboxed:
         return "off"
-    return "network" if spec.sandbox.network_allow else "sandboxed"
+    return "network" if spec.sandbox.network_allow or spec.sandbox_learns else "sandboxed"
 
 
 def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
@@ -33,6 +33,8 @@ def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
         "may write: " + (", ".join(view.write) if view.write else "nothing (but /tmp)"),
         "may reach: " + (", ".join(view.hosts) if view.hosts else "no network"),
     ]
+    if spec.sandbox_learns:
+        lines[-1] = "may reach: any host (learn mode: each one not in allow is reported)"
     if sys.platform != "linux":
         lines.append("this system cannot sandbox yet (Linux only): you will be asked first")
     return tuple(lines)

@@ -20,11 +20,13 @@ from pathlib import Path
 
 from portico.config.model import ServerSpec
 
-# refused(host, port, entry): a host the proxy refused, and the allow entry for it
+# refused(host, port, entry): a host the proxy refused (in learn mode: let through and
+# reported), and the allow entry for it
 Refused = Callable[[str, int, str], None]
 
 INNER_PORT = 3128  # the sandbox has its own loopback: any port is free there
 BLOCKED_NOTE = "sandbox: refused a connection to"
+LEARNED_NOTE = "sandbox (learn mode): let through a connection to"
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,8 @@ async def open_network(
     """No network (nothing to add) unless the server declares hosts; then the proxy,
     started now and closed with ``stack``. ``refused(host, port, entry)`` hears of each
     refused host with the ``network.allow`` entry that would allow it."""
-    if not spec.sandbox.network_allow:
+    learn = spec.sandbox_learns
+    if not spec.sandbox.network_allow and not learn:
         return SandboxNet()
     from portico.runtime.sandbox.bridge import BRIDGE_SCRIPT, bridge_prefix, proxy_env
     from portico.runtime.sandbox.hostfilter import HostFilter, entry_for
@@ -53,17 +56,23 @@ async def open_network(
 
     def blocked(host: str, port: int) -> None:
         entry = entry_for(host, port)
-        note(
-            f"{BLOCKED_NOTE} {host}:{port} (not in {spec.name}.sandbox.network.allow); to "
-            f"allow it, add {entry!r} there"
-        )
+        if learn:
+            note(
+                f"{LEARNED_NOTE} {host}:{port} (not in {spec.name}.sandbox.network.allow); "
+                f"to allow it once learn mode is off, add {entry!r} there"
+            )
+        else:
+            note(
+                f"{BLOCKED_NOTE} {host}:{port} (not in {spec.name}.sandbox.network.allow); "
+                f"to allow it, add {entry!r} there"
+            )
         if refused is not None:
             refused(host, port, entry)
 
     folder = Path(tempfile.mkdtemp(prefix="portico-net-", dir="/tmp"))
     stack.callback(shutil.rmtree, folder, True)
     proxy = await start_proxy(
-        folder / "proxy.sock", HostFilter(spec.sandbox.network_allow), blocked
+        folder / "proxy.sock", HostFilter(spec.sandbox.network_allow), blocked, observe=learn
     )
     stack.push_async_callback(proxy.close)
     python = sys.executable
