@@ -254,6 +254,13 @@ class Connection:
         if self._life.phase is not Phase.DISABLED:
             self._finish()
 
+    def hurry_stop(self) -> None:
+        """Quitting: a stdio server gets a short grace after its stdin closes, then TERM."""
+        from portico.runtime.transports.stdio import QUIT_GRACE_SECONDS
+
+        if self._proc is not None:
+            self._proc.grace = QUIT_GRACE_SECONDS
+
     async def restart(self) -> None:
         await self.stop()
         self._delay = self.cooldown_base

@@ -197,6 +197,8 @@ class Hub:
                 await task
         conns = list(self.connections.values())
         self.connections.clear()
+        for conn in conns:
+            conn.hurry_stop()  # the app or the command quits: nobody waits on the servers
         await self._stop_all(conns)
         for conn in conns:
             self.registry.remove_server(conn.name)
