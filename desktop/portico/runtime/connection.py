@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import cache_context, roots, schema_cache, sdklog
+from portico.runtime import cache_context, roots, schema_cache, sdklog, url_elicitation
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
@@ -189,6 +189,7 @@ class Connection:
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
         self._deadlines = LazyDeadlines()  # the running calls' timeouts (deadlines.py)
+        self.url_elicitations = url_elicitation.Completions()  # elicitation/complete heard
 
     # --- public surface -------------------------------------------------------------
 
@@ -289,9 +290,28 @@ class Connection:
             client = await self._live_client()
         limit = self.spec.timeout if timeout is None else timeout
         mark = self._begin_call()
+
+        first = [client]
+
+        async def call() -> Any:  # again after a URL elicitation: on the session of then
+            live = first.pop() if first else await self._live_client()
+            return await self._timed_call(live, name, arguments, context, limit, mark)
+
+        async def satisfy(needed: list[Any]) -> None:  # -32042: the person opens a page
+            factory = self.hooks.elicitation_callback
+            await url_elicitation.satisfy(
+                self.name,
+                name,
+                needed,
+                ask=factory(self.spec) if factory is not None else None,
+                completions=self.url_elicitations,
+                timeout=self.spec.elicitation.timeout,
+                note=self.note,
+            )
+
         try:
             with sdklog.bind(self.log):
-                return await self._timed_call(client, name, arguments, context, limit, mark)
+                return await url_elicitation.calling(call, satisfy)
         finally:
             self._end_call()
 
@@ -1137,6 +1157,11 @@ class Connection:
             self.note(f"transport reported: {describe(message)}")
             return
         method = getattr(message, "method", None) or ""
+        if method == "notifications/elicitation/complete":
+            elicitation_id = getattr(getattr(message, "params", None), "elicitation_id", None)
+            self.note(f"the server says the URL elicitation {elicitation_id or ''} completed")
+            self.url_elicitations.completed(elicitation_id)
+            return
         if method == "notifications/resources/updated":
             from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
