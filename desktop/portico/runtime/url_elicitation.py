@@ -35,7 +35,9 @@ def required(exc: BaseException) -> list[Any] | None:
     from mcp.shared.exceptions import UrlElicitationRequiredError
 
     seen: BaseException | None = exc
-    while seen is not None:
+    walked: set[int] = set()
+    while seen is not None and id(seen) not in walked:  # a cause chain may loop
+        walked.add(id(seen))
         if isinstance(seen, MCPError) and seen.error.code == URL_ELICITATION_REQUIRED:
             try:
                 return list(UrlElicitationRequiredError.from_error(seen.error).elicitations)
