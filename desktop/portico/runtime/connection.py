@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any, Final
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import cache_context, roots, schema_cache, sdklog, url_elicitation
+from portico.runtime import (
+    cache_context,
+    legacy_tasks,
+    roots,
+    schema_cache,
+    sdklog,
+    url_elicitation,
+)
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
@@ -342,6 +349,11 @@ class Connection:
 
                 try:
                     try:
+                        tool = next((t for t in self.tools if t.name == name), None)
+                        if legacy_tasks.requires_task(tool, self.protocol_version):
+                            return await legacy_tasks.call_as_task(
+                                client, name, arguments or {}, on_progress
+                            )
                         return await client.call_tool(
                             name, arguments or {}, progress_callback=on_progress
                         )
