@@ -21,6 +21,7 @@ from portico.text import visible
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
     from portico.runtime.hub import Hub
+    from portico.runtime.tool_views import ToolView
 
 LIST_BUDGET = 20.0  # seconds `mcp list` waits for servers before printing what it knows
 
@@ -275,6 +276,9 @@ async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
                         "annotations": t.annotations,
                         "utility": t.utility,
                         "digest": t.digest,
+                        "view": t.view.resource_uri if t.view else None,
+                        "for_model": t.for_model,
+                        "for_views": t.for_views,
                     }
                     for t in tools
                 ],
@@ -285,7 +289,8 @@ async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
             return 0
         for t in tools:
             first = t.description.strip().splitlines()[0] if t.description.strip() else ""
-            print(visible(f"{t.qualified}  {first}".rstrip()))
+            marks = _audience_marks(t.view)
+            print(visible(f"{t.qualified}  {marks}{first}".rstrip()))
         for d in hidden:
             print(visible(f"(hidden) {d.tool}: {d.reason}"))
         for w in hub.registry.warnings(spec.name):
@@ -293,6 +298,25 @@ async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
         return 0
     finally:
         await hub.close()
+
+
+def _audience_marks(view: ToolView | None) -> str:
+    if view is None:
+        return ""
+    marks = [] if view.resource_uri is None else ["view"]
+    if not view.for_model:
+        marks.append("for views only")
+    elif not view.for_app:
+        marks.append("for models only")
+    return f"[{', '.join(marks)}] " if marks else ""
+
+
+def view_note(uri: str) -> str:
+    """A result's MCP Apps view: the terminal shows the text the tool sent beside it."""
+    return (
+        f"note: this result comes with an interactive view ({uri}); "
+        "the terminal shows the tool's text only"
+    )
 
 
 def cmd_call(args: argparse.Namespace) -> int:
@@ -346,6 +370,9 @@ async def _call(
             print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         else:
             print(result.text())
+        view = match[0].view
+        if view is not None and view.resource_uri:
+            print(visible(view_note(view.resource_uri)), file=sys.stderr)
         return 1 if result.is_error else 0
     finally:
         await hub.close()
