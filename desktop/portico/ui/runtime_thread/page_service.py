@@ -120,6 +120,11 @@ class PageService:
         """The services' one ToolGuard (the chat's too)."""
         return self.session.services.guard
 
+    async def call_asks(self, qualified: str, arguments: dict[str, Any]) -> bool:
+        """Whether a Try it call of ``qualified`` with ``arguments`` would ask the person
+        now (an Allow for Session answered earlier lets it through)."""
+        return self.guard().would_ask(self._chat, qualified, arguments)
+
     async def call_tool(
         self,
         server: str,
