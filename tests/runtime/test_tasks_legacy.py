@@ -80,3 +80,35 @@ async def test_cancelling_the_call_cancels_the_task() -> None:
         await eventually(lambda: "tasks/cancel" in _methods(conn), what="tasks/cancel sent")
     finally:
         await conn.stop()
+
+
+async def test_the_task_asks_its_question_through_the_prompter() -> None:
+    """An ambiguous query pauses the task (input_required) and asks for a clarification;
+    the question comes through tasks/result to the elicitation policy and the person."""
+    from portico.policy.setup import Policy
+    from portico.prompts import ElicitationAnswer
+    from tests.helpers.person import ScriptedPerson
+
+    person = ScriptedPerson()
+    person.add("elicit", lambda r: ElicitationAnswer("accept", {"interpretation": "historical"}))
+    spec = make_spec(
+        "everything",
+        command=str(NODE),
+        args=(str(EVERYTHING), "stdio"),
+        protocol=Protocol.LEGACY,
+        timeout=20,
+        connect_timeout=30.0,
+    )
+    conn = Connection(spec, bus=EventBus(), hooks=Policy(person).hooks())
+    await conn.start()
+    try:
+        assert (await conn.wait_settled(30)).status is Status.RUNNING
+        result = await conn.call_tool(
+            "simulate-research-query", {"topic": "tides", "ambiguous": True}
+        )
+        assert not result.is_error, result
+        [asked] = person.requests("elicit")
+        assert "multiple interpretations" in asked.message
+        assert "historical" in result.content[0].text.lower()
+    finally:
+        await conn.stop()
