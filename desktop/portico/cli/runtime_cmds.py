@@ -92,8 +92,11 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
     if not rows:
         print("No MCP servers configured. Add one with `portico mcp add`.")
         return 0
-    headers = ("NAME", "STATUS", "TRANSPORT", "TOOLS", "SOURCE")
-    table = [(r["name"], r["status"], r["transport"], str(r["tools"]), r["source"]) for r in rows]
+    headers = ("NAME", "STATUS", "TRANSPORT", "SANDBOX", "TOOLS", "SOURCE")
+    table = [
+        (r["name"], r["status"], r["transport"], r["sandbox"] or "-", str(r["tools"]), r["source"])
+        for r in rows
+    ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
     for r, t in zip(rows, table, strict=True):
@@ -165,6 +168,7 @@ def _clock(when: float) -> str:
 
 def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
     from portico.runtime.events import Status
+    from portico.runtime.sandbox.describe import sandbox_badge
 
     conn = hub.connections.get(spec.name)
     state = conn.state if conn is not None else None
@@ -176,6 +180,7 @@ def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
         "name": spec.name,
         "status": status,
         "transport": str(spec.transport),
+        "sandbox": sandbox_badge(spec),  # sandboxed | network | off | "" (not a process)
         "tools": tools,
         "source": f"{spec.source} ({spec.source.scope})",
         "error": state.error if state else None,

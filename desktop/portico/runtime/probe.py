@@ -45,6 +45,8 @@ class ProbeResult:
     resources_ms: float = 0.0
     warnings: list[str] = field(default_factory=list)
     log_tail: list[str] = field(default_factory=list)
+    sandbox: list[str] = field(default_factory=list)  # its rules, or that it has none
+    blocked: list[str] = field(default_factory=list)  # log lines like a sandbox refusal
 
     @property
     def exit_code(self) -> int:
@@ -61,6 +63,7 @@ async def probe(
     from portico.runtime.events import Status
     from portico.runtime.hooks import ConnectionHooks
     from portico.runtime.hub import Hub
+    from portico.runtime.sandbox.describe import blocked_lines, sandbox_lines
 
     spec = replace(spec, lazy=False)
     base = config or ConfigCls()
@@ -79,6 +82,7 @@ async def probe(
             status="Failed" if state.status is Status.COOLDOWN else str(state.status),
             source=str(spec.source),
             connect_ms=connect_s * 1000,
+            sandbox=list(sandbox_lines(spec)),
         )
         if state.status is Status.DISABLED:
             result.disabled = True
@@ -89,6 +93,7 @@ async def probe(
             if http and http not in (state.error or ""):
                 result.http_error = http
             result.log_tail = _log_tail(conn)
+            result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
             return result
         result.ok = True
         info = conn.server_info
@@ -105,6 +110,7 @@ async def probe(
         result.resources = _names(resources, key="uri")
         result.resources_ms = (time.perf_counter() - t0) * 1000
         result.warnings = list(hub.registry.warnings(spec.name))
+        result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
         return result
     finally:
         await hub.close()
@@ -121,6 +127,7 @@ def report_lines(result: ProbeResult) -> list[str]:
             f"error:     disabled in the config ({result.source}): set enabled = true first"
         )
         return lines
+    lines.extend(_sandbox_report(result))
     if not result.ok:
         lines.append(f"error:     {result.error}")
         if result.http_error:
@@ -154,6 +161,15 @@ def report_lines(result: ProbeResult) -> list[str]:
         f"resources {result.resources_ms:.0f} ms"
     )
     lines.extend(f"warning:   {warning}" for warning in result.warnings)
+    return lines
+
+
+def _sandbox_report(result: ProbeResult) -> list[str]:
+    lines = [f"sandbox:   {line}" for line in result.sandbox[:1]]
+    lines += [f"           {line}" for line in result.sandbox[1:]]
+    if result.blocked:
+        lines.append("sandbox may have blocked (its log says; widen sandbox.read / write):")
+        lines += [f"  {line}" for line in result.blocked]
     return lines
 
 
