@@ -68,13 +68,14 @@ class TrustRequest:
 # --- tool approval and spend ----------------------------------------------------------
 
 
-CallerKind = Literal["chat", "try_it", "cli"]
+CallerKind = Literal["chat", "try_it", "cli", "client"]
 
 
 @dataclass(frozen=True)
 class Caller:
     """Who makes a tool call: a chat (``id``: its conversation), a server page's Try it,
-    or ``portico mcp call``. A call's context names it, and so does every question the
+    ``portico mcp call``, or another MCP client through the local endpoint (``id``: the
+    client's name, e.g. ``claude-code``). A call's context names it, and so does every question the
     call asks, so a face can show the question where the call is (the chat's card)."""
 
     kind: CallerKind
@@ -84,6 +85,8 @@ class Caller:
         """For a person: "chat 3f2a…", "Try it", "portico mcp call"."""
         if self.kind == "chat":
             return f"chat {self.id[:8]}" if self.id else "a chat"
+        if self.kind == "client":
+            return f"client {self.id}" if self.id else "another MCP client"
         return "Try it" if self.kind == "try_it" else "portico mcp call"
 
 

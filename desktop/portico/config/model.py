@@ -285,6 +285,8 @@ class RuntimeSettings:
     profile: str = "default"
     oauth_client_metadata_url: str | None = None  # oauth.client_metadata_url (CIMD)
     default_roots: tuple[str, ...] = ()  # roots: what global servers without their own get
+    endpoint_enabled: bool = False  # endpoint.enabled: the app serves the local endpoint
+    endpoint_port: int = 0  # endpoint.port (0: any free port)
 
 
 ProviderKind = Literal["openai", "anthropic"]

@@ -57,6 +57,9 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     "oauth_client_metadata_url": lambda p, g: p == g,
     # The folders your global servers see: a project may offer fewer, never others.
     "default_roots": lambda p, g: set(p) <= set(g or ()),
+    # Whether the app listens for other clients, and where, is yours to decide.
+    "endpoint_enabled": lambda p, g: not p or bool(g),
+    "endpoint_port": lambda p, g: p == g,
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}
