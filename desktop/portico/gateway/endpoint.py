@@ -90,6 +90,7 @@ class Endpoint:
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
             tcp.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            tcp.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             tcp.bind((self.host, self.port))
             tcp.listen(128)
         except OSError as exc:

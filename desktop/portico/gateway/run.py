@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -42,6 +44,8 @@ async def running_endpoint(
         unix_path=discovery.socket_path() if unix_socket else None,
     )
     await endpoint.start()
+    # The first validated call imports jsonschema (~0.3 s): not on a client's first call.
+    await asyncio.to_thread(importlib.import_module, "jsonschema")
     if write_discovery:
         sock = str(endpoint.unix_path) if endpoint.unix_path is not None else None
         discovery.write(discovery.Discovery(endpoint.url, cli_token, os.getpid(), sock))

@@ -74,6 +74,9 @@ class Gateway:
             "portico",
             version=__version__,
             instructions="Portico: the person's MCP servers, under their approvals.",
+            # 2026-07-28 calls check their Mcp-Param headers against the tool's schema;
+            # without this the SDK runs the whole tools/list handler for every call.
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_list_resources=self._list_resources,
@@ -108,6 +111,12 @@ class Gateway:
         )
 
     # --- tools ---------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.hub.registry.resolve(name).input_schema
+        except LookupError:
+            return None  # tool_search, or a name the call will refuse with a reason
 
     async def _list_tools(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
