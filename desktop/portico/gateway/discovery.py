@@ -24,8 +24,8 @@ MAX_SOCKET_PATH = 100  # sun_path holds 104-108 bytes depending on the platform
 
 
 def config_stamp(project: Path | None) -> str:
-    """What the config files of ``project`` (and the global ones) are right now: their
-    paths, sizes and modification times, hashed. The endpoint keeps the stamp of what
+    """What the config files of ``project`` (and the global ones) are right now: the
+    paths, sizes and modification times of those that exist, hashed. The endpoint keeps the stamp of what
     it loaded; a command whose stamp differs (another project, an edit not loaded yet)
     goes direct."""
     p = paths()
@@ -37,8 +37,7 @@ def config_stamp(project: Path | None) -> str:
         try:
             st = os.stat(path)
         except OSError:
-            parts.append(f"{path}:-")
-            continue
+            continue  # absent: a project without files reads as no project at all
         parts.append(f"{path}:{st.st_mtime_ns}:{st.st_size}")
     return hashlib.sha256("\n".join(parts).encode("utf-8", "surrogateescape")).hexdigest()
 
