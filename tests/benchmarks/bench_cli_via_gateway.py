@@ -39,7 +39,9 @@ def home() -> Path:
     config = root / "config"
     config.mkdir(parents=True)
     command = json.dumps([sys.executable, str(TOOLBOX), "stdio"])
-    (config / "mcp.toml").write_text("defer_tools = 1000\n" f'[mcp.tb]\ncommand = {command}\ntrust = "full"\n')
+    (config / "mcp.toml").write_text(
+        f'defer_tools = 1000\n[mcp.tb]\ncommand = {command}\ntrust = "full"\n'
+    )
     return root
 
 

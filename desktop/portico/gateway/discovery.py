@@ -25,9 +25,9 @@ MAX_SOCKET_PATH = 100  # sun_path holds 104-108 bytes depending on the platform
 
 def config_stamp(project: Path | None) -> str:
     """What the config files of ``project`` (and the global ones) are right now: the
-    paths, sizes and modification times of those that exist, hashed. The endpoint keeps the stamp of what
-    it loaded; a command whose stamp differs (another project, an edit not loaded yet)
-    goes direct."""
+    paths, sizes and modification times of those that exist, hashed. The endpoint keeps
+    the stamp of what it loaded; a command whose stamp differs (another project, an edit
+    not loaded yet) goes direct."""
     p = paths()
     files = [p.global_toml, p.global_yaml]
     if project is not None:
