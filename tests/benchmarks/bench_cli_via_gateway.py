@@ -134,10 +134,12 @@ async def overhead(calls: int, env: dict[str, str]) -> None:
     gateway: dict[str, float] = {}
     try:
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=60) as http:
-            async with Client(streamable_http_client(url, http_client=http)) as client:
-                for tool, args in cases:
-                    gateway[tool] = await per_call(client, f"tb__{tool}", args, calls)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=60) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            for tool, args in cases:
+                gateway[tool] = await per_call(client, f"tb__{tool}", args, calls)
     finally:
         stop(proc)
     print(f"call overhead (median of {calls} calls, the SDK client):")
