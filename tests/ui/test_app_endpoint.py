@@ -33,9 +33,9 @@ def config(enabled: bool) -> None:
 
 
 def cli_call() -> subprocess.CompletedProcess[str]:
+    args = ["mcp", "call", "tb", "echo", "--args", '{"text": "from the cli"}', "-v"]
     return subprocess.run(
-        [sys.executable, "-m", "portico.cli.main", "mcp", "call", "tb", "echo"]
-        + ["--args", '{"text": "from the cli"}', "-v"],
+        [sys.executable, "-m", "portico.cli.main", *args],
         capture_output=True,
         text=True,
         timeout=120,
