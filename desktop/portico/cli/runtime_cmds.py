@@ -286,21 +286,27 @@ async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
 
 def _print_tools(data: dict[str, Any], as_json: bool) -> int:
     if as_json:
-        print(
-            json.dumps(
-                {k: data[k] for k in ("server", "tools", "filtered_out", "warnings")}, indent=2
-            )
-        )
+        shown = {k: data[k] for k in ("server", "tools", "filtered_out", "warnings")}
+        shown["tools"] = [{k: v for k, v in t.items() if k != "marks"} for t in data["tools"]]
+        print(json.dumps(shown, indent=2))
         return 0
     for t in data["tools"]:
         description = t["description"].strip()
         first = description.splitlines()[0] if description else ""
-        print(visible(f"{t['name']}  {first}".rstrip()))
+        print(visible(f"{t['name']}  {t.get('marks', '')}{first}".rstrip()))
     for d in data["filtered_out"]:
         print(visible(f"(hidden) {d['tool']}: {d['reason']}"))
     for w in data["warnings"]:
         print(f"warning: {w}", file=sys.stderr)
     return 0
+
+
+def view_note(uri: str) -> str:
+    """A result's MCP Apps view: the terminal shows the text the tool sent beside it."""
+    return (
+        f"note: this result comes with an interactive view ({uri}); "
+        "the terminal shows the tool's text only"
+    )
 
 
 def cmd_call(args: argparse.Namespace) -> int:
@@ -351,6 +357,8 @@ def _print_live_call(server: str, tool: str, live: dict[str, Any], as_json: bool
         print(json.dumps(live["json"], indent=2, ensure_ascii=False))
     else:
         print(live["text"])
+    if live.get("view"):
+        print(visible(view_note(str(live["view"]))), file=sys.stderr)
     return 1 if live["is_error"] else 0
 
 
@@ -379,6 +387,9 @@ async def _call(
             print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         else:
             print(result.text())
+        view = match[0].view
+        if view is not None and view.resource_uri:
+            print(visible(view_note(view.resource_uri)), file=sys.stderr)
         return 1 if result.is_error else 0
     finally:
         await hub.close()

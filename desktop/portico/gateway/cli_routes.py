@@ -146,5 +146,6 @@ class CliRoutes:
                 "json": result.to_json(),
                 "text": result.text(),
                 "is_error": result.is_error,
+                "view": match[0].view.resource_uri if match[0].view else None,
             }
         )

@@ -129,13 +129,14 @@ class Gateway:
             active = self.state(client).active
             for t in registry.tools():
                 spec = registry.spec(t.server)
-                if not t.utility and ((spec and spec.always_load) or t.qualified in active):
+                loaded = (spec and spec.always_load) or t.qualified in active
+                if not t.utility and t.for_model and loaded:
                     offered.append(convert.tool(t))
             offered += [
                 convert.model_tool(m) for m in registry.model_tools(active) if m.name == TOOL_SEARCH
             ]
         else:
-            offered = [convert.tool(t) for t in registry.tools() if not t.utility]
+            offered = [convert.tool(t) for t in registry.tools() if t.for_model and not t.utility]
         self._record(client, "tools/list", "", f"ok ({len(offered)} tools)", started)
         return types.ListToolsResult(tools=offered)
 

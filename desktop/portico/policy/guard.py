@@ -108,6 +108,29 @@ class Refusal(ToolResult):
     reason: RefusalReason = "refused"
 
 
+def audience_refusal(tool: RegisteredTool, caller: Caller) -> str | None:
+    """Why ``caller`` may not call ``tool`` (MCP Apps visibility), or None.
+
+    A chat (its model, and ``/call`` in it) and another client of the local endpoint
+    call only tools offered to models; a view calls only its own server's tools offered
+    to views; the person (Try it, the CLI) calls any tool."""
+    if caller.kind in ("chat", "client") and not tool.for_model:
+        who = "a chat" if caller.kind == "chat" else "another client"
+        return (
+            f"There is no tool named '{tool.qualified}' for {who}: its server offers it to "
+            "the server's views only."
+        )
+    if caller.kind == "view":
+        if tool.server != caller.server or tool.utility:
+            return (
+                f"A view of server '{caller.server}' may call only that server's own tools, "
+                f"not '{tool.qualified}'."
+            )
+        if not tool.for_views:
+            return f"The tool '{tool.qualified}' is offered to models only, not to views."
+    return None
+
+
 def error_result(text: str, reason: RefusalReason) -> Refusal:
     return Refusal(parts=(TextPart(text),), is_error=True, reason=reason)
 
@@ -152,6 +175,10 @@ class ToolGuard:
             tool = self.registry.resolve(qualified)
         except (KeyError, LookupError) as exc:
             return error_result(f"There is no tool named '{qualified}' ({exc}).", "unknown")
+        caller = context.caller if context is not None else chat.caller
+        closed = audience_refusal(tool, caller)
+        if closed is not None:
+            return error_result(closed, "unknown")
         spec = self.spec_for(tool.server)
         if spec is None:
             return error_result(f"Server '{tool.server}' is not configured any more.", "unknown")

@@ -1015,9 +1015,11 @@ class Connection:
 
     async def _open(self, stack: AsyncExitStack) -> Client:
         from mcp import Client
+        from mcp.client.extension import advertise
         from mcp_types import Implementation
 
         from portico.runtime.tasks import TasksExtension
+        from portico.runtime.tool_views import EXTENSION_ID, advertised_settings
         from portico.runtime.transports.factory import build_transport
 
         spec = self.spec
@@ -1055,7 +1057,10 @@ class Connection:
             log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
-            extensions=[TasksExtension(spec.name)],  # advertised on 2026-07-28 requests only
+            extensions=[
+                TasksExtension(spec.name),  # advertised on 2026-07-28 requests only
+                advertise(EXTENSION_ID, advertised_settings()),  # MCP Apps (portico.apps)
+            ],
         )
         return await stack.enter_async_context(client)
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from portico.config.model import DEFAULT_DEFER_TOOLS, ServerSpec
 from portico.paths import paths
+from portico.runtime.tool_views import ToolView, tool_view
 
 from . import results, toolsearch
 from .call_context import CallContext
@@ -85,6 +86,18 @@ class RegisteredTool:
     # The description as the server sent it (TAG characters included): the contract
     # digest covers it, so a change hidden in invisible characters still shows.
     raw_description: str | None = field(default=None, repr=False, compare=False)
+    # MCP Apps: the view its results render in, and who may call it (None: anyone)
+    view: ToolView | None = None
+
+    @property
+    def for_model(self) -> bool:
+        """Offered to a model (a tool for views only is not)."""
+        return self.view is None or self.view.for_model
+
+    @property
+    def for_views(self) -> bool:
+        """Callable by its own server's views."""
+        return self.view is None or self.view.for_app
 
     @cached_property
     def digest(self) -> str:
@@ -204,7 +217,9 @@ class Registry:
             if not decision.included:
                 entry.filtered_out.append(decision)
                 continue
-            entry.tools.append(self._register_tool(spec.name, tool))
+            registered, problems = self._register_tool(spec.name, tool)
+            entry.tools.append(registered)
+            entry.warnings += [f"server {spec.name!r}: {p}" for p in problems]
         for util in self._utility_names(spec, capabilities):
             if util in decisions:
                 entry.warnings.append(
@@ -225,8 +240,9 @@ class Registry:
             out += ["list_prompts", "get_prompt"]
         return out
 
-    def _register_tool(self, server: str, tool: Any) -> RegisteredTool:
+    def _register_tool(self, server: str, tool: Any) -> tuple[RegisteredTool, list[str]]:
         qualified = self._names.add(server, tool.name)
+        view, problems = tool_view(tool.name, getattr(tool, "meta", None))
         description = results.strip_tags(tool.description or "")
         schema = dict(getattr(tool, "input_schema", None) or {"type": "object"})
         annotations = _annotations(tool)
@@ -241,9 +257,10 @@ class Registry:
             title=results.strip_tags(title) if title else None,
             output_schema=getattr(tool, "output_schema", None),
             raw_description=tool.description or "",
+            view=view,
         )
         self._by_name[qualified] = reg
-        return reg
+        return reg, problems
 
     def _register_utility(self, server: str, util: str) -> RegisteredTool:
         qualified = self._names.add(server, util)
@@ -351,20 +368,24 @@ class Registry:
     def _deferrable(self) -> Iterable[RegisteredTool]:
         for entry in self._servers.values():
             if not entry.spec.always_load:
-                yield from entry.tools
+                yield from (t for t in entry.tools if t.for_model)
 
     def deferring(self) -> bool:
-        return toolsearch.should_defer(len(self._by_name), self.defer_tools)
+        offered = sum(1 for t in self._by_name.values() if t.for_model)
+        return toolsearch.should_defer(offered, self.defer_tools)
 
     def model_tools(self, active: ActiveSet | Iterable[str] = ()) -> list[ModelTool]:
-        """The tools to offer a model now: everything, or the loaded ones + tool_search."""
+        """The tools to offer a model now: everything, or the loaded ones + tool_search.
+        A tool for views only (MCP Apps ``visibility: ["app"]``) is never among them."""
         loaded = active if isinstance(active, ActiveSet) else ActiveSet(active)
         if not self.deferring():
-            return [_model(t) for t in self._by_name.values()]
+            return [_model(t) for t in self._by_name.values() if t.for_model]
         offered: list[ModelTool] = []
         deferred: list[str] = []
         for entry in self._servers.values():
             for t in entry.tools:
+                if not t.for_model:
+                    continue
                 if entry.spec.always_load or t.qualified in loaded:
                     offered.append(_model(t))
                 else:

@@ -12,6 +12,19 @@ if TYPE_CHECKING:
     from portico.config.model import ServerSpec
     from portico.runtime.hub import Hub
     from portico.runtime.registry import Registry
+    from portico.runtime.tool_views import ToolView
+
+
+def audience_marks(view: ToolView | None) -> str:
+    """``[view, for views only] `` before a tool's description in ``mcp tools``."""
+    if view is None:
+        return ""
+    marks = [] if view.resource_uri is None else ["view"]
+    if not view.for_model:
+        marks.append("for views only")
+    elif not view.for_app:
+        marks.append("for models only")
+    return f"[{', '.join(marks)}] " if marks else ""
 
 
 def server_row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
@@ -48,6 +61,10 @@ def tools_listing(registry: Registry, server: str) -> dict[str, Any]:
                 "annotations": t.annotations,
                 "utility": t.utility,
                 "digest": t.digest,
+                "view": t.view.resource_uri if t.view else None,
+                "for_model": t.for_model,
+                "for_views": t.for_views,
+                "marks": audience_marks(t.view),
             }
             for t in registry.server_tools(server)
         ],

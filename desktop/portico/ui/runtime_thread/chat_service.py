@@ -330,7 +330,11 @@ class ChatService:
         if text.startswith("/call "):
             typed = text.removeprefix("/call ").strip()
             tools = self.session.hub.registry.tools()
-            return sorted(f"/call {t.qualified}" for t in tools if t.qualified.startswith(typed))
+            return sorted(
+                f"/call {t.qualified}"
+                for t in tools
+                if t.for_model and t.qualified.startswith(typed)
+            )
         try:
             return list(chat.completions(text))
         except Exception:

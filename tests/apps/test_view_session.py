@@ -1,0 +1,202 @@
+"""MCP Apps end to end against the SDK's own Apps server (tests/servers/viewer.py):
+visibility in the model's tool list and the guard, the view read once and its policy,
+and a view's JSON-RPC session whose tool calls reach the server only through the guard."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from portico.apps.resource import ViewCache
+from portico.apps.session import ViewSession
+from portico.policy.guard import ChatContext, ToolGuard
+from portico.prompts import ApprovalAnswer, ApprovalChoice, ElicitationAnswer
+from portico.runtime.events import Status
+from portico.runtime.hub import Hub
+from portico.services import build_services
+from tests.helpers.person import ScriptedPerson
+from tests.helpers.specs import make_spec
+from tests.runtime.test_hub_toolbox import config
+
+pytestmark = pytest.mark.slow  # a real server process
+
+VIEWER = Path(__file__).parents[1] / "servers" / "viewer.py"
+ONCE = ApprovalAnswer(ApprovalChoice.ONCE)
+DENY = ApprovalAnswer(ApprovalChoice.DENY)
+
+
+def arrived(calls: Path) -> list[dict[str, Any]]:
+    """The tool calls the server ran, as it wrote them down."""
+    if not calls.exists():
+        return []
+    return [json.loads(line) for line in calls.read_text().splitlines()]
+
+
+class ViewPage:
+    """Stands in for the web page: what Portico sent to the view, in order."""
+
+    def __init__(self) -> None:
+        self.got: list[dict[str, Any]] = []
+
+    def send(self, message: dict[str, Any]) -> None:
+        json.dumps(message)  # everything sent must be plain JSON
+        self.got.append(message)
+
+    def methods(self) -> list[str]:
+        return [m.get("method", "") for m in self.got if "method" in m]
+
+    def reply(self, ident: int) -> dict[str, Any]:
+        [found] = [m for m in self.got if m.get("id") == ident and "method" not in m]
+        return found
+
+
+async def request(session: ViewSession, page: ViewPage, ident: int, method: str, **params: Any):  # type: ignore[no-untyped-def]
+    await session.handle({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+    return page.reply(ident)
+
+
+async def call(session: ViewSession, page: ViewPage, ident: int, name: str, **arguments: Any):  # type: ignore[no-untyped-def]
+    return await request(session, page, ident, "tools/call", name=name, arguments=arguments)
+
+
+async def test_a_view_calls_its_own_tools_through_the_guard(tmp_path: Path) -> None:
+    calls = tmp_path / "calls.jsonl"
+    spec = make_spec(
+        "viewer", "stdio", command=sys.executable, args=(str(VIEWER), "--calls", str(calls))
+    )
+    person = ScriptedPerson()
+    services = build_services(person)
+    opened: list[str] = []
+    async with Hub(hooks=services.hooks) as hub:
+        await hub.apply(config(spec))
+        assert (await hub.connection("viewer").wait_settled(30)).status is Status.RUNNING
+        registry = hub.registry
+        guard: ToolGuard = services.policy.guard(registry)
+        chat = ChatContext()
+
+        # Portico advertised MCP Apps, so the server bound its views
+        negotiated = await guard.call(chat, "viewer__apps_negotiated", {})
+        assert negotiated.text() == "yes"
+
+        # the model is offered everything but the view-only tool
+        offered = {t.name for t in registry.model_tools()}
+        assert "viewer__refresh" not in offered
+        assert {"viewer__show_weather", "viewer__forecast", "viewer__plain"} <= offered
+        # ... and a chat that names it anyway is refused before anything reaches the server
+        refused = await guard.call(chat, "viewer__refresh", {"city": "Oslo"})
+        assert refused.is_error and "views only" in refused.text()
+        assert arrived(calls) == []
+
+        # the view is read once per session; its policy keeps only plain declared origins
+        tool = registry.resolve("viewer__show_weather")
+        assert tool.view is not None and tool.view.resource_uri == "ui://viewer/weather"
+        connection = hub.connection("viewer")
+        cache = ViewCache("viewer")
+        view = await cache.get(
+            tool.view.resource_uri, connection.read_resource, generation=connection.generation
+        )
+        again = await cache.get(
+            tool.view.resource_uri, connection.read_resource, generation=connection.generation
+        )
+        assert again is view and cache.reads == 1
+        assert '<h1 id="city">' in view.html and view.permissions == ("camera",)
+        assert view.csp.connect == ("https://api.weather.example",)
+        assert [d for d in view.csp.dropped if "script-src *" in d]
+        header = view.csp.header()
+        assert "connect-src https://api.weather.example;" in header
+        assert "script-src *" not in header and "x.example" not in header
+
+        # the model's call of the tool with the view (approved once)
+        person.add("approve_tool", ONCE)
+        result = await guard.call(chat, "viewer__show_weather", {"city": "Oslo"})
+        assert not result.is_error
+
+        page = ViewPage()
+        session = ViewSession(
+            view,
+            send=page.send,
+            registry=registry,
+            guard=guard,
+            chat=chat,
+            read_resource=connection.read_resource,
+            prompter=person,
+            open_url=opened.append,
+            tool=tool,
+        )
+        session.tool_input({"city": "Oslo"})
+        session.tool_result(result)
+        assert page.got == []  # nothing reaches a view before it says it is initialized
+        init = await request(session, page, 1, "ui/initialize", appCapabilities={})
+        context = init["result"]["hostContext"]
+        assert context["toolInfo"]["tool"]["name"] == "show_weather"
+        assert context["displayMode"] == "inline" and context["platform"] == "desktop"
+        sandbox = init["result"]["hostCapabilities"]["sandbox"]
+        assert sandbox["permissions"] == {}  # asked for, never granted unasked
+        assert sandbox["csp"]["connectDomains"] == ["https://api.weather.example"]
+        await session.handle({"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+        assert page.methods()[-2:] == [
+            "ui/notifications/tool-input",
+            "ui/notifications/tool-result",
+        ]
+        assert page.got[-1]["params"]["structuredContent"]["city"] == "Oslo"
+
+        # the view calls its view-only tool: asked with the exact arguments, naming the view
+        person.add("approve_tool", ONCE)
+        reply = await request(
+            session, page, 2, "tools/call", name="refresh", arguments={"city": "Oslo"}
+        )
+        assert reply["result"]["content"][0]["text"] == "refreshed Oslo"
+        question = person.requests("approve_tool")[-1]
+        assert question.caller.kind == "view" and question.caller.server == "viewer"
+        assert "ui://viewer/weather" in question.caller.describe()
+        assert '"Oslo"' in question.arguments_json
+        assert arrived(calls)[-1] == {"tool": "refresh", "arguments": {"city": "Oslo"}}
+
+        # denied: an error result for the view, and nothing reaches the server
+        person.add("approve_tool", DENY)
+        reply = await request(
+            session, page, 3, "tools/call", name="refresh", arguments={"city": "Rome"}
+        )
+        assert reply["result"]["isError"] is True
+        assert all(c["arguments"].get("city") != "Rome" for c in arrived(calls))
+
+        # a tool for models only, another server's tool and a utility tool are out of reach
+        reply = await request(
+            session, page, 4, "tools/call", name="forecast", arguments={"city": "x"}
+        )
+        assert reply["error"]["code"] == -32000 and "models only" in reply["error"]["message"]
+        reply = await call(session, page, 5, "read_resource")
+        assert reply["error"]["code"] == -32602
+        assert [c["tool"] for c in arrived(calls)].count("forecast") == 0
+
+        # reading its own server's resources works through the same connection
+        reply = await request(session, page, 6, "resources/read", uri="ui://viewer/weather")
+        assert reply["result"]["contents"][0]["mimeType"] == "text/html;profile=mcp-app"
+
+        # a link opens only after the person says yes
+        person.add("elicit", ElicitationAnswer("decline"), ElicitationAnswer("accept"))
+        reply = await request(session, page, 7, "ui/open-link", url="https://example.com/a")
+        assert reply["error"]["message"] == "Link opening denied by user" and opened == []
+        reply = await request(session, page, 8, "ui/open-link", url="https://example.com/a")
+        assert reply["result"] == {} and opened == ["https://example.com/a"]
+        asked = person.requests("elicit")[-1]
+        assert asked.mode == "url" and asked.url == "https://example.com/a"
+        reply = await request(session, page, 9, "ui/open-link", url="file:///etc/passwd")
+        assert "error" in reply and len(person.requests("elicit")) == 2  # never even asked
+
+        # not in a chat: a message is refused; the model context is kept for the chat
+        reply = await request(
+            session, page, 10, "ui/message", role="user", content={"type": "text", "text": "hi"}
+        )
+        assert reply["error"]["code"] == -32000
+        reply = await request(
+            session, page, 11, "ui/update-model-context", structuredContent={"city": "Oslo"}
+        )
+        assert reply["result"] == {} and session.model_context == {
+            "structuredContent": {"city": "Oslo"}
+        }
+        assert session.calls.tools == ["viewer__refresh", "viewer__refresh"]
