@@ -8,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -144,13 +143,25 @@ def test_the_cli_uses_the_running_endpoint_and_goes_direct_without_it(served: Se
     assert "direct: no running Portico" in direct.stderr
 
 
-def test_an_edited_config_is_not_answered_by_the_endpoint_that_did_not_load_it(
-    served: Served,
-) -> None:
-    toml = paths().global_toml
-    time.sleep(0.01)
-    toml.write_text(toml.read_text() + "\n# edited\n")
-    out = portico("mcp", "tools", "tb", "-v")
+def test_a_command_for_another_project_goes_direct(served: Served, project: Path) -> None:
+    command = json.dumps([sys.executable, str(TOOLBOX.parent / "tiny.py"), "--name", "proj"])
+    (project / ".portico" / "mcp.toml").write_text(f"[mcp.proj]\ncommand = {command}\n")
+    out = portico("mcp", "tools", "tb", "-v", "--project", str(project))
     assert out.returncode == 0, out.stderr
     assert "direct: the running Portico has not loaded this config" in out.stderr
     assert "tb__echo" in out.stdout
+
+
+async def test_serve_follows_an_edit_of_the_config(served: Served) -> None:
+    toml = paths().global_toml
+    tiny = json.dumps([sys.executable, str(TOOLBOX.parent / "tiny.py"), "--name", "late"])
+    toml.write_text(toml.read_text() + f'\n[mcp.late]\ncommand = {tiny}\ntrust = "full"\n')
+    assert served.process.stdout is not None
+    summary = served.process.stdout.readline()  # the reload's summary line
+    assert "from 3 server(s)" in summary, summary
+    async with sdk_client(served.url, served.token) as client:
+        echoed = await client.call_tool("late__echo", {"text": "new"})
+    assert texts(echoed) == "new"
+    out = portico("mcp", "call", "late", "echo", "--args", '{"text": "cli"}', "-v")
+    assert out.returncode == 0, out.stderr
+    assert "via the running Portico" in out.stderr and out.stdout.strip() == "cli"

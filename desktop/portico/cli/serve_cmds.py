@@ -8,6 +8,8 @@ import asyncio
 import contextlib
 import signal
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from portico.cli.commands import Groups
 from portico.cli.common import (
@@ -17,6 +19,13 @@ from portico.cli.common import (
     cli_services,
     load_config,
 )
+
+if TYPE_CHECKING:
+    from portico.config.model import Config
+    from portico.gateway.endpoint import Endpoint
+    from portico.runtime.hub import Hub
+    from portico.runtime.watcher import ConfigWatcher
+    from portico.services import Services
 
 
 def register(groups: Groups) -> None:
@@ -61,7 +70,8 @@ async def _serve(args: argparse.Namespace) -> int:
     from portico.gateway.endpoint import EndpointError
     from portico.gateway.run import running_endpoint
 
-    stamp = config_stamp(project_of(args))  # before reading: a later edit is not in it
+    project = project_of(args)
+    stamp = config_stamp(project)  # before reading: a later edit is not in it
     config = load_config(args, report="all")
     services = cli_services(config)
     hub = services.start_hub()
@@ -80,13 +90,42 @@ async def _serve(args: argparse.Namespace) -> int:
             if endpoint.unix_path is not None:
                 print(f"socket: {endpoint.unix_path}", flush=True)
             print(await hub.apply(config), flush=True)
-            await stop.wait()
+            watcher = _watch(project, config, services, hub, endpoint)
+            try:
+                await stop.wait()
+            finally:
+                await watcher.stop()
             print("stopping", file=sys.stderr, flush=True)
     except EndpointError as exc:
         raise CommandError(str(exc)) from exc
     finally:
         await hub.close()
     return 0
+
+
+def _watch(
+    project: Path, config: Config, services: Services, hub: Hub, endpoint: Endpoint
+) -> ConfigWatcher:
+    """Follow edits of the config files as the app does: the hub reconciles, and the
+    CLI routes answer for the new files (their stamp is taken before each read)."""
+    from portico.config import load
+    from portico.gateway.discovery import config_stamp
+    from portico.runtime.watcher import ConfigWatcher
+
+    read: list[str] = []
+
+    def loader(where: Path | None) -> Config:
+        read.append(config_stamp(where))
+        return load(where)
+
+    async def apply(fresh: Config) -> None:
+        services.configure(fresh)
+        print(await hub.apply(fresh), flush=True)
+        endpoint.config_stamp = read[-1] if read else None
+
+    watcher = ConfigWatcher(apply, project=project, loader=loader, previous=config)
+    watcher.start()
+    return watcher
 
 
 async def _clients_add(args: argparse.Namespace) -> int:
