@@ -27,6 +27,7 @@ MODULES = (
     "portico.cli.model_cmds",
     "portico.cli.chat_cmds",
     "portico.cli.serve_cmds",
+    "portico.cli.connect_cmds",
 )
 
 
