@@ -53,12 +53,18 @@ SKIP_DIRS = {
     ".import_linter_cache",
 }
 
-# PySide6-Essentials ships Qt Quick, QML, Designer and more that Portico never loads.
-# They are left out of the package (a third of its size); every shared object that stays
-# is checked to still find its Qt libraries.
+# PySide6-Essentials and -Addons ship far more of Qt than Portico loads. The unused
+# modules are left out of the package; every shared object that stays is checked to
+# still find its Qt libraries. QtWebEngine (MCP Apps views) needs Qml, QmlMeta,
+# QmlModels, QmlWorkerScript, Quick, QuickWidgets, OpenGL, Positioning, PrintSupport and
+# WebChannel, its helper process (Qt/libexec/QtWebEngineProcess), Qt/resources and its
+# locales: those stay.
 UNUSED_QT_MODULES = (
-    "Qml",
-    "Quick",
+    "QmlCompiler",
+    "QmlLocalStorage",
+    "QmlXmlListModel",
+    "QmlNetwork",
+    "LabsQmlModels",
     "Designer",
     "Help",
     "UiTools",
@@ -74,22 +80,47 @@ UNUSED_QT_MODULES = (
     "QuickDialogs2",
     "QuickLayouts",
     "QuickTest",
-    "QuickWidgets",
     "QuickShapes",
     "QuickEffects",
     "QuickParticles",
     "QuickTemplates2",
     "QuickTimeline",
     "QuickVectorImage",
-    "QmlCompiler",
+    "Quick3D",
     "VirtualKeyboard",
     "CanvasPainter",
     "WaylandCompositor",
     "WaylandEglCompositor",
+    # from PySide6-Addons, beside QtWebEngine
+    "3D",
+    "Charts",
+    "DataVisualization",
+    "Graphs",
+    "Multimedia",
+    "SpatialAudio",
+    "Pdf",
+    "Bluetooth",
+    "Nfc",
+    "SerialPort",
+    "SerialBus",
+    "Sensors",
+    "RemoteObjects",
+    "Scxml",
+    "TextToSpeech",
+    "WebSockets",
+    "WebView",
+    "HttpServer",
+    "Location",
+    "NetworkAuth",
+    "WebEngineQuick",
+    "FFmpegStub",
 )
+# Python bindings Portico never imports whose Qt libraries stay (QtWebEngine needs them)
+UNUSED_BINDINGS = ("QtQml", "QtQuick")
+# FFmpeg, shipped for QtMultimedia (QtWebEngine carries its own codecs)
+UNUSED_LIBS = ("libavcodec", "libavformat", "libavutil", "libswresample", "libswscale")
 UNUSED_QT_DIRS = (
     "Qt/qml",
-    "Qt/libexec",
     "Qt/metatypes",
     "Qt/translations/qtdeclarative",
     "Qt/plugins/designer",
@@ -98,6 +129,16 @@ UNUSED_QT_DIRS = (
     "Qt/plugins/sqldrivers",
     "Qt/plugins/wayland-graphics-integration-server",
     "Qt/plugins/vectorimageformats",
+    "Qt/plugins/sceneparsers",
+    "Qt/plugins/geometryloaders",
+    "Qt/plugins/renderers",
+    "Qt/plugins/renderplugins",
+    "Qt/plugins/multimedia",
+    "Qt/plugins/position",
+    "Qt/plugins/sensors",
+    "Qt/plugins/texttospeech",
+    "Qt/plugins/canbus",
+    "Qt/plugins/geoservices",
     "scripts",
     "include",
     "typesystems",
@@ -105,6 +146,7 @@ UNUSED_QT_DIRS = (
     "doc",
     "examples",
 )
+KEPT_LIBEXEC = ("QtWebEngineProcess",)  # Qt/libexec: the rest are build tools
 
 
 def log(text: str) -> None:
@@ -276,6 +318,11 @@ def _prune_qt(pyside: Path) -> None:
         if path.exists():
             removed += _du_kib(path)
             shutil.rmtree(path)
+    libexec = pyside / "Qt" / "libexec"
+    for tool in sorted(libexec.iterdir()) if libexec.is_dir() else []:
+        if tool.name not in KEPT_LIBEXEC:
+            removed += _du_kib(tool) if tool.is_dir() else tool.stat().st_size // 1024
+            shutil.rmtree(tool) if tool.is_dir() else tool.unlink()
     for path in sorted(pyside.rglob("*")):
         if not path.is_file():
             continue
@@ -284,11 +331,13 @@ def _prune_qt(pyside: Path) -> None:
         if (
             (name.startswith(("libQt6", "Qt")) and module in UNUSED_QT_MODULES)
             or any(
-                name.startswith(f"libQt6{m}") or name.startswith(f"Qt{m}.")
+                name.startswith(f"libQt6{m}") or name.startswith(f"Qt{m}")
                 for m in UNUSED_QT_MODULES
             )
             or name.endswith(".pyi")
             or name.startswith("libpyside6qml")
+            or (path.parent == pyside and name.startswith(UNUSED_BINDINGS))
+            or name.startswith(UNUSED_LIBS)
             or name in ("designer", "assistant", "linguist", "lupdate")
         ):
             removed += path.stat().st_size // 1024

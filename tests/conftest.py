@@ -16,6 +16,15 @@ from hypothesis import settings
 from tests.helpers.logs import AllowLogs
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if hasattr(os, "geteuid") and os.geteuid() == 0:
+    # Chromium (QtWebEngine: MCP Apps views) runs as root only without its own sandbox;
+    # the suite runs as root in CI containers. A person's app never sets this.
+    os.environ.setdefault("QTWEBENGINE_CHROMIUM_FLAGS", "--no-sandbox")
+
+from PySide6.QtCore import QCoreApplication, Qt
+
+# QtWebEngine needs this before any QApplication exists (pytest-qt's or the app's)
+QCoreApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
 
 # CI runs the property tests on a fixed seed sequence so a red build always reproduces;
 # local runs keep exploring new examples.

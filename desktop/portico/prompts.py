@@ -63,6 +63,25 @@ class TrustRequest:
     loosenings: tuple[str, ...] = ()
     # The project files its launch names, pinned by content: ".portico/x.js (120 bytes, ...)".
     pinned_files: tuple[str, ...] = ()
+    # What its sandbox lets it read, write and reach ("may read: /p"), or that it has none.
+    sandbox: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class UnsandboxedRequest:
+    """A server meant to run in a sandbox, on a machine that cannot sandbox it: may it
+    run without one? Yes is remembered for this server's config."""
+
+    server: str
+    source: str  # "file:line"
+    why: str  # why there is no sandbox here, in plain words
+
+    @property
+    def question(self) -> str:
+        return (
+            f"'{self.server}' ({self.source}) is set to run in a sandbox, but {self.why}. "
+            "Run it unsandboxed, with all of your rights (your files, your network)?"
+        )
 
 
 # --- tool approval and spend ----------------------------------------------------------
@@ -308,5 +327,9 @@ class Prompter(Protocol):
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer: ...
 
     async def review_sampling(self, request: SamplingRequest) -> SamplingAnswer: ...
+
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        """True: run it without a sandbox (and remember that for this server)."""
+        ...
 
     async def notify(self, notice: Notice) -> None: ...

@@ -37,16 +37,25 @@ def visible(text: str, *, multiline: bool = False) -> str:
     ``multiline``: line feeds and tabs stay (the field shows several lines); a carriage
     return never does.
     """
-    if not _SUSPECT.search(text) and text.isprintable():
+    keep = "\n\t" if multiline else ""
+    # Every character _SUSPECT matches is non-printable: text that is printable (its line
+    # feeds and tabs aside) needs no work, so a long tool result costs one C-level scan.
+    if _printable(text, keep):
         return text
-    out: list[str] = []
-    for char in text:
-        if char in "\n\t" and multiline:
-            out.append(char)
-        elif _SUSPECT.match(char) or (
-            not char.isprintable() and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
-        ):
-            out.append(_shown(char))
-        else:
-            out.append(char)
-    return "".join(out)
+    shown = _SUSPECT.sub(lambda m: m.group() if m.group() in keep else _shown(m.group()), text)
+    if _printable(shown, keep):
+        return shown
+    return "".join(
+        _shown(char)
+        if char not in keep
+        and not char.isprintable()
+        and unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp")
+        else char
+        for char in shown
+    )
+
+
+def _printable(text: str, keep: str) -> bool:
+    for char in keep:
+        text = text.replace(char, "")
+    return text.isprintable()

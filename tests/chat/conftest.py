@@ -84,7 +84,8 @@ async def chat_setup(
     person = prompter or ScriptedPerson()
     catalog = ModelCatalog(ModelsConfig(providers=providers))
     policy = Policy(person, provider=catalog)  # type: ignore[arg-type]
-    host_options.setdefault("model_titles", False)
+    if "config" not in host_options:  # with a config: its chat.model_titles decides
+        host_options.setdefault("model_titles", False)
     async with Hub(hooks=policy.hooks()) as hub:
         await hub.apply(Config(servers=specs, settings=RuntimeSettings()))
         guard = policy.guard(

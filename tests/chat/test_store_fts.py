@@ -131,7 +131,8 @@ async def _run(path: Path, steps: list[tuple[Any, ...]]) -> None:
             )
         elif kind == "delete_conversation":
             with contextlib.suppress(StoreError):  # deleted already
-                await store.delete(f"c{step[1]}")
+                await store.delete(f"c{step[1]}")  # out of the search at once, then gone
+                await store.purge(f"c{step[1]}")
             await _check(store)
         elif kind == "flush":
             await store.flush()
@@ -257,7 +258,7 @@ async def test_a_version_2_database_is_migrated_with_its_index(tmp_path: Path) -
     assert {h.message_id for h in await store.search("gamma")} == {"m5"}
     await store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 4
         triggers = [
             r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")
         ]

@@ -116,7 +116,7 @@ def _with_toolbox(server: ModelServer) -> None:
 
 def _tool_messages(server: ModelServer) -> list[str]:
     """What the model was sent back for each tool call, in order (in the last turn's
-    request; the title request after the first exchange offers no tools)."""
+    request)."""
     turn = [r for r in server.requests if r.body.get("tools")][-1]
     return [
         json.dumps(m.get("content"), ensure_ascii=False)
@@ -132,7 +132,6 @@ def test_interactive_approval_yes_runs_the_exact_arguments_and_no_denies(
         server.script(
             tool_call("tb__echo", {"text": "exact ✓ args"}),
             text("It ran."),
-            text("Echo test"),  # the title the model writes after the first exchange
             tool_call("tb__echo", {"text": "second try"}),
             text("You said no."),
         )

@@ -173,7 +173,8 @@ def test_example_shows_every_key_with_a_one_line_explanation(
     for spec in schema.KEYS:
         spelling = spec.spelling(dialect)
         if spec.type == "table" and dialect is Dialect.TOML:
-            pattern = rf"^#\[mcp\.example-\w+\.{spelling}\]$"
+            dotted = re.escape(".".join(spec.path(dialect)))
+            pattern = rf"^#\[mcp\.example-\w+\.{dotted}\]$"
         else:
             pattern = rf"^\s*#{re.escape(spelling)}{sep}( .*)?  # \S"
         assert any(re.match(pattern, line) for line in lines), (dialect, spec.name)

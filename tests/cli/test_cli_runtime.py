@@ -57,6 +57,7 @@ def test_list_json(global_config: Path, tmp_path: Path) -> None:
     rows = {r["name"]: r for r in data["servers"]}
     assert rows["alpha"]["status"] == "Running" and rows["alpha"]["tools"] == 3
     assert rows["alpha"]["transport"] == "stdio"
+    assert rows["alpha"]["sandbox"] == "off"  # a global server: sandboxed only if asked
     assert rows["alpha"]["source"].startswith(f"{global_config}:1")
     assert rows["broken"]["status"] in ("Failed", "Cooldown")
     assert "server exited (code 4)" in rows["broken"]["error"]
@@ -71,9 +72,12 @@ def test_list_table_shows_awaiting_trust(global_config: Path, project: Path) -> 
     out = run("mcp", "list", "--project", str(project))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0].split() == ["NAME", "STATUS", "TRANSPORT", "TOOLS", "SOURCE"]
+    assert lines[0].split() == ["NAME", "STATUS", "TRANSPORT", "SANDBOX", "TOOLS", "SOURCE"]
     proj = next(line for line in lines if line.startswith("proj "))
     assert proj.split()[1] == "AwaitingTrust"
+    assert proj.split()[3] == "sandboxed"  # a project server: sandboxed by default
+    alpha = next(line for line in lines if line.startswith("alpha "))
+    assert alpha.split()[3] == "off"
     assert "1 awaiting trust: proj" in lines[-1]
     assert lines[-1].startswith("MCP: registered 3 tool(s) from 1 server(s)")
 
@@ -94,6 +98,41 @@ def test_test_name(global_config: Path, tmp_path: Path) -> None:
 
     missing = run("mcp", "test", "nope", cwd=tmp_path)
     assert missing.returncode == 2 and "no server named 'nope'" in missing.stderr
+
+
+PEEK = (
+    "import runpy, sys\n"
+    "try:\n"
+    "    open(sys.argv[1]).read()\n"
+    "except OSError as exc:\n"
+    "    print(f'cannot read the notes: {exc}', file=sys.stderr)\n"
+    "sys.argv = [sys.argv[2], '--name', 'peek']\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def test_test_reports_the_sandbox_and_what_it_blocked(portico_home: Path, tmp_path: Path) -> None:
+    from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+
+    _bwrap()
+    notes = tmp_path / "private" / "notes.txt"
+    notes.parent.mkdir()
+    notes.write_text("private")
+    toml = paths().global_toml
+    toml.parent.mkdir(parents=True, exist_ok=True)
+    command = json.dumps([sys.executable, "-c", PEEK, str(notes), str(TINY)])
+    toml.write_text(f"[mcp.peek]\ncommand = {command}\nsandbox = {{ enabled = true }}\n")
+    out = run("mcp", "test", "peek", cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "sandbox:   sandboxed: the system read-only" in out.stdout
+    assert "may reach: no network" in out.stdout
+    blocked = out.stdout.split("sandbox may have blocked", 1)[1]
+    assert f"cannot read the notes: [Errno 2] No such file or directory: '{notes}'" in blocked
+    # with the sandbox off it reads the file: nothing to report
+    toml.write_text(f"[mcp.peek]\ncommand = {command}\n")
+    out = run("mcp", "test", "peek", cwd=tmp_path)
+    assert out.returncode == 0 and "sandbox may have blocked" not in out.stdout, out.stdout
+    assert "sandbox:   no sandbox: it runs with all of your rights" in out.stdout
 
 
 @pytest.fixture

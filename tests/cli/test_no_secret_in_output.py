@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.attack import global_toml, global_yaml, portico, write
+from tests.helpers.attack import global_toml, global_yaml, portico, write
 
 pytestmark = pytest.mark.slow  # real servers, processes or the app
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.attack import cli_env, global_yaml, portico
+from tests.helpers.attack import cli_env, global_yaml, portico
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 

@@ -29,6 +29,7 @@ def test_a_command_link_becomes_the_same_fields_as_mcp_add() -> None:
         "command": "npx",
         "args": ["-y", "@modelcontextprotocol/server-everything", "--verbose"],
         "env": {"LOG_LEVEL": "debug"},
+        "from_link": True,  # reviewed before its first connect (policy.trust.is_reviewed)
     }
 
 
@@ -45,6 +46,7 @@ def test_a_url_link_with_headers_and_sse() -> None:
         "url": "https://mcp.example.com/mcp?x=1",
         "transport": "sse",
         "headers": {"X-Team": "blue"},
+        "from_link": True,
     }
     assert is_deep_link(link) and not is_deep_link("https://example.com")
 
@@ -89,6 +91,7 @@ def test_prepare_shows_exactly_the_lines_write_adds() -> None:
     assert prepared.path == target
     assert prepared.added == (
         '[mcp.everything]\ncommand = ["npx", "-y", "@modelcontextprotocol/server-everything"]\n'
+        "from_link = true\n"
     )
     assert target.read_text(encoding="utf-8") == '# mine\n[mcp.old]\ncommand = ["true"]\n'
     prepared.write()

@@ -46,9 +46,9 @@ def test_spellings_are_unambiguous_within_a_table(dialect: D) -> None:
 
 def test_the_model_is_covered() -> None:
     names = {spec.name for spec in schema.KEYS}
-    # transport comes from command / url / transport; replaces and loosened are set by
-    # the loader
-    skip = {"name", "source", "transport", "replaces", "loosened"}
+    # transport comes from command / url / transport; replaces, loosened and
+    # sandbox_by_default are set by the loader
+    skip = {"name", "source", "transport", "replaces", "loosened", "sandbox_by_default"}
     for f in fields(ServerSpec):
         if f.name in skip:
             continue

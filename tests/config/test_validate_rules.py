@@ -557,3 +557,21 @@ def test_yaml_server_without_settings(tmp_path: Path) -> None:
         "server is skipped"
     )
     assert names(config) == ["good"]
+
+
+def test_chat_model_titles_is_yours_to_turn_on(tmp_path: Path) -> None:
+    mine = tmp_path / "config.yaml"
+    mine.write_text("chat:\n  model_titles: true\n")
+    assert load_files([(mine, Scope.GLOBAL)]).settings.chat_model_titles
+    assert not load_files([]).settings.chat_model_titles  # off unless you turn it on
+    theirs = tmp_path / "project.yaml"
+    theirs.write_text("chat:\n  model_titels: false\n  model_titles: true\n")
+    config = load_files([(theirs, Scope.PROJECT)])
+    assert not config.settings.chat_model_titles
+    assert [str(d) for d in config.diagnostics] == [
+        f"{theirs}:2: chat.model_titels: warning: unknown key, ignored; did you mean "
+        "model_titles?",
+        f"{theirs}:3: chat.model_titles: warning: ignored: a project file may tighten but "
+        "never loosen chat.model_titles (your setting is false); set it in your own "
+        "config.yaml if you mean it",
+    ]

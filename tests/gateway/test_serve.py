@@ -55,13 +55,19 @@ def write_config() -> None:
 
 
 def start_serve() -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "portico.cli.main", "serve"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ},
-    )
+    # stderr to a file: an unread pipe would stop the server once it filled
+    paths().log_dir.mkdir(parents=True, exist_ok=True)
+    errors = (paths().log_dir / "serve-stderr.txt").open("w")
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "portico.cli.main", "serve"],
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env={**os.environ},
+        )
+    finally:
+        errors.close()
 
 
 def stop(process: subprocess.Popen[str]) -> None:
@@ -158,7 +164,8 @@ async def test_serve_follows_an_edit_of_the_config(served: Served) -> None:
     toml.write_text(toml.read_text() + f'\n[mcp.late]\ncommand = {tiny}\ntrust = "full"\n')
     assert served.process.stdout is not None
     summary = served.process.stdout.readline()  # the reload's summary line
-    assert "from 3 server(s)" in summary, summary
+    errors = (paths().log_dir / "serve-stderr.txt").read_text()
+    assert "from 3 server(s)" in summary, (summary, errors)
     async with sdk_client(served.url, served.token) as client:
         echoed = await client.call_tool("late__echo", {"text": "new"})
     assert texts(echoed) == "new"

@@ -49,9 +49,12 @@ class RunningServer:
     proc: subprocess.Popen[bytes]
 
 
-def start_script(script: Path, *args: str, path: str = "/mcp") -> RunningServer:
-    """Run a server of tests/servers/ on a free port (``--port`` is added) until it listens."""
-    port = free_port()
+def start_script(
+    script: Path, *args: str, path: str = "/mcp", port: int | None = None
+) -> RunningServer:
+    """Run a server of tests/servers/ on ``port`` (default a free one; ``--port`` is added)
+    until it listens (a restarted server gets its old port)."""
+    port = free_port() if port is None else port
     proc = subprocess.Popen(
         [sys.executable, str(script), *args, "--port", str(port)],
         stdout=subprocess.DEVNULL,
@@ -65,8 +68,8 @@ def start_script(script: Path, *args: str, path: str = "/mcp") -> RunningServer:
     return RunningServer(f"http://127.0.0.1:{port}{path}", port, proc)
 
 
-def start_toolbox(kind: str, *extra: str) -> RunningServer:
-    return start_script(TOOLBOX, kind, *extra, path="/mcp" if kind == "http" else "/sse")
+def start_toolbox(kind: str, *extra: str, port: int | None = None) -> RunningServer:
+    return start_script(TOOLBOX, kind, *extra, path="/mcp" if kind == "http" else "/sse", port=port)
 
 
 def stop_server(server: RunningServer) -> None:

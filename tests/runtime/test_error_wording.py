@@ -197,7 +197,9 @@ async def test_a_server_that_does_not_speak_mcp_gets_one_line(
         assert word in error, error
 
 
-@pytest.mark.parametrize(("mode", "parks"), [("bearer401", True), ("plain401", False)])
+@pytest.mark.parametrize(
+    ("mode", "parks"), [("bearer401", True), ("prm401", True), ("plain401", False)]
+)
 async def test_a_server_without_oauth_that_challenges_offers_sign_in(
     mode: str, parks: bool, bus: EventBus, events: Recorder
 ) -> None:
@@ -217,6 +219,9 @@ async def test_a_server_without_oauth_that_challenges_offers_sign_in(
     if parks:
         assert state.status is Status.NEEDS_AUTH
         assert "portico mcp login locked" in (state.error or "")
+        if mode == "prm401":  # no challenge: the well-known metadata said where to sign in
+            assert "without a challenge" in (state.error or "")
+            assert f"127.0.0.1:{port}/issuer" in (state.error or "")
         assert any(isinstance(e, AuthRequired) for e in events.events)
         assert Status.FAILED not in events.statuses()
     else:  # a 401 that asks for no OAuth sign-in stays a failure naming the status

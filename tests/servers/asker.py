@@ -127,12 +127,10 @@ def build(desc: str) -> MCPServer:
         return json.dumps({"roots": [str(r.uri) for r in result.roots]})
 
     @server.tool(structured_output=False)
-    async def link(ctx: Context) -> str:
+    async def link(ctx: Context, url: str = "https://example.com/connect") -> str:
         """Ask the person to open a URL."""
         ran()
-        result = await ctx.elicit_url(
-            "Please connect your account", "https://example.com/connect", "e1"
-        )
+        result = await ctx.elicit_url("Please connect your account", url, "e1")
         return str(result.action)
 
     @server.tool(structured_output=False)

@@ -7,6 +7,8 @@ Tools (text results, structured_output=False):
                  ("careful: <text>") with logger "chatty", then returns "shouted <text>"
   whisper(text)  sends a debug notification only (below the client's info threshold)
   bump()         changes the text of resource memo://counter and notifies subscribers
+  levels()       the levels logging/setLevel asked for so far, comma-separated (it declares
+                 the logging capability by handling logging/setLevel)
 Resources:
   memo://counter  "count N"
 """
@@ -53,7 +55,19 @@ def build() -> MCPServer:
         subscribed.discard(str(params.uri))
         return types.EmptyResult()
 
+    asked: list[str] = []  # logging/setLevel, in order
+
+    async def on_set_level(ctx: Any, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        asked.append(str(params.level))
+        return types.EmptyResult()
+
+    @server.tool(structured_output=False)
+    def levels() -> str:
+        """The levels logging/setLevel asked for, in order."""
+        return ",".join(asked)
+
     low = server._lowlevel_server
+    low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, on_set_level)
     low.add_request_handler("resources/subscribe", types.SubscribeRequestParams, on_subscribe)
     low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, on_unsubscribe)
 

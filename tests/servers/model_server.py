@@ -19,6 +19,9 @@ A reply is a dict (see the helper functions below):
                                          (``retry_after`` adds the header on 429)
   {"context_too_long": {"tokens": N, "limit": M}}
   {"not_an_api": true}                    200 with an HTML page (not OpenAI-compatible)
+  {"text": ..., "truncate_after": N}      the stream ends cleanly after N text chunks,
+                                         without the API's end (no finish_reason and no
+                                         [DONE]; no message_delta / message_stop)
   "delay": seconds between stream chunks; "first_delay": before the first one
   "stop_reason": "length"/"max_tokens" to cut the answer; "usage": {"input", "output"}
 When the script runs out, the ``default`` reply answers (text "ok" unless set).
@@ -215,7 +218,10 @@ async def _openai_stream(reply: Reply, body: dict[str, Any], number: int) -> Asy
     index = 0
     await _pace(reply, index)
     yield chunk({"role": "assistant", "content": ""})
+    cut = reply.get("truncate_after")
     for piece in _chunks(reply):
+        if cut is not None and index >= cut:
+            return
         await _pace(reply, index := index + 1)
         yield chunk({"content": piece})
     for i, call in enumerate(_openai_calls(reply, number)):
@@ -316,7 +322,10 @@ async def _anthropic_stream(
             },
             "content_block_start",
         )
+        cut = reply.get("truncate_after")
         for piece in pieces:
+            if cut is not None and index >= cut:
+                return
             await _pace(reply, index := index + 1)
             yield _sse(
                 {

@@ -4,11 +4,14 @@
 
 MODE: ``json`` (200 with invalid JSON), ``html`` (200 with a web page), ``error500``
 (500 on every request, the SSE GET included), ``bearer401`` (401 with an OAuth
-``WWW-Authenticate: Bearer`` challenge), ``plain401`` (401 without a challenge).
+``WWW-Authenticate: Bearer`` challenge), ``plain401`` (401 without a challenge),
+``prm401`` (401 without a challenge, RFC 9728 protected-resource metadata at
+``/.well-known/oauth-protected-resource/mcp``).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -44,6 +47,17 @@ class Handler(BaseHTTPRequestHandler):
             self._answer(500, "text/plain", b"internal error")
 
     def do_GET(self) -> None:
+        if MODE == "prm401" and self.path == "/.well-known/oauth-protected-resource/mcp":
+            where = f"http://127.0.0.1:{self.server.server_address[1]}"
+            body = json.dumps(
+                {
+                    "resource": f"{where}/mcp",
+                    "authorization_servers": [f"{where}/issuer"],
+                    "bearer_methods_supported": ["header"],
+                }
+            ).encode()
+            self._answer(200, "application/json", body)
+            return
         self._answer(500, "text/plain", b"internal error")
 
 

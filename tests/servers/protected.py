@@ -27,6 +27,7 @@ class ProtectedState:
     trusted_issuers: set[str] = field(default_factory=set)
     scopes_supported: list[str] = field(default_factory=lambda: ["mcp"])
     require_auth: bool = True  # False: serves everyone (like servers that list tools openly)
+    challenge: bool = True  # False: a bare 401 (no WWW-Authenticate; the metadata still served)
     accepted: int = 0  # requests that passed the token check
     rejected: int = 0
     subjects: list[str] = field(default_factory=list)
@@ -119,7 +120,8 @@ class ProtectedApp:
             )
             if auth:
                 challenge += ', error="invalid_token"'
-            await _json(send, 401, {"error": "unauthorized"}, [(b"www-authenticate", challenge)])
+            extra = [(b"www-authenticate", challenge)] if self.state.challenge else []
+            await _json(send, 401, {"error": "unauthorized"}, extra)
             return
         self.state.accepted += 1
         self.state.subjects.append(subject)

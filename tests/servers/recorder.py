@@ -70,9 +70,7 @@ def main() -> None:
     app = build().streamable_http_app(
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False)
     )
-    uvicorn.run(
-        Recording(app, opts.log), host="127.0.0.1", port=opts.port, log_level="warning"
-    )
+    uvicorn.run(Recording(app, opts.log), host="127.0.0.1", port=opts.port, log_level="warning")
 
 
 if __name__ == "__main__":

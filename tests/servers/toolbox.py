@@ -16,6 +16,7 @@ Options:
   --tls-client-ca PATH  http: with --tls-cert, require a client certificate signed by this CA
   --slow-list S         answer each tools/list S seconds late (a refresh that takes a while)
   --linger S            stdio: stay S seconds after stdin ends (a server slow to exit)
+  --extra               start with the optional tool "extra" (as after one flip())
 
 Tools (text tools use structured_output=False, so text is sent once):
   echo(text)                     -> text "echo: <text>"
@@ -47,6 +48,9 @@ Tools (text tools use structured_output=False, so text is sent once):
                                  prompts/list_changed; returns the new prompt's name
   more_resources()               adds a resource "toolbox://extra/<k>" and sends
                                  resources/list_changed; returns the new resource's URI
+  expire_sessions(delay=0.3)     http: after delay seconds, forgets every Streamable HTTP
+                                 session (their ids then answer 404), as a server does
+                                 that expires sessions; returns at once
 Prompts: greet(name). Resources: toolbox://readme (text).
 """
 
@@ -76,7 +80,7 @@ PNG_2X2 = base64.b64encode(
 ).decode()
 
 
-def build(name: str, slow_list: float = 0.0) -> MCPServer:
+def build(name: str, slow_list: float = 0.0, extra_tool: bool = False) -> MCPServer:
     server = MCPServer(name, instructions="A test server for Portico.")
     state: dict[str, Any] = {"extra": False}
 
@@ -124,6 +128,12 @@ def build(name: str, slow_list: float = 0.0) -> MCPServer:
 
     def extra() -> str:
         return "extra tool"
+
+    if extra_tool:
+        server.add_tool(
+            extra, name="extra", description="Appears after flip.", structured_output=False
+        )
+        state["extra"] = True
 
     @server.tool(structured_output=False)
     async def flip(ctx: Context) -> str:
@@ -264,6 +274,23 @@ def build(name: str, slow_list: float = 0.0) -> MCPServer:
         await announce(ctx, "resource")
         return uri
 
+    expiring: set[asyncio.Task[None]] = set()
+
+    @server.tool(structured_output=False)
+    async def expire_sessions(delay: float = 0.3) -> str:
+        """Forget every session after delay seconds (a server that expires them)."""
+
+        async def expire() -> None:
+            await asyncio.sleep(delay)
+            manager = server.session_manager
+            for session_id, transport in list(manager._server_instances.items()):
+                await manager._discard_session(session_id, transport)
+
+        task = asyncio.get_running_loop().create_task(expire())
+        expiring.add(task)
+        task.add_done_callback(expiring.discard)
+        return "expiring"
+
     @server.prompt()
     def greet(name: str) -> str:
         """Greet someone."""
@@ -313,6 +340,7 @@ def main() -> None:
     parser.add_argument("--tls-key", default=None)
     parser.add_argument("--tls-client-ca", default=None)
     parser.add_argument("--linger", type=float, default=0.0)
+    parser.add_argument("--extra", action="store_true")
     opts = parser.parse_args()
     if opts.pid_file:
         with open(opts.pid_file, "w") as fh:
@@ -328,7 +356,7 @@ def main() -> None:
         time.sleep(opts.start_delay)
     if opts.stdout_banner:
         print(opts.stdout_banner, flush=True)
-    server = build(opts.name, slow_list=opts.slow_list)
+    server = build(opts.name, slow_list=opts.slow_list, extra_tool=opts.extra)
     if opts.transport == "stdio":
         server.run("stdio")
         time.sleep(opts.linger)

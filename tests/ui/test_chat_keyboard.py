@@ -101,10 +101,10 @@ def test_tab_reaches_every_control_of_the_chat(qtbot: QtBot) -> None:
     ]
 
 
-def _a_call_that_asks(models: Any, answer: str, title: str) -> None:
-    """The model's turn: one call that asks for approval, then ``answer``, then the title."""
+def _a_call_that_asks(models: Any, answer: str) -> None:
+    """The model's turn: one call that asks for approval, then ``answer``."""
     write_config(models)
-    models.script(tool_call("everything__toggle-simulated-logging", {}), text(answer), text(title))
+    models.script(tool_call("everything__toggle-simulated-logging", {}), text(answer))
 
 
 async def _the_approval(chat: ChatController) -> tuple[ToolCard, ApprovalPanel]:
@@ -115,7 +115,7 @@ async def _the_approval(chat: ChatController) -> tuple[ToolCard, ApprovalPanel]:
 
 @needs_npm
 async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None:
-    _a_call_that_asks(models, "Done by keyboard.", "Keyboard chat")
+    _a_call_that_asks(models, "Done by keyboard.")
     async with running_app() as desktop:
         chat = desktop.chat
         window = desktop.window
@@ -162,7 +162,7 @@ async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None
 async def test_an_approval_that_comes_while_the_person_is_in_servers_leaves_them_the_keyboard(
     models, qtbot: QtBot
 ) -> None:
-    _a_call_that_asks(models, "Done.", "Away chat")
+    _a_call_that_asks(models, "Done.")
     async with running_app() as desktop:
         chat = desktop.chat
         window = desktop.window

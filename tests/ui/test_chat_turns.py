@@ -1,9 +1,11 @@
 """Full turns in the app: type, send, the model calls server-everything's tools, the
 inline approval is clicked, the card shows progress and then the result and its image,
-the answer streams. Stop cancels a long call; edit-and-resend makes a branch; a
-restarted app resumes the chat with its tools."""
+the answer streams. Stop cancels a long call; regenerate and edit-and-resend make
+branches the arrows switch between; a restarted app resumes the chat with its tools."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 from PySide6.QtCore import Qt
@@ -21,10 +23,12 @@ __all__ = ["model_server", "models"]
 async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot: QtBot) -> None:
     write_config(models)
     models.script(
-        tool_call("everything__toggle-simulated-logging", {}),
-        tool_call("everything__trigger-long-running-operation", {"duration": 2, "steps": 4}),
-        tool_call("everything__get-tiny-image", {}),
-        text("Logging is on, the operation finished and here is the image.", delay=0.01),
+        tool_call("everything__toggle-simulated-logging", {}, usage={"input": 10, "output": 1}),
+        tool_call("everything__trigger-long-running-operation", {"duration": 2, "steps": 4},
+                  usage={"input": 200, "output": 2}),
+        tool_call("everything__get-tiny-image", {}, usage={"input": 3000, "output": 3}),
+        text("Logging is on, the operation finished and here is the image.", delay=0.01,
+             usage={"input": 40000, "output": 4}),
     )
     async with running_app() as desktop:
         chat = desktop.chat
@@ -60,7 +64,9 @@ async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot
         await until(lambda: not chat.running, 60, "the turn to end")
         answer = chat.transcript.widgets[chat.transcript.messages[-1].id]
         assert "here is the image" in answer.plain_text()
-        assert chat.pane.usage.text().startswith("Turn:")
+        # the turn's four requests, as the provider counted them, on the answer and above
+        assert answer.tokens is not None and answer.tokens.text() == "43,210 in · 10 out"
+        assert chat.pane.usage.text() == "Turn: 43,210 in · 10 out  ·  Chat: 43,210 in · 10 out"
         assert field.isEnabled()
 
 
@@ -124,29 +130,64 @@ async def test_a_cards_cancel_stops_only_that_call_and_the_turn_goes_on(
         assert any("person cancelled this call" in content for content in told)
 
 
-async def test_edit_and_resend_keeps_the_old_answer_as_a_branch(models, qtbot: QtBot) -> None:
+async def test_regenerate_edit_and_the_arrows_switch_branches(models, qtbot: QtBot) -> None:
     write_config(models, everything=False)
-    # The second reply is the title the model writes after the first exchange.
-    models.script(text("Paris."), text("Capitals"), text("Lisbon."))
+    models.script(text("Paris."), text("It is Paris."), text("Lisbon."))
     async with running_app(wait_for_server=False) as desktop:
         chat = desktop.chat
         qtbot.keyClicks(chat.composer.input, "Capital of France?")
         qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
         await until(lambda: not chat.running and len(chat.transcript.messages) == 2, 30, "answer")
-        question = chat.transcript.widgets[chat.transcript.messages[0].id]
+        # the title is the question's first words, made without asking the model
+        await until(lambda: "Capital of France?" in chat.place.conversations.titles(), 10, "row")
+        assert chat.pane.title.text() == "Capital of France?"
+        assert len(models.requests) == 1
+        answer = _widget(chat, -1)
+        assert not answer.branch_label.isVisible()  # one version: no switcher
+        assert answer.regenerate_button.isVisible()
+        answer.regenerate_button.click()
+        await until(lambda: "It is Paris." in _last_answer(chat), 30, "the new answer")
+        await until(lambda: not chat.running and chat.transcript.siblings, 30, "the branch")
+        answer = _widget(chat, -1)
+        assert answer.branch_label.isVisible() and _switcher(answer) == "‹ 2/2 ›"
+        assert answer.prev_branch.isEnabled() and not answer.next_branch.isEnabled()
+        answer.prev_branch.click()
+        await until(lambda: _last_answer(chat) == "Paris.", 30, "the first answer back")
+        assert _switcher(_widget(chat, -1)) == "‹ 1/2 ›"
+        _widget(chat, -1).next_branch.click()
+        await until(lambda: _last_answer(chat) == "It is Paris.", 30, "the second again")
+
+        question = _widget(chat, 0)
         assert question.edit_button.isVisible()
         question.edit_button.click()
         assert question.editor is not None and question.editor.hasFocus()
         assert question.edit_send.isVisible()  # at once: Tab from the editor reaches it
         question.editor.setPlainText("Capital of Portugal?")
         question.edit_send.click()
-        await until(lambda: not chat.running, 30, "the edited turn")
-        await until(lambda: "Lisbon." in _last_answer(chat), 30, "the new answer")
-        await until(lambda: chat.transcript.siblings, 10, "the branch")
-        question = chat.transcript.widgets[chat.transcript.messages[0].id]
-        assert question.branch_label.text() == "2/2"
-        question.prev_branch.click()
-        await until(lambda: "Paris." in _last_answer(chat), 30, "the old answer back")
+        await until(lambda: not chat.running and "Lisbon." in _last_answer(chat), 30, "edit")
+        await until(lambda: _widget(chat, 0).branch_label.isVisible(), 10, "the question's branch")
+        assert _switcher(_widget(chat, 0)) == "‹ 2/2 ›"
+        assert not _widget(chat, -1).branch_label.isVisible()  # the new answer has no versions
+        told = [(m["role"], m["content"]) for m in models.requests[-1].body["messages"][1:]]
+        assert told == [("user", "Capital of Portugal?")]  # the model reads this branch only
+        _widget(chat, 0).prev_branch.click()
+        await until(lambda: _last_answer(chat) == "It is Paris.", 30, "the old question back")
+        assert _widget(chat, 0).plain_text() == "Capital of France?"
+        assert _switcher(_widget(chat, 0)) == "‹ 1/2 ›"
+        assert _switcher(_widget(chat, -1)) == "‹ 2/2 ›"
+    assert not any("Write a title" in json.dumps(r.body) for r in models.requests)
+    assert len(models.requests) == 3  # the three answers, no title request
+
+
+def _widget(chat, index: int):  # type: ignore[no-untyped-def]
+    return chat.transcript.widgets[chat.transcript.messages[index].id]
+
+
+def _switcher(widget) -> str:  # type: ignore[no-untyped-def]
+    """The branch switcher as a person reads it: the arrows and the label between."""
+    return " ".join(
+        (widget.prev_branch.text(), widget.branch_label.text(), widget.next_branch.text())
+    )
 
 
 def _last_answer(chat) -> str:  # type: ignore[no-untyped-def]
@@ -159,7 +200,7 @@ def _last_answer(chat) -> str:  # type: ignore[no-untyped-def]
 
 async def test_a_restarted_app_resumes_the_chat_with_its_tools(models, qtbot: QtBot) -> None:
     write_config(models)
-    models.script(tool_call("everything__get-sum", {"a": 2, "b": 40}), text("42."), text("Sums"))
+    models.script(tool_call("everything__get-sum", {"a": 2, "b": 40}), text("42."))
     async with running_app() as desktop:
         chat = desktop.chat
         qtbot.keyClicks(chat.composer.input, "2 + 40?")

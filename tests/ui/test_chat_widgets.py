@@ -454,3 +454,38 @@ def test_every_control_of_the_chats_place_has_an_accessible_name(qtbot: QtBot) -
     ]
     assert unnamed == []
     assert QApplication.instance() is not None
+
+
+def test_any_question_can_be_edited_and_versions_show_a_switcher(qtbot: QtBot) -> None:
+    view = TranscriptView()
+    qtbot.addWidget(view)
+    view.resize(600, 400)
+    view.show()
+    messages = [
+        Message(id="q1", role="user", text="First question"),
+        Message(id="a1", role="assistant", text="First answer", parent_id="q1"),
+        Message(id="q2", role="user", text="Second question", parent_id="a1"),
+        Message(id="a2", role="assistant", text="Second answer", parent_id="q2"),
+    ]
+    view.set_messages(messages, {"a1": ["a0", "a1", "a9"]})
+    first, answer = view.widgets["q1"], view.widgets["a1"]
+    qtbot.waitUntil(lambda: first.isVisible() and answer.isVisible())
+    assert first.edit_button.isVisible()  # not only the last question
+    assert not view.widgets["a1"].regenerate_button.isVisible()  # only the last answer
+    shown = (answer.prev_branch.text(), answer.branch_label.text(), answer.next_branch.text())
+    assert shown == ("‹", "2/3", "›") and answer.branch_label.isVisible()
+    assert not view.widgets["q2"].branch_label.isVisible()
+    switched: list[str] = []
+    answer.switchRequested.connect(switched.append)
+    answer.next_branch.click()
+    answer.prev_branch.click()
+    assert switched == ["a9", "a0"]
+    edits: list[tuple[str, str]] = []
+    view.editSubmitted.connect(lambda mid, text: edits.append((mid, text)))
+    first.edit_button.click()
+    assert first.editor is not None
+    first.editor.setPlainText("First question, better")
+    first.edit_send.click()
+    assert edits == [("q1", "First question, better")]
+    view.set_running(True)
+    assert not view.widgets["q2"].edit_button.isVisible()  # not while a turn runs

@@ -11,6 +11,7 @@ from urllib.parse import quote
 from portico import paths
 from portico.ui.app import DesktopApp
 from portico.ui.dialogs.deeplink_dialog import DeepLinkDialog
+from portico.ui.dialogs.trust_dialog import TrustDialog
 from portico.ui.loop import ensure_application
 from portico.ui.single_instance import SingleInstance
 from tests.ui.qt_helpers import gone, until
@@ -20,7 +21,7 @@ PY = sys.executable.replace("\\", "/")
 LINK = (
     "portico://add?name=everything&command=" + quote(PY) + f"&arg={quote(TINY)}&arg=--tools&arg=2"
 )
-ADDED = f'[mcp.everything]\ncommand = ["{PY}", "{TINY}", "--tools", "2"]\n'
+ADDED = f'[mcp.everything]\ncommand = ["{PY}", "{TINY}", "--tools", "2"]\nfrom_link = true\n'
 
 
 def _notices(desktop: DesktopApp) -> list[str]:
@@ -59,6 +60,12 @@ async def test_a_second_launch_passes_the_link_and_add_writes_exactly_what_was_s
         await until(lambda: any("Added everything" in t for t in _notices(desktop)), 10)
         await until(lambda: desktop.model.state("everything") is not None, 30, "the server listed")
         state = lambda: desktop.model.state("everything")  # noqa: E731
+        # a linked server waits for its trust review before it first runs anything
+        review = await until(lambda: desktop.prompter.current, 60, "the trust review")  # type: ignore[union-attr]
+        assert isinstance(review, TrustDialog) and review.server == "everything"
+        assert any("portico:// link" in r for r in review.request.reasons)
+        assert state().status.value != "Running"
+        review.trust_button.click()
         await until(lambda: state().status.value == "Running", 60, f"Running: {state()}")
     finally:
         await _stop(desktop, run)

@@ -484,7 +484,7 @@ async def test_elicitation_decline_cancel_and_url_mode(
     )
     answer = ask(runtime, prompter.elicit(url_request))
     dialog = await shown(prompter, ElicitationDialog)
-    assert dialog.url_label.text() == "https://pay.example.com/x"
+    assert dialog.url_label.text() == "https://<b>pay.example.com</b>/x"  # the host set apart
     dialog.accept_button.click()
     assert await asyncio.wait_for(answer, 5) == ElicitationAnswer("accept")
 

@@ -60,7 +60,7 @@ from portico.chat.providers.wire import (
 from portico.chat.store import StoredConversation
 from portico.chat.task_store import ChatTask, updated
 from portico.chat.tools import CallHandle, CallReport, PlannedCall, cancel_call, run_calls
-from portico.chat.tree import newest_leaf, path_to
+from portico.chat.tree import branches, newest_leaf, path_to
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
 
@@ -175,20 +175,22 @@ class Chat:
         """Run the last turn again after a TurnFailed (or a stopped turn): the failed
         assistant message is replaced, the user message is kept."""
         self._check_idle()
+        user = self._retry_target()
+        return self._iterate(lambda emit: self._answer(emit, user))
+
+    def _retry_target(self) -> Message:
+        """The question to answer again (a failed answer to it is dropped)."""
         path = self.messages
         if not path:
             raise ChatError("there is nothing to retry yet")
         last = path[-1]
-        if last.role == "assistant":
-            parent = last.parent_id
-            if last.status == "failed":
-                self._remove(last)
-        else:
-            parent = last.id
+        parent = last.parent_id if last.role == "assistant" else last.id
         user = next((m for m in self._messages if m.id == parent), None)
-        if user is None:
+        if user is None or user.role != "user":
             raise ChatError("there is nothing to retry yet")
-        return self._iterate(lambda emit: self._answer(emit, user))
+        if last.role == "assistant" and last.status == "failed":
+            self._remove(last)
+        return user
 
     def edit(
         self, message_id: str, text: str, attachments: Sequence[Attachment] | None = None
@@ -248,6 +250,38 @@ class Chat:
             for m in self._messages
             if m.parent_id == message.parent_id and m.role == message.role
         ]
+
+    def branches(self) -> list[Message]:
+        """The leaf of each branch; branch N is ``branches()[N - 1]`` (see
+        :func:`portico.chat.tree.branches` for how they are numbered)."""
+        return branches(self._messages)
+
+    def path_to(self, message_id: str) -> list[Message]:
+        """The path from the first message to ``message_id`` (do not mutate)."""
+        return path_to(self._messages, message_id)
+
+    @property
+    def branch(self) -> int:
+        """The number of the branch shown (1 when the chat has one, or none yet)."""
+        path = self.messages
+        if not path:
+            return 1
+        leaf = newest_leaf(self._messages, path[-1])
+        ids = [m.id for m in self.branches()]
+        return ids.index(leaf.id) + 1 if leaf.id in ids else 1
+
+    async def switch_branch(self, number: int) -> None:
+        """Show branch ``number`` (1-based); ChatError naming the range otherwise."""
+        self._check_idle()
+        leaves = self.branches()
+        if not 1 <= number <= max(1, len(leaves)):
+            raise ChatError(
+                f"this chat has {len(leaves)} branch{'es' if len(leaves) != 1 else ''}: "
+                f"pick a number from 1 to {len(leaves)}"
+            )
+        if leaves:
+            self._leaf_id = leaves[number - 1].id
+            self._save_row()
 
     async def switch_to(self, message_id: str) -> None:
         """Show the branch that contains ``message_id`` (its newest descendants)."""
@@ -484,7 +518,8 @@ class Chat:
                 )
             )
             return
-        await self._answer(emit, user, first=len(self.messages) <= 1)
+        # the first exchange, not an edit of its question (the title stays as it was)
+        await self._answer(emit, user, first=len(self.messages) <= 1 and parent is False)
 
     async def _answer(self, emit: Emit, user: Message, *, first: bool = False) -> None:
         assistant = Message(
@@ -703,6 +738,9 @@ class Chat:
                 f"{provider}/{done.model}",
                 self._stored.input_tokens,
                 self._stored.output_tokens,
+                assistant.input_tokens,
+                assistant.output_tokens,
+                assistant.id,
             )
         )
 
@@ -742,6 +780,23 @@ class Chat:
         elif name == "branch":
             chat = await self._host.branch(self)
             emit(ConversationChanged(chat.id, self.id, "branch"))
+        elif name == "retry":
+            try:
+                user = self._retry_target()
+            except ChatError as exc:
+                emit(TurnFailed(str(exc), False, "command"))
+                return
+            if self.model is None:
+                emit(
+                    TurnFailed(
+                        "This chat has no model (direct mode): pick one with /model.",
+                        False,
+                        "no_model",
+                    )
+                )
+                return
+            await self._answer(emit, user)
+            return
         elif name == "reload-mcp":
             summary = await self._host.reload()
             emit(ToolsChanged(tuple(self._active)))

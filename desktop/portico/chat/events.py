@@ -54,6 +54,7 @@ FailureKind = Literal[
     "network",  # cannot reach the server
     "incompatible",  # the server does not speak the provider's API
     "server",  # 5xx or another provider error
+    "truncated",  # the answer's stream ended before its end (what arrived is kept)
     "no_model",  # a turn that needs a model, with none configured
     "config",  # the chosen provider/model is not configured or its key cannot be read
     "command",  # a slash command or mention that cannot run (the error has its usage)
@@ -176,13 +177,17 @@ class ApprovalAnswered:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens of one model request, and the conversation's running totals."""
+    """Tokens of one model request (the providers' usage fields), the turn's so far (its
+    answer's requests: a turn with tool calls makes several) and the conversation's."""
 
     input_tokens: int
     output_tokens: int
     model: str  # "provider/model" as answered
     total_input_tokens: int = 0
     total_output_tokens: int = 0
+    turn_input_tokens: int = 0
+    turn_output_tokens: int = 0
+    message_id: str = ""  # the answer they belong to
 
 
 @dataclass(frozen=True)

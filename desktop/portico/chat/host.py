@@ -53,7 +53,7 @@ class ChatHost:
         project: Path | None = None,
         models: ModelCatalog | None = None,
         reload: Callable[[], Awaitable[str]] | None = None,
-        model_titles: bool = True,
+        model_titles: bool | None = None,
     ) -> None:
         """``guard``: the process's one ToolGuard (``Services.guard``), every tool call of
         every chat goes through it. ``store``/``store_path``: default
@@ -61,7 +61,9 @@ class ChatHost:
         ``/reload-mcp`` reads the project config of. ``models``: the catalog that also
         answers sampling (``Services.models``); default a new one from ``config``.
         ``reload``: what ``/reload-mcp`` does (default: read the config, apply it to the
-        hub). ``model_titles``: the model writes a title after the first exchange."""
+        hub). ``model_titles``: the model writes a title after the first exchange (one
+        more request per chat); default: the config's ``chat.model_titles`` (off: the
+        title is the first words of the first message, made here)."""
         from portico.policy.prompters import NonInteractivePrompter
 
         self._hub = hub
@@ -73,7 +75,12 @@ class ChatHost:
         self._project = project
         self._chats: dict[str, Chat] = {}
         self.max_tool_rounds = max_tool_rounds
-        self.model_titles = model_titles
+        self._titles_fixed = model_titles is not None
+        self.model_titles = bool(
+            model_titles
+            if model_titles is not None
+            else config and config.settings.chat_model_titles
+        )
         self.interactive = not isinstance(prompter, NonInteractivePrompter)
         self.guard = guard
         if config is not None and models is not None:
@@ -95,6 +102,8 @@ class ChatHost:
     def apply_config(self, config: Config) -> None:
         """Take the providers, default model and settings of a reloaded config."""
         self._models.configure(config.models)
+        if not self._titles_fixed:
+            self.model_titles = config.settings.chat_model_titles
 
     # --- conversations ------------------------------------------------------------
     def _context(self, chat_id: str, stored: StoredConversation) -> ChatContext:

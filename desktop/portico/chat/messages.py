@@ -97,6 +97,8 @@ class ConversationSummary:
     model: str | None
     message_count: int
     parent_id: str | None = None
+    pinned: bool = False
+    archived: bool = False
 
 
 @dataclass(frozen=True)
@@ -117,4 +119,6 @@ def summary_json(summary: ConversationSummary) -> Mapping[str, Any]:
         "model": summary.model,
         "messages": summary.message_count,
         "parent": summary.parent_id,
+        "pinned": summary.pinned,
+        "archived": summary.archived,
     }

@@ -106,7 +106,15 @@ DROP TRIGGER messages_ai;
 DROP TRIGGER messages_au;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# v4: the chat list's pins, archive and deleted chats kept for an undo (``deleted``: when,
+# NULL for a chat that is not deleted). Added columns only: every row stays as it was.
+_V4 = """
+ALTER TABLE conversations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE conversations ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE conversations ADD COLUMN deleted REAL;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 VERSION = len(MIGRATIONS)
 
 

@@ -56,6 +56,10 @@ SEARCH_WINDOW = 300
 # Seconds a save waits for the next batch. Rows saved again meanwhile are written once,
 # and the writer thread wakes once per batch instead of several times per tool call.
 WRITE_DELAY = 0.1
+# A deleted chat is kept this long for an undo (the app's Undo, `portico chat --restore`),
+# then removed for good the next time the store opens; the app removes it sooner, when
+# its Undo goes away.
+KEEP_DELETED = 24 * 3600.0
 T = TypeVar("T")
 
 
@@ -234,6 +238,18 @@ def _conversation_row(c: StoredConversation) -> tuple[Any, ...]:
     )
 
 
+def _purge(conn: sqlite3.Connection, where: str, args: tuple[Any, ...]) -> int:
+    """Remove deleted conversations for good (their messages and calls go with them;
+    the chats branched from them stay, unlinked)."""
+    ids = [r[0] for r in conn.execute(f"SELECT id FROM conversations WHERE {where}", args)]
+    for conversation_id in ids:
+        conn.execute(
+            "UPDATE conversations SET parent_id=NULL WHERE parent_id=?", (conversation_id,)
+        )
+        conn.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))
+    return len(ids)
+
+
 def _fts_query(query: str) -> str:
     words = [w for w in query.replace('"', " ").split() if w]
     if not words:
@@ -393,6 +409,7 @@ class ChatStore:
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=5000")
             schema.migrate(conn, self._path)  # autocommit: the writer brackets its batches
+            _purge(conn, "deleted IS NOT NULL AND deleted < ?", (time.time() - KEEP_DELETED,))
             with contextlib.suppress(OSError):
                 self._path.chmod(0o600)
             return conn
@@ -488,11 +505,16 @@ class ChatStore:
     def _load(self, conn: sqlite3.Connection, conversation_id: str) -> StoredConversation:
         row = conn.execute(
             "SELECT id, title, created, updated, model, parent_id, leaf_id, yolo, active_tools, "
-            "spend, input_tokens, output_tokens FROM conversations WHERE id=?",
+            "spend, input_tokens, output_tokens, deleted FROM conversations WHERE id=?",
             (conversation_id,),
         ).fetchone()
         if row is None:
             raise StoreError(f"no conversation {conversation_id} (see `portico chat --list`)")
+        if row[12] is not None:
+            raise StoreError(
+                f"the conversation {conversation_id} was deleted; bring it back with "
+                f"`portico chat --restore {conversation_id[:8]}`"
+            )
         spend = json.loads(row[9] or "{}")
         stored = StoredConversation(
             id=row[0],
@@ -581,7 +603,7 @@ class ChatStore:
                     for r in conn.execute(
                         "SELECT m.rowid, m.conversation_id, c.title, m.id, m.text, c.updated "
                         "FROM messages m JOIN conversations c ON c.id = m.conversation_id "
-                        f"WHERE m.rowid IN ({marks})",
+                        f"WHERE m.rowid IN ({marks}) AND c.deleted IS NULL",
                         ranked,
                     )
                 }
@@ -592,7 +614,7 @@ class ChatStore:
             seen = {h.conversation_id for h in hits}
             for r in conn.execute(
                 "SELECT id, title, updated FROM conversations WHERE title != '' "
-                "ORDER BY updated DESC LIMIT 500"
+                "AND deleted IS NULL ORDER BY updated DESC LIMIT 500"
             ):
                 title = (r[1] or "").lower()
                 if r[0] not in seen and words and all(w in title for w in words):
@@ -604,29 +626,60 @@ class ChatStore:
         except sqlite3.OperationalError as exc:
             raise StoreError(f"cannot search for {query!r}: {exc}") from None
 
-    async def rename(self, conversation_id: str, title: str) -> None:
+    async def _update(self, conversation_id: str, sql: str, args: tuple[Any, ...]) -> None:
+        """``UPDATE conversations SET {sql} WHERE id=? AND deleted IS NULL``."""
+
         def job(conn: sqlite3.Connection) -> None:
             cur = conn.execute(
-                "UPDATE conversations SET title=?, updated=? WHERE id=?",
-                (title.strip(), time.time(), conversation_id),
+                f"UPDATE conversations SET {sql} WHERE id=? AND deleted IS NULL",
+                (*args, conversation_id),
             )
             if cur.rowcount == 0:
-                raise StoreError(f"no conversation {conversation_id}")
+                raise StoreError(f"no conversation {conversation_id} (see `portico chat --list`)")
 
         await self._call(job)
+
+    async def rename(self, conversation_id: str, title: str) -> None:
+        title = title.strip()
+        if not title:
+            raise StoreError("a chat's title cannot be empty")
+        await self._update(conversation_id, "title=?, updated=?", (title, time.time()))
+
+    async def set_pinned(self, conversation_id: str, pinned: bool) -> None:
+        """Pinned chats come first in the list (their order by last change)."""
+        await self._update(conversation_id, "pinned=?", (int(pinned),))
+
+    async def set_archived(self, conversation_id: str, archived: bool) -> None:
+        """Archived chats leave the list (``list(archived=True)`` shows them); search
+        still finds them."""
+        await self._update(conversation_id, "archived=?", (int(archived),))
 
     async def delete(self, conversation_id: str) -> None:
-        """Remove it with its messages and tool calls (branches of it stay, unlinked)."""
+        """Delete it: it leaves the list and the search at once, and :meth:`restore`
+        brings it back until :meth:`purge` (or a store opened ``KEEP_DELETED`` later)
+        removes it with its messages and tool calls (branches of it stay, unlinked)."""
+        await self._update(conversation_id, "deleted=?", (time.time(),))
+
+    async def restore(self, conversation_id: str) -> None:
+        """Undo a delete (StoreError when it is not deleted, or already gone)."""
 
         def job(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "UPDATE conversations SET parent_id=NULL WHERE parent_id=?", (conversation_id,)
+            cur = conn.execute(
+                "UPDATE conversations SET deleted=NULL WHERE id=? AND deleted IS NOT NULL",
+                (conversation_id,),
             )
-            cur = conn.execute("DELETE FROM conversations WHERE id=?", (conversation_id,))
             if cur.rowcount == 0:
-                raise StoreError(f"no conversation {conversation_id}")
+                raise StoreError(f"no deleted conversation {conversation_id} to restore")
 
         await self._call(job)
+
+    async def purge(self, conversation_id: str) -> bool:
+        """Remove a deleted conversation for good now (False: it is not deleted)."""
+        return bool(
+            await self._call(
+                lambda conn: _purge(conn, "id=? AND deleted IS NOT NULL", (conversation_id,))
+            )
+        )
 
     async def export(self, conversation_id: str, format: ExportFormat = "md") -> str:
         """The shown branch as Markdown (for people) or JSON (every message, tool call and
@@ -638,8 +691,9 @@ class ChatStore:
             return export.to_json(stored)
         return export.to_markdown(stored)
 
-    async def resolve_id(self, prefix: str) -> str:
-        """A full id from a unique prefix; StoreError naming the candidates otherwise."""
+    async def resolve_id(self, prefix: str, *, deleted: bool = False) -> str:
+        """A full id from a unique prefix; StoreError naming the candidates otherwise.
+        ``deleted``: among the deleted conversations (to restore one)."""
         cleaned = prefix.strip()
         if not cleaned:
             raise StoreError("name a conversation id (see `portico chat --list`)")
@@ -649,7 +703,8 @@ class ChatStore:
             return [
                 r[0]
                 for r in conn.execute(
-                    "SELECT id FROM conversations WHERE id LIKE ? ESCAPE '\\' LIMIT 6",
+                    "SELECT id FROM conversations WHERE id LIKE ? ESCAPE '\\' AND deleted "
+                    f"IS {'NOT ' if deleted else ''}NULL LIMIT 6",
                     (escaped + "%",),
                 )
             ]
@@ -660,7 +715,8 @@ class ChatStore:
         if len(found) == 1:
             return found[0]
         if not found:
-            raise StoreError(f"no conversation {cleaned} (see `portico chat --list`)")
+            what = "deleted conversation" if deleted else "conversation"
+            raise StoreError(f"no {what} {cleaned} (see `portico chat --list`)")
         raise StoreError(f"{cleaned} matches several conversations: {', '.join(found[:5])}")
 
     async def import_json_once(self, folder: Path | None = None) -> int:
@@ -695,18 +751,27 @@ class ChatStore:
             thread.join(10)
 
     # last in the class: after it, "list" in annotations would mean this method
-    async def list(self, limit: int | None = None) -> list[ConversationSummary]:
-        """Newest first (by last change)."""
+    async def list(
+        self, limit: int | None = None, *, archived: bool = False, pinned_first: bool = True
+    ) -> list[ConversationSummary]:
+        """Pinned first (unless not ``pinned_first``), then newest first (by last
+        change); deleted ones never. ``archived``: the archived chats instead of the
+        others."""
+        order = "c.pinned DESC, c.updated DESC" if pinned_first else "c.updated DESC"
 
         def job(conn: sqlite3.Connection) -> list[ConversationSummary]:
             rows = conn.execute(
                 "SELECT c.id, c.title, c.updated, c.created, c.model, c.parent_id, "
-                "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id) "
-                "FROM conversations c ORDER BY c.updated DESC LIMIT ?",
-                (limit if limit is not None else -1,),
+                "(SELECT count(*) FROM messages m WHERE m.conversation_id = c.id), "
+                "c.pinned, c.archived FROM conversations c WHERE c.deleted IS NULL AND "
+                f"c.archived = ? ORDER BY {order} LIMIT ?",
+                (int(archived), limit if limit is not None else -1),
             ).fetchall()
             return [
-                ConversationSummary(r[0], r[1] or "", r[2], r[3], r[4], r[6], r[5]) for r in rows
+                ConversationSummary(
+                    r[0], r[1] or "", r[2], r[3], r[4], r[6], r[5], bool(r[7]), bool(r[8])
+                )
+                for r in rows
             ]
 
         return await self._call(job)

@@ -64,6 +64,14 @@ def register(groups: Groups) -> None:
         p.set_defaults(handler=cmd_secret, secret_action=action)
 
 
+def _print_url(url: str) -> None:
+    from portico.policy.url_review import review_url
+    from portico.text import visible
+
+    for line in review_url(url).lines(address=""):
+        print(f"  {visible(line)}")
+
+
 class _PlainPrompter:
     """Without a terminal to read from: print what the person needs and wait."""
 
@@ -74,14 +82,16 @@ class _PlainPrompter:
         return getattr(self.base, name)
 
     async def authorize(self, request: AuthorizeRequest) -> str | None:
-        print(f"Sign in to '{request.server}': open this URL:\n  {request.authorize_url}")
+        print(f"Sign in to '{request.server}': open this URL:")
+        _print_url(request.authorize_url)
         print(f"Waiting for the redirect to {request.redirect_uri} …", flush=True)
         await asyncio.Event().wait()
         return None
 
     async def device_code(self, request: DeviceCodeRequest) -> None:
         url = request.verification_uri_complete or request.verification_uri
-        print(f"Sign in to '{request.server}' on any device: open {url}")
+        print(f"Sign in to '{request.server}' on any device: open")
+        _print_url(url)
         print(f"  and enter the code {request.user_code}", flush=True)
         await asyncio.Event().wait()
 

@@ -50,9 +50,36 @@ def register(groups: Groups) -> None:
         action="store_true",
         help="run tool calls without asking (spend limits still apply)",
     )
-    p.add_argument("--list", action="store_true", help="the stored chats, newest first")
+    p.add_argument(
+        "--list", action="store_true", help="the stored chats, pinned first, then newest first"
+    )
+    p.add_argument(
+        "--archived", action="store_true", help="with --list: the archived chats instead"
+    )
+    p.add_argument("--rename", nargs=2, metavar=("ID", "TITLE"), help="give a chat a title")
+    p.add_argument("--pin", metavar="ID", help="pin a chat (pinned chats are listed first)")
+    p.add_argument("--unpin", metavar="ID", help="unpin a chat")
+    p.add_argument(
+        "--archive", metavar="ID", help="archive a chat (it leaves the list; search finds it)"
+    )
+    p.add_argument("--unarchive", metavar="ID", help="bring an archived chat back to the list")
+    p.add_argument(
+        "--delete",
+        metavar="ID",
+        help="delete a chat; --restore ID brings it back within a day, then it is gone",
+    )
+    p.add_argument("--restore", metavar="ID", help="undo the delete of a chat")
     p.add_argument("--search", metavar="WORDS", help="find stored chats by their text")
     p.add_argument("--resume", metavar="ID", help="continue a stored chat (an id prefix works)")
+    p.add_argument(
+        "--branch",
+        metavar="N",
+        type=int,
+        help="with --resume: continue on branch N. Each edit of a message or regenerated "
+        "answer makes a branch; they are numbered in the order they were made: 1 is the "
+        "chat as first written, 2 the first edit or regenerate, and so on (a number never "
+        "changes). --resume shows the branch it opens and how many there are",
+    )
     p.add_argument("--export", metavar="ID", help="print a stored chat")
     p.add_argument(
         "--format", choices=("md", "json"), default="md", help="--export format (default md)"
@@ -61,7 +88,12 @@ def register(groups: Groups) -> None:
     p.set_defaults(handler=cmd_chat)
 
 
+_LIST_OPS = ("rename", "pin", "unpin", "archive", "unarchive", "delete", "restore")
+
+
 def cmd_chat(args: argparse.Namespace) -> int:
+    if any(getattr(args, op) for op in _LIST_OPS):
+        return asyncio.run(_list_op(args))
     if args.list or args.search or args.export:
         return asyncio.run(_stored(args))
     if args.question is None and not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -71,6 +103,47 @@ def cmd_chat(args: argparse.Namespace) -> int:
 
 
 # --- stored chats ------------------------------------------------------------------------
+
+
+async def _list_op(args: argparse.Namespace) -> int:
+    """One change to the chat list: rename, pin, archive, delete or restore."""
+    from portico.chat.store import KEEP_DELETED, ChatStore, StoreError
+
+    store = ChatStore()
+    try:
+        if args.rename:
+            full = await store.resolve_id(args.rename[0])
+            await store.rename(full, args.rename[1])
+            print(f"Renamed chat {full[:8]} to {visible(args.rename[1].strip())!r}.")
+        elif args.pin or args.unpin:
+            full = await store.resolve_id(args.pin or args.unpin)
+            await store.set_pinned(full, bool(args.pin))
+            print(f"{'Pinned' if args.pin else 'Unpinned'} chat {full[:8]}.")
+        elif args.archive or args.unarchive:
+            full = await store.resolve_id(args.archive or args.unarchive)
+            await store.set_archived(full, bool(args.archive))
+            if args.archive:
+                print(f"Archived chat {full[:8]} (`portico chat --list --archived` lists it).")
+            else:
+                print(f"Chat {full[:8]} is back in the list.")
+        elif args.delete:
+            full = await store.resolve_id(args.delete)
+            await store.delete(full)
+            hours = round(KEEP_DELETED / 3600)
+            print(
+                f"Deleted chat {full[:8]}. Undo with `portico chat --restore {full[:8]}` "
+                f"(within {hours} hours; then it is gone for good)."
+            )
+        else:
+            full = await store.resolve_id(args.restore, deleted=True)
+            await store.restore(full)
+            print(f"Restored chat {full[:8]}.")
+        return 0
+    except StoreError as exc:
+        err(str(exc))
+        return 1
+    finally:
+        await store.close()
 
 
 async def _stored(args: argparse.Namespace) -> int:
@@ -96,17 +169,22 @@ async def _stored(args: argparse.Namespace) -> int:
             if not hits:
                 print(f"No chat contains {args.search!r}.")
             return 0
-        rows = await store.list()
+        rows = await store.list(archived=args.archived)
         if args.json:
             print(json.dumps([summary_json(r) for r in rows], indent=2, ensure_ascii=False))
             return 0
         if not rows:
-            print("No chats yet. Start one with `portico chat`.")
+            print(
+                "No archived chats."
+                if args.archived
+                else "No chats yet. Start one with `portico chat`."
+            )
         for row in rows:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row.updated))
             model = row.model or "direct"
+            pin = "pinned  " if row.pinned else ""
             print(
-                f"{row.id[:8]}  {when}  {row.title or 'Untitled'}  "
+                f"{row.id[:8]}  {when}  {pin}{visible(row.title) or 'Untitled'}  "
                 f"({row.message_count} messages, {model})"
             )
         return 0
@@ -136,6 +214,7 @@ class Renderer:
         self.mid_line = False
         self.outcome: Event | None = None
         self.moved_to: str | None = None  # /new or /branch: the chat to go on in
+        self.retry_with = "/retry"  # how this face runs a failed turn again
 
     def _say(self, text: str) -> None:
         if self.mid_line:
@@ -192,6 +271,9 @@ class Renderer:
             self.out.flush()
         elif isinstance(event, ev.TurnFailed):
             self._say(f"portico: {event.error}")
+            if event.message_id:  # a model turn: the question is kept, it can run again
+                wait = f"wait {event.retry_after:g} s, then " if event.retry_after else ""
+                self._say(f"(the question is kept: {wait}retry with {self.retry_with})")
         elif isinstance(event, ev.TurnFinished):
             if self.mid_line:
                 self.out.write("\n")
@@ -240,12 +322,34 @@ async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, Chat
 
 
 async def _open_chat(host: ChatHost, args: argparse.Namespace) -> Chat:
+    from portico.chat.conversation import ChatError
+
+    if args.branch is not None and not args.resume:
+        raise ChatError("--branch N goes with --resume ID (the chat whose branch to continue)")
     if args.resume:
         chat = await host.open(args.resume)
+        if args.branch is not None:
+            try:
+                await chat.switch_branch(args.branch)
+            except ChatError as exc:
+                raise ChatError(f"{exc}:\n{branch_listing(chat)}") from None
         if args.model:
             await chat.set_model(args.model)
         return chat
     return await host.new(args.model)
+
+
+def branch_listing(chat: Chat) -> str:
+    """One line per branch: its number and the last question on it."""
+    lines = []
+    for number, leaf in enumerate(chat.branches(), 1):
+        path = chat.path_to(leaf.id)
+        asked = next((m.text for m in reversed(path) if m.role == "user"), "")
+        shown = " ".join(asked.split())
+        shown = shown[:60] + ("…" if len(shown) > 60 else "")
+        mark = "*" if number == chat.branch else " "
+        lines.append(f" {mark} {number}: {visible(shown)} ({len(path)} messages)")
+    return "\n".join(lines)
 
 
 async def _turn(chat: Chat, text: str, renderer: Renderer) -> None:
@@ -280,10 +384,14 @@ async def _chat(args: argparse.Namespace) -> int:
             direct = chat.model is None or args.question.lstrip().startswith("/")
             echo = parse(args.question).kind == "prompt"
             renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo)
+            renderer.retry_with = f"`portico chat --resume {chat.id[:8]} -q /retry`"
             await _turn(chat, args.question, renderer)
             if not args.json:
+                count = len(chat.branches())
+                where = f", branch {chat.branch} of {count}" if count > 1 else ""
                 print(
-                    f"(chat {chat.id[:8]}; continue it with `portico chat --resume {chat.id[:8]}`)",
+                    f"(chat {chat.id[:8]}{where}; continue it with "
+                    f"`portico chat --resume {chat.id[:8]}`)",
                     file=sys.stderr,
                 )
             return 0 if renderer.ok else 1
@@ -304,9 +412,11 @@ async def _interactive(host: ChatHost, chat: Chat, args: argparse.Namespace) -> 
     from portico.chat.conversation import ChatError
 
     history = _setup_readline(host, lambda: chat)
+    count = len(chat.branches())
+    branch = f", branch {chat.branch} of {count} (--branch N picks another)" if count > 1 else ""
     print(
-        f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}. /help lists "
-        "the commands; Ctrl+C stops a turn, Ctrl+D leaves."
+        f"Chat {chat.id[:8]} with {chat.model or 'no model (direct mode)'}{branch}. /help "
+        "lists the commands; Ctrl+C stops a turn, Ctrl+D leaves."
     )
     for message in chat.messages[-6:]:
         who = "you" if message.role == "user" else "assistant"

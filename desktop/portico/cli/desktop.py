@@ -4,6 +4,11 @@ Everything here runs before Qt is imported: a missing display or a platform plug
 system libraries are absent gets one clear message and a non-zero exit instead of Qt's
 abort. Arguments: ``--hidden`` (start in the tray; the login item uses it) and
 ``--open-url URL`` or a bare ``portico:`` URL (the desktop entry's ``%u``).
+
+A link is checked here first and what it would add is printed (the same lines as the
+app's confirmation: the origin or command, each secret it would receive, every value,
+the text to write); without a display, a terminal confirms it instead of the app. A
+linked server always waits for its trust review before it first connects.
 """
 
 from __future__ import annotations
@@ -12,6 +17,10 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, TextIO
+
+if TYPE_CHECKING:
+    from portico.config.deeplink import Prepared
 
 NO_DISPLAY = (
     "portico: no display to open the app on (DISPLAY and WAYLAND_DISPLAY are unset). "
@@ -94,16 +103,71 @@ def parse_args(args: Sequence[str]) -> argparse.Namespace:
     return parsed
 
 
+def link_confirmation(link: str) -> tuple[Prepared, list[str]]:
+    """What a link would add, as lines (DeepLinkError when it cannot be added): the
+    prepared write, and the confirmation's lines, each whole."""
+    from portico.config.deeplink import parse_add_link, prepare
+    from portico.policy.link_review import review_link
+
+    prepared = prepare(parse_add_link(link))
+    lines = [f"The link would add the server '{prepared.request.name}' to {prepared.path}:"]
+    lines += [f"  {line}" for line in review_link(prepared).lines()]
+    lines.append("These lines would be written:")
+    lines += [f"  {line}" for line in prepared.added.splitlines()]
+    return prepared, lines
+
+
+def confirm_link_in_terminal(link: str, stdin: TextIO, stdout: TextIO) -> int:
+    """Without a display: show what the link would add and write it on "y"."""
+    from portico.config.atomic import ConflictError
+    from portico.config.deeplink import DeepLinkError
+    from portico.text import visible
+
+    try:
+        prepared, lines = link_confirmation(link)
+    except DeepLinkError as exc:
+        print(f"portico: cannot open the link: {exc}", file=sys.stderr)
+        return 2
+    for line in lines:
+        stdout.write(visible(line) + "\n")
+    stdout.write("Add it? [y/N] ")
+    stdout.flush()
+    if stdin.readline().strip().lower() not in ("y", "yes"):
+        stdout.write("Nothing was added.\n")
+        return 1
+    try:
+        prepared.write()
+    except (ConflictError, OSError) as exc:
+        print(f"portico: {prepared.request.name} was not added: {exc}", file=sys.stderr)
+        return 1
+    name = prepared.request.name
+    stdout.write(
+        f"Added {name} to {prepared.path}. It waits for your review before it first "
+        f"connects: run `portico mcp trust {name}`.\n"
+    )
+    return 0
+
+
 def open_desktop(args: Sequence[str] = ()) -> int:
     parsed = parse_args(args)
     if parsed.open_url:
-        from portico.config.deeplink import DeepLinkError, parse_add_link
+        from portico.config.deeplink import DeepLinkError
+        from portico.text import visible
 
         try:
-            parse_add_link(parsed.open_url)
+            _prepared, lines = link_confirmation(parsed.open_url)
         except DeepLinkError as exc:  # said here, before any window: the app would only log it
             print(f"portico: cannot open the link: {exc}", file=sys.stderr)
             return 2
+        if display_missing():
+            if sys.stdin.isatty():
+                return confirm_link_in_terminal(parsed.open_url, sys.stdin, sys.stdout)
+            for line in lines:
+                print(visible(line))
+            print(f"{NO_DISPLAY} Nothing was added.", file=sys.stderr)
+            return 1
+        for line in lines:  # the app asks; a terminal that started it sees the same
+            print(visible(line))
     if display_missing():
         print(NO_DISPLAY, file=sys.stderr)
         return 1

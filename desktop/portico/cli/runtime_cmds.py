@@ -118,8 +118,11 @@ def _print_list(rows: list[dict[str, Any]], summary: str, as_json: bool) -> int:
     if not rows:
         print("No MCP servers configured. Add one with `portico mcp add`.")
         return 0
-    headers = ("NAME", "STATUS", "TRANSPORT", "TOOLS", "SOURCE")
-    table = [(r["name"], r["status"], r["transport"], str(r["tools"]), r["source"]) for r in rows]
+    headers = ("NAME", "STATUS", "TRANSPORT", "SANDBOX", "TOOLS", "SOURCE")
+    table = [
+        (r["name"], r["status"], r["transport"], r["sandbox"] or "-", str(r["tools"]), r["source"])
+        for r in rows
+    ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip())
     for r, t in zip(rows, table, strict=True):

@@ -75,6 +75,11 @@ async def _serve(args: argparse.Namespace) -> int:
     config = load_config(args, report="all")
     services = cli_services(config)
     hub = services.start_hub()
+    ready = asyncio.Event()  # set when the first apply is done
+    serving: list[Endpoint] = []
+    # Watching starts now, not after the first apply (seconds later): an edit made
+    # meanwhile must count as a change.
+    watcher = _watch(project, config, services, hub, (ready, serving))
     port = args.port if args.port is not None else config.settings.endpoint_port
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -90,21 +95,24 @@ async def _serve(args: argparse.Namespace) -> int:
             if endpoint.unix_path is not None:
                 print(f"socket: {endpoint.unix_path}", flush=True)
             print(await hub.apply(config), flush=True)
-            watcher = _watch(project, config, services, hub, endpoint)
-            try:
-                await stop.wait()
-            finally:
-                await watcher.stop()
+            serving.append(endpoint)
+            ready.set()
+            await stop.wait()
             print("stopping", file=sys.stderr, flush=True)
     except EndpointError as exc:
         raise CommandError(str(exc)) from exc
     finally:
+        await watcher.stop()
         await hub.close()
     return 0
 
 
 def _watch(
-    project: Path, config: Config, services: Services, hub: Hub, endpoint: Endpoint
+    project: Path,
+    config: Config,
+    services: Services,
+    hub: Hub,
+    started: tuple[asyncio.Event, list[Endpoint]],
 ) -> ConfigWatcher:
     """Follow edits of the config files as the app does: the hub reconciles, and the
     CLI routes answer for the new files (their stamp is taken before each read)."""
@@ -119,9 +127,11 @@ def _watch(
         return load(where)
 
     async def apply(fresh: Config) -> None:
+        ready, serving = started
+        await ready.wait()  # the first apply is still running
         services.configure(fresh)
         print(await hub.apply(fresh), flush=True)
-        endpoint.config_stamp = read[-1] if read else None
+        serving[0].config_stamp = read[-1] if read else None
 
     watcher = ConfigWatcher(apply, project=project, loader=loader, previous=config)
     watcher.start()

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any, Literal, TextIO, TypeVar
 
 from portico.policy.prompters import review_detail_lines, trust_level_line
+from portico.policy.url_review import review_url
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
@@ -34,6 +35,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 from portico.text import visible
 
@@ -145,6 +147,12 @@ class TerminalPrompter:
         self.output.write(visible(text, multiline=True) + "\n")
         self.output.flush()
 
+    def say_url(self, url: str) -> None:
+        """A URL as every face shows one: the site first (with its punycode form), the
+        whole address, then each look-alike warning (``policy.url_review``)."""
+        for line in review_url(url).lines(address=""):
+            self.say(f"  {line}")
+
     async def read(self, prompt: str) -> str:
         self.output.write(prompt)
         self.output.flush()
@@ -251,6 +259,14 @@ class TerminalPrompter:
             self.say("  [o] allow once  [d] deny")
             return await self.pick("> ", {k: v for k, v in keys.items() if v in request.choices})
 
+    # --- no sandbox on this machine ---------------------------------------------------
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        async with self._lock:
+            self.say()
+            self.say(request.question)
+            self.say("  [y] yes, run it unsandboxed (remembered for this server)  [n] no")
+            return await self.pick("> ", {"y": True, "n": False})
+
     # --- OAuth ---------------------------------------------------------------------
     async def authorize(self, request: AuthorizeRequest) -> str | None:
         async with self._lock:
@@ -259,7 +275,7 @@ class TerminalPrompter:
                 self.say(f"'{request.server}' needs you to sign in again.")
             opened = "A browser window was opened. " if request.browser_opened else ""
             self.say(f"Sign in to '{request.server}': {opened}Open this URL:")
-            self.say(f"  {request.authorize_url}")
+            self.say_url(request.authorize_url)
             while True:
                 text = await self.read("Or paste the redirect URL here (Enter to cancel): ")
                 if not text:
@@ -272,8 +288,8 @@ class TerminalPrompter:
     async def device_code(self, request: DeviceCodeRequest) -> None:
         async with self._lock:
             self.say()
-            self.say(f"Sign in to '{request.server}' on any device:")
-            self.say(f"  open {request.verification_uri_complete or request.verification_uri}")
+            self.say(f"Sign in to '{request.server}' on any device: open")
+            self.say_url(request.verification_uri_complete or request.verification_uri)
             self.say(f"  and enter the code {request.user_code}")
             with contextlib.suppress(Refused):
                 await self.read("Waiting for approval (Enter to cancel) ")
@@ -284,11 +300,8 @@ class TerminalPrompter:
             self.say()
             self.say(f"'{request.server}' asks: {request.message}")
             if request.mode == "url":
-                self.say(f"  It wants you to open: {request.url}")
-                if request.url_host:
-                    self.say(f"  The site is: {request.url_host}")
-                for warning in request.url_warnings:
-                    self.say(f"  Warning: {warning}")
+                self.say("  It wants you to open:")
+                self.say_url(request.url or "")
                 keys: dict[str, ElicitAction] = {"a": "accept", "d": "decline", "c": "cancel"}
                 self.say("  [a] open it in my browser  [d] decline  [c] cancel")
                 return ElicitationAnswer(await self.pick("> ", keys))

@@ -49,18 +49,19 @@ def register(groups: Groups) -> None:
 
 
 async def _trust(args: argparse.Namespace) -> int:
-    from portico.config.model import Scope
+    from portico.policy.trust import is_reviewed
     from portico.prompts import TrustChoice
 
     config = load_config(args)
+    linked = any(s.from_link for s in config.servers)
     spec = server_named(
         config,
         args.name,
-        among=lambda s: s.source.scope is Scope.PROJECT,
-        listed_as="project servers",
+        among=is_reviewed,
+        listed_as="project servers and servers added from links" if linked else "project servers",
         next_step="run 'portico mcp review' to see the ones waiting",
     )
-    if spec.source.scope is not Scope.PROJECT:
+    if not is_reviewed(spec):
         print(f"'{spec.name}' comes from the global config ({spec.source}): it is trusted.")
         return 0
     services = cli_services(config)
@@ -126,19 +127,18 @@ async def _connect_once(spec: ServerSpec, hooks: ConnectionHooks) -> int:
 
 
 async def _review(args: argparse.Namespace) -> int:
-    from portico.config.model import Scope
     from portico.policy.prompters import (
         NonInteractivePrompter,
         review_detail_lines,
         trust_level_line,
     )
-    from portico.policy.trust import TrustGate
+    from portico.policy.trust import TrustGate, is_reviewed
 
     config = load_config(args)
     gate = TrustGate(NonInteractivePrompter(), ask=False)
     waiting = 0
     for spec in config.servers:
-        if spec.source.scope is not Scope.PROJECT or not spec.enabled:
+        if not is_reviewed(spec) or not spec.enabled:
             continue
         review = await gate.check(spec)
         if review is None:

@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from portico.config.document import ConfigDocument, DocumentParseError, EditError
-from portico.config.model import Scope
+from portico.config.model import Scope, ServerSpec
 from portico.config.targets import choose_file, defining_files
 from portico.config.validate import server_name_problem
 
@@ -55,6 +55,7 @@ class Prepared:
     document: ConfigDocument = field(repr=False)
     added: str
     diff: str
+    spec: ServerSpec | None = None  # the server as the loader reads the added lines
 
     @property
     def path(self) -> Path:
@@ -117,7 +118,9 @@ def parse_add_link(link: str) -> AddRequest:
     problem = server_name_problem(name)
     if problem:
         raise DeepLinkError(problem)
-    return AddRequest(name, _fields(single, repeated))
+    # A web page wrote it: it waits for a trust review before its first connect, like a
+    # project server, though it lands in your global file (policy.trust.is_reviewed).
+    return AddRequest(name, {**_fields(single, repeated), "from_link": True})
 
 
 def _fields(single: Mapping[str, str], repeated: Mapping[str, list[str]]) -> dict[str, Any]:
@@ -202,7 +205,8 @@ def prepare(request: AddRequest, *, target: Path | None = None) -> Prepared:
     errors = [d for d in config.diagnostics if d.is_error and d.server in (request.name, None)]
     if errors:
         raise DeepLinkError(f"the link's server would not load: {errors[0]}")
-    return Prepared(request, document, _added(document), document.diff())
+    spec = next((s for s in config.servers if s.name == request.name), None)
+    return Prepared(request, document, _added(document), document.diff(), spec)
 
 
 def _added(document: ConfigDocument) -> str:

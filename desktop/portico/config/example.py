@@ -111,9 +111,10 @@ def toml_example() -> str:
                 value = _toml_value(_shown(spec, d))
                 out.append(f"#{spec.spelling(d)} = {value}  # {_note(spec, d)}")
         for table in tables:
-            out += [f"# {table.help}", f"#[mcp.{server}.{table.spelling(d)}]"]
+            path = ".".join(table.path(d))
+            out += [f"# {table.help}", f"#[mcp.{server}.{path}]"]
             for spec in keys:
-                if spec.parent == table.name:
+                if spec.parent == table.name and spec.type != "table":
                     value = _toml_value(_shown(spec, d))
                     out.append(f"#{spec.spelling(d)} = {value}  # {_note(spec, d)}")
     return "\n".join(out) + "\n"

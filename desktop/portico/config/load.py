@@ -227,7 +227,10 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
     settings = settings_from(settings_values)
 
     return Config(
-        servers=tuple(_default_roots(spec, settings.default_roots) for spec in servers),
+        servers=tuple(
+            _sandbox_default(_default_roots(spec, settings.default_roots), settings.sandbox_all)
+            for spec in servers
+        ),
         settings=settings,
         diagnostics=tuple(diagnostics),
         files=tuple(r.raw.path for r in results),
@@ -242,6 +245,13 @@ def _default_roots(spec: ServerSpec, default: tuple[str, ...]) -> ServerSpec:
     if spec.roots is not None or spec.source.scope is not Scope.GLOBAL:
         return spec
     return replace(spec, roots=default)
+
+
+def _sandbox_default(spec: ServerSpec, on: bool) -> ServerSpec:
+    """A global server follows the top-level ``sandbox.enabled`` unless it says."""
+    if not on or spec.source.scope is not Scope.GLOBAL:
+        return spec
+    return replace(spec, sandbox_by_default=True)
 
 
 def keep_previous(new: Config, previous: Config | None) -> Config:

@@ -172,6 +172,22 @@ class ElicitationSpec:
 
 
 @dataclass(frozen=True)
+class SandboxSpec:
+    """``sandbox``: where a stdio server runs (``portico.runtime.sandbox``).
+
+    ``enabled`` is None when unset: a project server is sandboxed, a global one when the
+    top-level ``sandbox.enabled`` says so (``ServerSpec.sandbox_by_default``). Paths are
+    kept as written (``~``, relative to the project or config file's folder); hosts are
+    ``host`` or ``host:port``.
+    """
+
+    enabled: bool | None = None
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
+    network_allow: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class ToolCost:
     low: float
     high: float
@@ -235,6 +251,9 @@ class ServerSpec:
     cost_unit: str = DEFAULT_COST_UNIT
     trust: TrustLevel = TrustLevel.DEFAULT
     replaces: Replaces | None = None  # project scope: the global server of this name
+    # Added from a portico:// link (``from_link = true``, written by the link): reviewed
+    # like a project server before it first connects, though it is in your global file.
+    from_link: bool = False
     # Folders offered through roots/list (global servers; None = unset). After loading,
     # an unset one holds the top-level default. A change is announced, not a restart.
     roots: tuple[str, ...] | None = None
@@ -242,6 +261,19 @@ class ServerSpec:
     # server of its name, or the defaults), in plain words; set by the loader
     # (``portico.config.project_rules.SERVER_RULES``). Non-empty: it waits for a review.
     loosened: tuple[str, ...] = ()
+    sandbox: SandboxSpec = field(default_factory=SandboxSpec)
+    # global scope: the top-level sandbox.enabled (set by the loader); see ``sandboxed``
+    sandbox_by_default: bool = False
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether this server runs in the sandbox: its own ``sandbox.enabled``, else on
+        for a project stdio server and for a global one when the top-level default is on."""
+        if self.transport is not Transport.STDIO:
+            return False
+        if self.sandbox.enabled is not None:
+            return self.sandbox.enabled
+        return self.source.scope is Scope.PROJECT or self.sandbox_by_default
 
     @property
     def env_dict(self) -> dict[str, str]:
@@ -265,9 +297,11 @@ class ServerSpec:
         data.pop("source")
         data.pop("name")
         data.pop("roots")  # a live setting: notifications/roots/list_changed, no restart
-        for late in ("ca_cert", "loosened"):  # added later: unset, older digests stay the same
-            if not data[late]:
+        for late in ("ca_cert", "loosened", "sandbox_by_default"):  # added later: unset,
+            if not data[late]:  # older digests stay the same
                 data.pop(late)
+        if self.sandbox == SandboxSpec():
+            data.pop("sandbox")
         return data
 
     def digest(self) -> str:
@@ -285,6 +319,8 @@ class RuntimeSettings:
     profile: str = "default"
     oauth_client_metadata_url: str | None = None  # oauth.client_metadata_url (CIMD)
     default_roots: tuple[str, ...] = ()  # roots: what global servers without their own get
+    sandbox_all: bool = False  # sandbox.enabled: sandbox global stdio servers too
+    chat_model_titles: bool = False  # chat.model_titles: the model writes chat titles
     endpoint_enabled: bool = False  # endpoint.enabled: the app serves the local endpoint
     endpoint_port: int = 0  # endpoint.port (0: any free port)
 

@@ -17,8 +17,8 @@ global server of the same name, or the default where the person set none
 ``ServerSpec.loosened`` in plain words ("trust full: calls run without asking"); such a
 server waits for a trust review that names each one, whatever its transport, and the
 review's decision binds to those words. Budgets are the exception: a project's looser
-budget is never used, reviewed or not (``replacing``). A new policy-bearing key (a
-``sandbox`` block, say) is one row in :data:`SERVER_RULES`: a function
+budget is never used, reviewed or not (``replacing``). A new policy-bearing key is one
+row in :data:`SERVER_RULES` (``sandbox`` is the latest): a function
 ``(project spec, person's spec) -> list of loosenings in plain words``.
 """
 
@@ -43,6 +43,7 @@ from portico.config.model import (
     Transport,
     TrustLevel,
 )
+from portico.config.sandbox_paths import base_folder, inside, resolved
 
 # (project value, global value) -> True when the project value is at least as strict.
 Stricter = Callable[[Any, Any], bool]
@@ -57,6 +58,10 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     "oauth_client_metadata_url": lambda p, g: p == g,
     # The folders your global servers see: a project may offer fewer, never others.
     "default_roots": lambda p, g: set(p) <= set(g or ()),
+    # Sandboxing every stdio server is yours to turn off, not a project's.
+    "sandbox_all": lambda p, g: bool(p) or not g,
+    # A title request sends the chat to the model once more: yours to turn on.
+    "chat_model_titles": lambda p, g: not p or bool(g),
     # Whether the app listens for other clients, and where, is yours to decide.
     "endpoint_enabled": lambda p, g: not p or bool(g),
     "endpoint_port": lambda p, g: p == g,
@@ -231,6 +236,45 @@ def _roots_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
     return [f"offers it folders you did not: {', '.join(extra)} (roots)"] if extra else []
 
 
+def _sandbox_rule(p: ServerSpec, g: ServerSpec) -> list[str]:
+    """Off, or reading / writing / reaching more than yours (a project folder is
+    readable anyway, so reading inside it widens nothing)."""
+    if p.transport is not Transport.STDIO:
+        return []
+    yours_off = g.source.scope is Scope.GLOBAL and g.sandbox.enabled is False
+    if not p.sandboxed:
+        if yours_off:
+            return []
+        return [
+            "runs outside the sandbox: it may read and write all your files and reach any"
+            " host (sandbox.enabled = false; the default: on for project servers)"
+        ]
+    if g.source.scope is Scope.GLOBAL and not g.sandboxed:
+        return []  # yours runs unsandboxed: any sandbox is tighter
+    mine_write = resolved(g, g.sandbox.write)
+    mine_read = (*resolved(g, g.sandbox.read), *mine_write)
+    project = str(base_folder(p))
+    out: list[str] = []
+    reads = [
+        path
+        for path in resolved(p, p.sandbox.read)
+        if not inside(path, project) and not any(inside(path, m) for m in mine_read)
+    ]
+    if reads:
+        out.append(f"may read outside its project: {', '.join(reads)} (sandbox.read)")
+    writes = [
+        path
+        for path in resolved(p, p.sandbox.write)
+        if not any(inside(path, m) for m in mine_write)
+    ]
+    if writes:
+        out.append(f"may write to {', '.join(writes)} (sandbox.write)")
+    hosts = [h for h in p.sandbox.network_allow if h not in g.sandbox.network_allow]
+    if hosts:
+        out.append(f"may reach on the network: {', '.join(hosts)} (sandbox.network.allow)")
+    return out
+
+
 SERVER_RULES: dict[str, ServerRule] = {
     # the keys a row covers: its rule. Budgets (spend_limit, tool_costs, cost_unit) are
     # never loosened at all: see ``replacing``. Add a new policy-bearing key here.
@@ -240,6 +284,7 @@ SERVER_RULES: dict[str, ServerRule] = {
     "elicitation": _elicitation_rule,
     "oauth.allow_private_endpoints, ca_cert": _network_rule,
     "roots": _roots_rule,
+    "sandbox": _sandbox_rule,
 }
 
 

@@ -663,6 +663,16 @@ KEYS: tuple[KeySpec, ...] = (
         default="default",
         choices=("default", "full", "untrusted"),
     ),
+    KeySpec(
+        "from_link",
+        ("from_link",),
+        ("from_link",),
+        "bool",
+        TR,
+        "Set by Portico on a server added from a portico:// link: it waits for a trust "
+        "review before it first connects, like a project server.",
+        default=False,
+    ),
     # --- Sampling -----------------------------------------------------------------------
     KeySpec(
         "sampling",
@@ -790,6 +800,69 @@ KEYS: tuple[KeySpec, ...] = (
         EL,
         "Show URL-mode requests (the URL is shown, never opened by itself).",
         default=False,
+    ),
+    KeySpec(
+        "sandbox",
+        ("sandbox",),
+        ("sandbox",),
+        "table",
+        TR,
+        "Stdio servers (Linux): a sandbox that sees the system read-only, its install, "
+        "its project or roots, a private /tmp, an empty home.",
+        applies="stdio",
+    ),
+    KeySpec(
+        "sandbox.enabled",
+        ("enabled",),
+        ("enabled",),
+        "bool",
+        TR,
+        "Run this server in the sandbox (unset: on for project servers, for global ones "
+        "when the top-level sandbox.enabled is on).",
+        applies="stdio",
+        example=True,
+    ),
+    KeySpec(
+        "sandbox.read",
+        ("read",),
+        ("read",),
+        "string_list",
+        TR,
+        "More paths it may read (absolute, ~, or relative to the project or config file's folder).",
+        default=(),
+        applies="stdio",
+        example=("~/.gitconfig",),
+    ),
+    KeySpec(
+        "sandbox.write",
+        ("write",),
+        ("write",),
+        "string_list",
+        TR,
+        "Paths it may write (its project is read-only inside unless listed here).",
+        default=(),
+        applies="stdio",
+        example=("./out",),
+    ),
+    KeySpec(
+        "sandbox.network",
+        ("network",),
+        ("network",),
+        "table",
+        TR,
+        "What it may reach on the network (nothing unless allow lists hosts).",
+        applies="stdio",
+    ),
+    KeySpec(
+        "sandbox.network.allow",
+        ("allow",),
+        ("allow",),
+        "string_list",
+        TR,
+        "Hosts it may reach, as host or host:port (*.example.com for subdomains).",
+        default=(),
+        applies="stdio",
+        example=("api.example.com", "registry.npmjs.org:443"),
     ),
     # --- Lifecycle ----------------------------------------------------------------------
     KeySpec(
@@ -936,6 +1009,26 @@ SETTINGS: tuple[SettingSpec, ...] = (
         example="https://example.com/portico/client.json",
     ),
     SettingSpec(
+        "sandbox.enabled",
+        "sandbox_all",
+        ("sandbox", "enabled"),
+        ("sandbox", "enabled"),
+        "bool",
+        False,
+        "Run every stdio server in the sandbox, global ones too (project servers are"
+        " sandboxed unless they say otherwise).",
+    ),
+    SettingSpec(
+        "chat.model_titles",
+        "chat_model_titles",
+        None,
+        ("chat", "model_titles"),
+        "bool",
+        False,
+        "The model writes each new chat's title (one more request per chat); off: the"
+        " first words of the first message.",
+    ),
+    SettingSpec(
         "endpoint.enabled",
         "endpoint_enabled",
         None,
@@ -971,7 +1064,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
 
 # Top-level YAML keys this part reads; every other top-level key belongs to someone else.
 YAML_SERVERS_KEY = "mcp_servers"
-YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth", "endpoint")
+YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth", "sandbox", "endpoint")
 TOML_SERVERS_KEY = "mcp"
 
 _BY_NAME = {spec.name: spec for spec in KEYS}

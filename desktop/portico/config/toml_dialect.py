@@ -27,6 +27,7 @@ _TOP_KEYS = (
     "default_model",
     "models",
     "oauth",
+    "sandbox",
     schema.TOML_SERVERS_KEY,
 )
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
@@ -150,6 +151,8 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                     key=f"oauth.{sub}",
                 )
 
+    _sandbox_setting(data.get("sandbox"), lines, line_of, raw)
+
     if "models" in data:
         raw.models.value = data["models"]
         raw.models.line = line_of("models")
@@ -176,6 +179,12 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             key=schema.TOML_SERVERS_KEY,
         )
         return raw
+    # Each server's lines, grouped in one pass (a scan of every line per server made a
+    # 400-server file quadratic).
+    by_server: dict[Any, dict[KeyPath, int]] = {}
+    for p, n in lines.items():
+        if len(p) > 2 and p[0] == schema.TOML_SERVERS_KEY:
+            by_server.setdefault(p[1], {})[p[2:]] = n
     for name, entry in servers.items():
         prefix = (schema.TOML_SERVERS_KEY, name)
         if name in _TOP_KEYS and not isinstance(entry, dict):
@@ -186,9 +195,33 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 key=f"{schema.TOML_SERVERS_KEY}.{name}",
             )
             continue
-        server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
-        raw.servers.append(RawServer(name, entry, line_of(*prefix), server_lines))
+        raw.servers.append(RawServer(name, entry, line_of(*prefix), by_server.get(name, {})))
     return raw
+
+
+def _sandbox_setting(value: Any, lines: dict[KeyPath, int], line_of: Any, raw: RawFile) -> None:
+    """The top-level ``[sandbox]`` table: only ``enabled`` (the default for every stdio
+    server) goes there; a server's own paths and hosts go under [mcp.NAME.sandbox]."""
+    if value is None:
+        return
+    if not isinstance(value, dict):
+        raw.warning(
+            "must be a table: [sandbox] enabled = true; ignored",
+            line=line_of("sandbox"),
+            key="sandbox",
+        )
+        return
+    for sub, item in value.items():
+        where = lines.get(("sandbox", sub), line_of("sandbox"))
+        if sub == "enabled":
+            raw.settings.append(RawSetting("sandbox.enabled", item, where))
+        else:
+            raw.warning(
+                "unknown key, ignored (only enabled goes under the top-level [sandbox]; "
+                "read, write and network go under [mcp.NAME.sandbox])",
+                line=where,
+                key=f"sandbox.{sub}",
+            )
 
 
 def _line_of(lines: dict[KeyPath, int], path: KeyPath) -> int:

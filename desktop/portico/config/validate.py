@@ -23,6 +23,7 @@ from portico.config.model import (
     Protocol,
     RuntimeSettings,
     SamplingSpec,
+    SandboxSpec,
     Scope,
     ServerSpec,
     Source,
@@ -354,6 +355,7 @@ class _Checker:
         identity = self._identity(found, transport)
         oauth = self._oauth(found, values)
         server_roots = self._roots(found, values)
+        sandbox = self._sandbox(found, values)
 
         if self.failed or transport is None:
             return None
@@ -381,6 +383,7 @@ class _Checker:
             timeout=get("timeout"),
             connect_timeout=get("connect_timeout"),
             lazy=get("lazy"),
+            from_link=get("from_link"),
             idle_timeout_seconds=get("idle_timeout_seconds"),
             max_lifetime_seconds=get("max_lifetime_seconds"),
             always_load=get("always_load"),
@@ -412,6 +415,7 @@ class _Checker:
             cost_unit=get("cost_unit"),
             trust=TrustLevel(get("trust")),
             roots=server_roots,
+            sandbox=sandbox if transport is Transport.STDIO else SandboxSpec(),
         )
 
     # -- rules for single keys -----------------------------------------------------------
@@ -623,6 +627,26 @@ class _Checker:
                 self.warning((*path, index), warning)
         return entries
 
+    def _sandbox(
+        self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]
+    ) -> SandboxSpec:
+        """``sandbox``: each path must be a path, each host a host or host:port."""
+        for name in ("sandbox.read", "sandbox.write"):
+            for index, entry in enumerate(values.get(name, ())):
+                problem = sandbox_path_problem(entry)
+                if problem:
+                    self.error((*found[name][1], index), problem)
+        for index, entry in enumerate(values.get("sandbox.network.allow", ())):
+            problem = sandbox_host_problem(entry)
+            if problem:
+                self.error((*found["sandbox.network.allow"][1], index), problem)
+        return SandboxSpec(
+            enabled=values.get("sandbox.enabled"),
+            read=values.get("sandbox.read", ()),
+            write=values.get("sandbox.write", ()),
+            network_allow=values.get("sandbox.network.allow", ()),
+        )
+
     def _check_rules(self, found: dict[str, tuple[Any, KeyPath]], values: dict[str, Any]) -> None:
         url = values.get("url")
         url_ok = url is None or re.match(r"https?://[^/\s]+", url, re.IGNORECASE)
@@ -722,6 +746,47 @@ class _Checker:
             id_token=values.get("oauth.id_token"),
             allow_private_endpoints=get("allow_private_endpoints"),
         )
+
+
+_LABEL = r"[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?"
+_HOST = re.compile(rf"(\*\.)?{_LABEL}(\.{_LABEL})*")
+_IPV6 = re.compile(r"\[[0-9A-Fa-f:.]+\]")
+
+
+def sandbox_path_problem(entry: str) -> str | None:
+    """Why ``entry`` cannot be a sandbox path, or None."""
+    if "\0" in entry or "\n" in entry:
+        return f"{entry!r} is not a path"
+    if entry.startswith("~") and not (entry == "~" or entry.startswith("~/")):
+        return f"{entry!r}: only ~ and ~/path are expanded (not ~user)"
+    return None
+
+
+def sandbox_host_problem(entry: str) -> str | None:
+    """Why ``entry`` is not ``host`` or ``host:port``, or None."""
+    host, port = entry, None
+    if "/" in entry or "@" in entry:
+        ok = False
+    elif entry.startswith("["):
+        host, _, rest = entry.partition("]")
+        host += "]"
+        if rest:
+            if not rest.startswith(":"):
+                return f"{entry!r} is not host or host:port"
+            port = rest[1:]
+        ok = bool(_IPV6.fullmatch(host))
+    else:
+        if entry.count(":") == 1:
+            host, port = entry.split(":")
+        ok = bool(_HOST.fullmatch(host))
+    if not ok:
+        return (
+            f"{entry!r} is not host or host:port (e.g. api.example.com, "
+            "registry.npmjs.org:443, *.example.com; no scheme, no path)"
+        )
+    if port is not None and not (port.isdigit() and 1 <= int(port) <= 65535):
+        return f"{entry!r}: the port must be a number from 1 to 65535"
+    return None
 
 
 def _join(path: KeyPath) -> str:

@@ -76,7 +76,7 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
                 RawSetting(spec.name, _plain(node[spec.yaml[-1]]), line(*spec.yaml))
             )
     raw.settings.sort(key=lambda s: s.line)
-    for section in ("mcp", "secrets", "approvals", "oauth"):
+    for section in ("mcp", "secrets", "approvals", "oauth", "sandbox", "chat"):
         value = doc.get(section)
         known = [s.yaml[-1] for s in schema.SETTINGS if s.yaml and s.yaml[0] == section]
         if value is None:
@@ -121,9 +121,15 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
             key=schema.YAML_SERVERS_KEY,
         )
         return raw
+    # Each server's lines, grouped in one pass (a scan of every line per server made a
+    # 400-server file quadratic).
+    by_server: dict[Any, dict[KeyPath, int]] = {}
+    for p, n in lines.items():
+        if len(p) > 2 and p[0] == schema.YAML_SERVERS_KEY:
+            by_server.setdefault(p[1], {})[p[2:]] = n
     for name, entry in servers.items():
         prefix = (schema.YAML_SERVERS_KEY, name)
-        server_lines = {p[2:]: n for p, n in lines.items() if len(p) > 2 and p[:2] == prefix}
+        server_lines = by_server.get(name, {})
         raw.servers.append(RawServer(str(name), _plain(entry), line(*prefix), server_lines))
     return raw
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shlex
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -52,11 +53,19 @@ def _project(spec: ServerSpec) -> Path:
     return folder
 
 
+# Characters shlex treats apart from a plain space; a text without any splits on spaces
+# exactly as shlex.split would (pure Python, and the costliest part of a 400-server check).
+_SHELL_SPECIAL = frozenset("'\"\\\t\r\n\x0b\x0c")
+
+
 def _tokens(text: str) -> list[str]:
-    try:
-        words = shlex.split(text)
-    except ValueError:
-        words = text.split()
+    if text.isascii() and _SHELL_SPECIAL.isdisjoint(text):
+        words = [w for w in text.split(" ") if w]
+    else:
+        try:
+            words = shlex.split(text)
+        except ValueError:
+            words = text.split()
     out: list[str] = []
     for word in words:
         out.append(word)
@@ -65,27 +74,31 @@ def _tokens(text: str) -> list[str]:
     return out
 
 
-def _module_files(base: Path, module: str) -> list[Path]:
+def _module_files(base: str, module: str) -> list[str]:
     parts = [p for p in module.split(".") if p]
     if not parts:
         return []
-    folder = base.joinpath(*parts)
-    return [folder.with_suffix(".py"), folder / "__main__.py", folder / "__init__.py"]
+    folder = os.path.join(base, *parts)
+    return [
+        folder + ".py",
+        os.path.join(folder, "__main__.py"),
+        os.path.join(folder, "__init__.py"),
+    ]
 
 
 def named_paths(spec: ServerSpec) -> list[Path]:
     """Every existing file inside the project folder that the launch names, in order."""
     if spec.transport is not Transport.STDIO or spec.source.scope is not Scope.PROJECT:
         return []
-    project = _project(spec).resolve()
-    cwd = Path(os.path.expanduser(spec.cwd)) if spec.cwd else project
-    if not cwd.is_absolute():
-        cwd = project / cwd
+    # Plain os.path on strings: a 400-server project checks every word of every launch.
+    project = os.path.realpath(_project(spec))
+    inside = project if project.endswith(os.sep) else project + os.sep
+    cwd = os.path.join(project, os.path.expanduser(spec.cwd)) if spec.cwd else project
     words: list[str] = []
     for text in (spec.command or "", *spec.args, *(value for _, value in spec.env)):
         words += _tokens(text)
-    found: list[Path] = []
-    candidates: list[Path] = []
+    found: list[str] = []
+    candidates: list[str] = []
     for i, word in enumerate(words):
         if not word or word.startswith("${"):
             continue
@@ -93,30 +106,46 @@ def named_paths(spec: ServerSpec) -> list[Path]:
             candidates += _module_files(cwd, word)
         if word.startswith("-") and "=" not in word:
             continue
-        candidates.append(Path(os.path.expanduser(word)))
+        candidates.append(os.path.expanduser(word))
     for candidate in candidates:
-        path = candidate if candidate.is_absolute() else cwd / candidate
+        path = os.path.join(cwd, candidate)  # an absolute candidate stays as it is
         try:
-            if not path.is_file():
+            if not stat.S_ISREG(os.stat(path).st_mode):
                 continue
-            real = path.resolve()
+            real = os.path.realpath(path)
         except (OSError, ValueError):
             continue
-        if real.is_relative_to(project) and real not in found:
+        if (real == project or real.startswith(inside)) and real not in found:
             found.append(real)
             if len(found) >= MAX_FILES:
                 break
-    return found
+    return [Path(p) for p in found]
 
 
-def _digest(path: Path, size: int, mtime_ns: int) -> str:
-    if size > MAX_BYTES:
-        return f"size+mtime:{mtime_ns}"
+# A file's digest, remembered while its stat says it is the same file unchanged: the key
+# holds its inode and change time (ctime), which every write and every utime() moves on
+# and no unprivileged program can set, so a rewrite that restores the old size and mtime
+# is read again (a second write within the file system's timestamp tick is the limit).
+_DIGESTS: dict[tuple[str, int, int, int, int, int], str] = {}
+_DIGESTS_MAX = 4096
+
+
+def _digest(path: Path, st: os.stat_result) -> str:
+    if st.st_size > MAX_BYTES:
+        return f"size+mtime:{st.st_mtime_ns}"
+    key = (str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    known = _DIGESTS.get(key)
+    if known is not None:
+        return known
     sha = hashlib.sha256()
     with path.open("rb") as handle:
         while block := handle.read(_BLOCK):
             sha.update(block)
-    return "sha256:" + sha.hexdigest()
+    digest = "sha256:" + sha.hexdigest()
+    if len(_DIGESTS) >= _DIGESTS_MAX:
+        _DIGESTS.clear()
+    _DIGESTS[key] = digest
+    return digest
 
 
 def pinned_files(spec: ServerSpec) -> tuple[PinnedFile, ...]:
@@ -128,11 +157,11 @@ def pinned_files(spec: ServerSpec) -> tuple[PinnedFile, ...]:
     pinned: list[PinnedFile] = []
     for path in paths:
         try:
-            stat = path.stat()
-            digest = _digest(path, stat.st_size, stat.st_mtime_ns)
+            st = path.stat()
+            digest = _digest(path, st)
         except OSError as exc:
             digest, size = f"unreadable:{exc.errno}", 0
         else:
-            size = stat.st_size
+            size = st.st_size
         pinned.append(PinnedFile(path.relative_to(project).as_posix(), size, digest))
     return tuple(pinned)

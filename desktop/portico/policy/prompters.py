@@ -25,6 +25,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 
 
@@ -46,8 +47,8 @@ def trust_level_line(level: str) -> str:
 
 
 def review_detail_lines(request: TrustRequest) -> list[str]:
-    """The review's launch, loosenings and pinned project files as terminal lines, each
-    whole (a terminal wraps a long line; nothing is cut)."""
+    """The review's launch, loosenings, pinned project files and sandbox as terminal
+    lines, each whole (a terminal wraps a long line; nothing is cut)."""
     lines: list[str] = []
     if request.launch:
         lines.append("launch:")
@@ -58,6 +59,9 @@ def review_detail_lines(request: TrustRequest) -> list[str]:
     if request.pinned_files:
         lines.append("project files it loads (a change asks again):")
         lines += [f"  {line}" for line in request.pinned_files]
+    if request.sandbox:
+        lines.append("sandbox:")
+        lines += [f"  {line}" for line in request.sandbox]
     return lines
 
 
@@ -99,6 +103,14 @@ class NonInteractivePrompter:
             f"{request.limit_line} Nobody can approve that here, so the call was refused "
             f"without running. Do not retry it; ask the person to run it from the app or "
             f"raise spend_limit for '{request.server}'."
+        )
+
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        raise Refused(
+            f"server '{request.server}' ({request.source}) is set to run in a sandbox, but "
+            f"{request.why}; nobody can agree to run it unsandboxed here: run "
+            f"'portico mcp test {request.server}' in a terminal or open the app to answer, "
+            f"or set {request.server}.sandbox.enabled = false"
         )
 
     async def authorize(self, request: AuthorizeRequest) -> str | None:

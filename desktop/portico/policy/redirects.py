@@ -109,7 +109,8 @@ async def check_oauth_endpoint(
         ) from exc
     if not ips:
         raise NetworkPolicyError(f"OAuth endpoint host '{host}' has no address")
-    blocked = never_dialled(host, ips) if spec.source.scope is Scope.PROJECT else None
+    reviewed = spec.source.scope is Scope.PROJECT or spec.from_link
+    blocked = never_dialled(host, ips) if reviewed else None
     if blocked is not None:
         raise NetworkPolicyError(
             f"OAuth endpoint '{endpoint_url}' of project server '{spec.name}' is refused: "

@@ -18,6 +18,7 @@ from portico.policy.netcheck import Resolver
 from portico.policy.sampling import SamplingPolicy
 from portico.policy.trust import TrustGate
 from portico.policy.trust_store import TrustStore
+from portico.policy.unsandboxed import UnsandboxedConsent
 from portico.prompts import Prompter
 from portico.runtime.hooks import ConnectionHooks
 
@@ -39,6 +40,7 @@ class Policy:
         self.sampling = SamplingPolicy(prompter, provider, default_model=default_model)
         self.elicitation = ElicitationPolicy(prompter)
         self.approvals = approvals or ApprovalStore()
+        self.unsandboxed = UnsandboxedConsent(prompter)
 
     def hooks(self, base: ConnectionHooks | None = None) -> ConnectionHooks:
         """``base`` (or empty hooks) with the trust gate, pins, sampling and elicitation."""
@@ -47,6 +49,7 @@ class Policy:
         hooks.pinned_addresses = self.trust.pinned_addresses
         hooks.sampling_callback = self.sampling.callback
         hooks.elicitation_callback = self.elicitation.callback
+        hooks.unsandboxed_ok = self.unsandboxed
         return hooks
 
     def guard(

@@ -29,6 +29,7 @@ Use one :class:`TrustGate` per process and plug it into ``ConnectionHooks`` with
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import shlex
@@ -54,15 +55,27 @@ from portico.policy.secret_uses import secret_uses, secrets_reason
 from portico.policy.trust_store import Bound, TrustStore, project_of, trust_digest
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
+from portico.runtime.sandbox.describe import sandbox_lines
 
 log = logging.getLogger(__name__)
 
 STDIO_REASON = "it is a project server that runs a command on this computer"
+LINK_STDIO_REASON = "it runs a command on this computer"
+LINK_REASON = (
+    "it was added from a portico:// link (from_link in your config): a web page wrote it, "
+    "so it is reviewed before it first connects"
+)
+
+
+def is_reviewed(spec: ServerSpec) -> bool:
+    """Whether ``spec`` passes the trust gate: a project server, or one added from a
+    ``portico://`` link (written to your global file, but by a web page)."""
+    return spec.source.scope is Scope.PROJECT or spec.from_link
 
 
 def review_reasons(spec: ServerSpec) -> list[str]:
     """Reasons to review a project server whatever its transport and address."""
-    reasons: list[str] = []
+    reasons: list[str] = [LINK_REASON] if spec.from_link else []
     uses = secret_uses(spec)
     if uses:
         reasons.append(secrets_reason(uses))
@@ -180,7 +193,20 @@ def _once_key(review: Review) -> tuple[str, str, str]:
 
 
 def _key(spec: ServerSpec) -> tuple[str, str, str]:
+    """(canonical project folder, name, trust digest). A gate's call asks for it several
+    times per spec (its check, the once set, the store, the pins), and each costs a
+    digest of the spec and a path resolution: remembered per spec (specs are frozen)."""
+    try:
+        return _remembered_key(spec)
+    except TypeError:  # a spec holding an unhashable value: computed every time
+        return _computed_key(spec)
+
+
+def _computed_key(spec: ServerSpec) -> tuple[str, str, str]:
     return (str(project_of(spec)), spec.name, trust_digest(spec))
+
+
+_remembered_key = functools.lru_cache(maxsize=2048)(_computed_key)
 
 
 class TrustGate:
@@ -212,7 +238,7 @@ class TrustGate:
         return hooks
 
     def pinned_addresses(self, spec: ServerSpec) -> dict[str, list[str]] | None:
-        pins = self._pins.get(_key(spec)) if spec.source.scope is Scope.PROJECT else None
+        pins = self._pins.get(_key(spec)) if is_reviewed(spec) else None
         if pins is None:
             pins = self._pins_by_name.get(spec.name)
         return {host: list(ips) for host, ips in pins.items()} if pins else None
@@ -228,7 +254,7 @@ class TrustGate:
     async def __call__(
         self, spec: ServerSpec, *, asking: Callable[[], None] | None = None
     ) -> TrustVerdict:
-        if spec.source.scope is not Scope.PROJECT:
+        if not is_reviewed(spec):
             return TrustVerdict(True)
         key = _key(spec)
         review = await self.check(spec)
@@ -300,8 +326,9 @@ class TrustGate:
         reasons: list[str] = []
         extra = review_reasons(spec)
         if spec.transport is Transport.STDIO:
-            reasons.append(STDIO_REASON)
-            if spec.source.scope is Scope.PROJECT:
+            project = spec.source.scope is Scope.PROJECT
+            reasons.append(STDIO_REASON if project else LINK_STDIO_REASON)
+            if project:
                 files = await asyncio.to_thread(pinned_files, spec)
         else:
             pinned = self._pins.get(key)
@@ -310,7 +337,7 @@ class TrustGate:
                 report = await check_url(spec.url or "", _pinned_resolver(pinned))
             else:
                 report = await check_url(spec.url or "", self.resolver)
-            if spec.source.scope is Scope.PROJECT:
+            if is_reviewed(spec):
                 blocked = never_dialled(report.host, ()) or next(
                     (
                         why
@@ -331,7 +358,7 @@ class TrustGate:
         request = TrustRequest(
             server=spec.name,
             source=str(spec.source),
-            project=str(project_of(spec)),
+            project=key[0],
             transport=str(spec.transport),
             target=describe_target(spec),
             env_names=tuple(name for name, _ in spec.env),
@@ -344,6 +371,7 @@ class TrustGate:
             launch=launch_lines(spec, report),
             loosenings=spec.loosened,
             pinned_files=tuple(f.line for f in files),
+            sandbox=sandbox_lines(spec),
         )
         return Review(spec, request, report, bound, blocked)
 

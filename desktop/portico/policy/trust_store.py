@@ -24,7 +24,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, Literal
 
-from portico.config.model import ServerSpec
+from portico.config.model import SandboxSpec, ServerSpec
 from portico.paths import paths
 from portico.policy.approval_store import write_json_atomic
 from portico.policy.approvals import canonical_json, sha256
@@ -71,6 +71,8 @@ def trust_fields(spec: ServerSpec) -> dict[str, Any]:
         **({"loosened": list(spec.loosened)} if spec.loosened else {}),
         # Whom TLS trusts for this server; only when set, so older decisions still match.
         **({"ca_cert": spec.ca_cert} if spec.ca_cert else {}),
+        # What its sandbox lets it do, as written; only when set, likewise.
+        **({"sandbox": asdict(spec.sandbox)} if spec.sandbox != SandboxSpec() else {}),
     }
 
 

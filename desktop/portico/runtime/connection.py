@@ -21,14 +21,14 @@ import json
 import logging
 import ssl
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import cache_context, roots, schema_cache, sdklog
+from portico.runtime import cache_context, roots, schema_cache, sdklog, server_log_level
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
@@ -36,8 +36,10 @@ from portico.runtime.errors import (
     CONNECTION_CLOSED,
     CallTimeout,
     HttpErrorRecorder,
+    HttpErrorResponse,
     NeedsAuth,
     RuntimeFailure,
+    SandboxProblem,
     SecretProblem,
     ServerExited,
     describe,
@@ -55,10 +57,17 @@ from portico.runtime.events import (
     ToolsChanged,
 )
 from portico.runtime.filtering import apply_filter
-from portico.runtime.hooks import ConnectionHooks
+from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
 from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
+from portico.runtime.relisten import EventStreamWatch
 from portico.runtime.serverlog import ServerLog
+from portico.runtime.session_renewal import (
+    RenewalPace,
+    describe_renewal,
+    forgets_session,
+    forgotten,
+)
 from portico.runtime.task_events import (
     TASKS_EXTENSION,
     TaskGone,
@@ -74,6 +83,7 @@ if TYPE_CHECKING:
     from portico.runtime.transports.stdio import StdioProcessInfo
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # The first retry comes soon (a restarted server is back in seconds); each failure in a
 # row doubles the wait up to the cap. Only a connection that stayed up STABLE_AFTER
@@ -87,7 +97,7 @@ STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
 _GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
-SERVER_LOG_LEVEL: Final = "info"  # the least severe server log notification we ask for
+SERVER_LOG_LEVEL: Final = server_log_level.DEFAULT  # until the Log tab chooses another
 _SCOPE_CANCEL = "Cancelled via cancel scope"  # anyio's message when a cancel scope cancels
 
 SETTLED = frozenset(
@@ -107,6 +117,10 @@ SETTLED = frozenset(
 
 class _StopOwner(Exception):
     """Internal: the owner loop should end (stop requested)."""
+
+
+class _Renew(Exception):
+    """Internal: the server forgot the session; the owner starts a new one at once."""
 
 
 def _from_cancel_scope(exc: asyncio.CancelledError) -> bool:
@@ -178,13 +192,23 @@ class Connection:
         self._told_private = False  # the log said once that the lists stay off the disk
         self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
+        self._verdict: TrustVerdict | None = None  # given by a review just answered (once)
         self._tls: ssl.SSLContext | bool | None = None  # the last connect's TLS settings (icons)
         # Calls (recycling watches them; error wording looks at recent HTTP errors).
         self._inflight = 0
         self._activity = asyncio.Event()
         self._last_activity = time.monotonic()
         self._recorder = HttpErrorRecorder()
+        self._recorder.on_error = self._heard_error
+        self._recorder.on_answer = self._heard_answer
+        self._event_streams = EventStreamWatch()  # this session's GET streams (relisten.py)
         self._describe_since = 0
+        self._renew = asyncio.Event()  # set: the server forgot this session (session_renewal)
+        self._renewals = RenewalPace()
+        # The least severe server log notification asked for (kept across reconnects),
+        # and the level the live client was built with (2026 sessions stamp it).
+        self.log_level: str = SERVER_LOG_LEVEL
+        self._opened_level: str = SERVER_LOG_LEVEL
         # True while the app shuts down: cancelled calls leave their tasks running.
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
@@ -259,12 +283,21 @@ class Connection:
         self._delay = self.cooldown_base
         await self.start()
 
-    async def retry_now(self) -> None:
-        """Try again at once (resets the cooldown)."""
+    async def retry_now(self, *, verdict: TrustVerdict | None = None) -> None:
+        """Try again at once (resets the cooldown).
+
+        ``verdict``: the trust gate's answer for this very spec, just given by a review
+        the person answered (Review trust…): the next attempt starts from it instead of
+        asking the gate again. Only a connection about to start or parked for trust
+        takes it; a running one goes on as it is.
+        """
         self._delay = self.cooldown_base
         if self._task is None or self._task.done():
+            self._verdict = verdict
             await self.start()
             return
+        if verdict is not None and self._life.phase in (Phase.AWAITING_TRUST, Phase.REJECTED):
+            self._verdict = verdict
         self._mail.post(Request.RETRY)
 
     async def call_tool(
@@ -284,9 +317,68 @@ class Connection:
         mark = self._begin_call()
         try:
             with sdklog.bind(self.log):
-                return await self._timed_call(client, name, arguments, context, limit, mark)
+                try:
+                    return await self._timed_call(client, name, arguments, context, limit, mark)
+                except Exception as exc:  # the server forgot the session: once more on a new one
+                    client, mark = await self._renewed(client, mark, exc)
+                    return await self._timed_call(client, name, arguments, context, limit, mark)
         finally:
             self._end_call()
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
+        """One request on the live client, sent once more on a new session when the server
+        forgot the old one; failures reworded."""
+        client = await self._live_client()
+        mark = self._begin_call()
+        try:
+            try:
+                return await send(client)
+            except Exception as exc:
+                client, mark = await self._renewed(client, mark, exc)
+                return await send(client)
+        except Exception as exc:
+            raise await self._call_failure(exc, what, mark) from exc
+        finally:
+            self._end_call()
+
+    async def _renewed(self, client: Client, mark: int, exc: Exception) -> tuple[Client, int]:
+        """After a failed request: raise ``exc`` unless every error answer since ``mark``
+        says the server no longer knows the session (so the request was not processed);
+        then have the owner start a new session and return its client and a new mark."""
+        stale = forgotten(self._recorder, mark)
+        if stale is None:
+            raise exc
+        if self._client is client and self._life.phase is Phase.RUNNING:
+            self._ask_renewal(stale)
+        try:
+            async with asyncio.timeout(self.spec.connect_timeout + 5.0):
+                while self._client is client:  # the owner closes the old session first
+                    await self._life.changed()
+        except TimeoutError as late:
+            raise RuntimeFailure(
+                f"{self.name}: the server forgot the session and the old one did not close in time"
+            ) from late
+        return await self._live_client(), self._recorder.count
+
+    def _heard_error(self, response: HttpErrorResponse) -> None:
+        """Every HTTP error answer: one saying the session is gone (the GET stream of a
+        restarted server hears it first) makes the owner start a new session."""
+        live = self._life.phase is Phase.RUNNING and self._client is not None
+        if live and response.method != "DELETE" and forgets_session(response):
+            self._ask_renewal(response)
+
+    def _heard_answer(self, response: Any) -> None:
+        """Every HTTP answer: a session's event stream opened again without resuming
+        missed what the server sent meanwhile, so the lists are fetched again."""
+        refresher = self._refresher
+        if self._event_streams.reopened(response) and refresher is not None:
+            self.note("the server's event stream was opened again; fetching the lists again")
+            refresher.caught_up(self.capabilities)
+
+    def _ask_renewal(self, why: HttpErrorResponse) -> None:
+        if not self._renew.is_set():
+            self.note(describe_renewal(why))
+            self._renew.set()
 
     async def _timed_call(
         self,
@@ -316,7 +408,12 @@ class Connection:
                 try:
                     try:
                         return await client.call_tool(
-                            name, arguments or {}, progress_callback=on_progress
+                            name,
+                            arguments or {},
+                            progress_callback=on_progress,
+                            meta=server_log_level.call_meta(
+                                self.log_level, self._opened_level, self.protocol_version
+                            ),
                         )
                     except TaskHandover as handover:  # the call became a task: follow it
 
@@ -399,38 +496,24 @@ class Connection:
             self._end_call()
 
     async def list_prompts(self) -> list[Any]:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            self.prompts = await all_pages(client.list_prompts, "prompts")
-            return self.prompts
-        except Exception as exc:
-            raise await self._call_failure(exc, "prompts/list", mark) from exc
-        finally:
-            self._end_call()
+        self.prompts = await self._request(
+            "prompts/list", lambda client: all_pages(client.list_prompts, "prompts")
+        )
+        return self.prompts
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> Any:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            return await asyncio.wait_for(
+        return await self._request(
+            f"prompts/get {name}",
+            lambda client: asyncio.wait_for(
                 client.get_prompt(name, arguments or {}), self.spec.timeout
-            )
-        except Exception as exc:
-            raise await self._call_failure(exc, f"prompts/get {name}", mark) from exc
-        finally:
-            self._end_call()
+            ),
+        )
 
     async def list_resources(self) -> list[Any]:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            self.resources = await all_pages(client.list_resources, "resources")
-            return self.resources
-        except Exception as exc:
-            raise await self._call_failure(exc, "resources/list", mark) from exc
-        finally:
-            self._end_call()
+        self.resources = await self._request(
+            "resources/list", lambda client: all_pages(client.list_resources, "resources")
+        )
+        return self.resources
 
     async def list_resource_templates(self) -> list[Any]:
         client = await self._live_client()
@@ -443,14 +526,10 @@ class Connection:
             self._end_call()
 
     async def read_resource(self, uri: str) -> Any:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            return await asyncio.wait_for(client.read_resource(uri), self.spec.timeout)
-        except Exception as exc:
-            raise await self._call_failure(exc, f"resources/read {uri}", mark) from exc
-        finally:
-            self._end_call()
+        return await self._request(
+            f"resources/read {uri}",
+            lambda client: asyncio.wait_for(client.read_resource(uri), self.spec.timeout),
+        )
 
     async def subscribe(self, uri: str) -> None:
         """Hear about changes of ``uri`` (``ResourceUpdated`` events), now and after every
@@ -705,6 +784,15 @@ class Connection:
                     lazy_ok = False
                 except _StopOwner:
                     return
+                except _Renew:
+                    if not self._renewals.allow():
+                        await self._fail(
+                            "the server forgot its new session again at once (HTTP 404 or 400"
+                            " for the session id); reconnecting after the cooldown"
+                        )
+                        lazy_ok = True
+                        continue
+                    lazy_ok = False  # a new session now (Starting, Connecting, Running)
                 except asyncio.CancelledError as exc:
                     if self._mail.has(Request.STOP) or not _from_cancel_scope(exc):
                         raise  # stop() or a cancel from outside: the owner ends here
@@ -726,19 +814,15 @@ class Connection:
                         self._life.move(Phase.NEEDS_AUTH, error=str(leaf))
                         self.bus.publish(AuthRequired(self.name, str(leaf)))
                         await self._park_for_auth()
-                    elif isinstance(leaf, SecretProblem):
-                        # No retry loop: nothing changes until the secret is stored.
+                    elif isinstance(leaf, SecretProblem | SandboxProblem):
+                        # No retry loop: nothing changes until the secret is stored (or
+                        # the person answers about the sandbox).
                         self.note(f"failed: {leaf}")
                         self._life.move(Phase.FAILED, error=str(leaf))
                         await self._wait_for(Request.RETRY)
-                    elif self._asks_for_sign_in():
-                        # A URL server without `oauth` that answers with an OAuth challenge:
+                    elif (why := await self._sign_in_reason()) is not None:
+                        # A URL server without `oauth` that asks for an OAuth sign-in:
                         # park and offer sign-in rather than fail over and over.
-                        why = (
-                            f"Server '{self.name}' asks for a sign-in (HTTP 401 with an OAuth"
-                            f" challenge from {self.spec.url}); run `portico mcp login"
-                            f" {self.name}` or use Sign in in the app."
-                        )
                         self.note(f"needs sign-in: {why}")
                         self._life.move(Phase.NEEDS_AUTH, error=why)
                         self.bus.publish(AuthRequired(self.name, why))
@@ -758,9 +842,12 @@ class Connection:
 
     async def _gate(self) -> bool:
         """Run the trust gate; False after parking in AwaitingTrust (the caller loops)."""
-        if self.hooks.trust_gate is None:
-            return True
-        verdict = await self.hooks.trust_gate(self.spec, asking=self._reviewing)
+        # A review just answered for this spec gave its verdict: no second round trip.
+        verdict, self._verdict = self._verdict, None
+        if verdict is None:
+            if self.hooks.trust_gate is None:
+                return True
+            verdict = await self.hooks.trust_gate(self.spec, asking=self._reviewing)
         if self._life.phase is Phase.REVIEWING:
             self._life.move(Phase.STARTING)
         self._pinned = verdict.pinned
@@ -840,15 +927,46 @@ class Connection:
         self._life.move(Phase.COOLDOWN, error=message, retry_at=time.time() + delay)
         await self._wait_for(Request.RETRY, delay)
 
-    def _asks_for_sign_in(self) -> bool:
+    async def _sign_in_reason(self) -> str | None:
+        """Why a URL server without ``oauth`` whose connect ended in a 401 wants a sign-in:
+        an OAuth challenge, or (a bare 401) protected-resource metadata at the well-known
+        addresses (resource_metadata.py); None when nothing says so."""
         last = self._recorder.last
-        return (
+        if not (
             self.spec.is_remote
             and self.spec.oauth is None
             and self._life.phase is Phase.CONNECTING
             and last is not None
             and self._recorder.count > self._describe_since
-            and last.oauth_challenge
+            and last.status == 401
+        ):
+            return None
+        how = f"run `portico mcp login {self.name}` or use Sign in in the app."
+        if last.oauth_challenge:
+            return (
+                f"Server '{self.name}' asks for a sign-in (HTTP 401 with an OAuth challenge"
+                f" from {self.spec.url}); {how}"
+            )
+        if last.challenge or not self.spec.url:
+            return None  # another scheme (Basic, say): not an OAuth sign-in
+        from portico.runtime import resource_metadata
+
+        hook = self.hooks.pinned_addresses
+        try:
+            found = await resource_metadata.find(
+                self.spec.url,
+                pins=hook(self.spec) if hook is not None else self._pinned,
+                verify=self._tls if self._tls is not None else True,
+            )
+        except Exception as exc:  # a probe that cannot run leaves the plain failure
+            self.note(f"could not look for protected-resource metadata: {describe(exc)}")
+            return None
+        if found is None:
+            return None
+        return (
+            f"Server '{self.name}' asks for a sign-in (HTTP 401 without a challenge from"
+            f" {self.spec.url}; its protected-resource metadata at {found.url} names the"
+            f" authorization server {found.authorization_server}); {how}"
         )
 
     def _describe(self, exc: BaseException) -> str:
@@ -903,6 +1021,8 @@ class Connection:
     async def _connect_and_serve(self) -> None:
         """Connecting -> Running; returns in Lazy when recycled, raises on any loss."""
         self._life.move(Phase.CONNECTING)
+        self._renew = asyncio.Event()
+        self._event_streams = EventStreamWatch()
         self._recorder.clear()
         self._describe_since = self._recorder.count
         self._proc = None
@@ -951,6 +1071,8 @@ class Connection:
                 raise RuntimeFailure(self._lost_message())
         if reason == "stop":
             raise _StopOwner
+        if reason == "renew":
+            raise _Renew
 
     def _lost_message(self) -> str:
         if self.spec.transport is Transport.SSE:
@@ -972,7 +1094,7 @@ class Connection:
         born = self._last_activity = time.monotonic()
         # Calls wake this loop only when recycling needs to see them (no per-call cost).
         stop = self._mail.stop
-        waits: list[asyncio.Event] = [stop]
+        waits: list[asyncio.Event] = [stop, self._renew]
         if recycle:
             waits.append(self._activity)
         ended = self._transport_ended if self._proc is None else None
@@ -983,6 +1105,8 @@ class Connection:
         while True:
             if stop.is_set():
                 return "stop"
+            if self._renew.is_set():
+                return "renew"
             if self._proc is not None and self._proc.exited.is_set():
                 return "exited"
             if ended is not None and ended.is_set():
@@ -1054,7 +1178,7 @@ class Connection:
             list_roots_callback=callback(hooks.list_roots_callback)
             or roots.list_roots_callback(spec, lambda: self.spec),
             logging_callback=callback(hooks.logging_callback) or self._on_server_log,
-            log_level=SERVER_LOG_LEVEL,  # 2026 servers log only for requests that opt in
+            log_level=self.log_level,  # type: ignore[arg-type]  # 2026: per-request opt-in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
             extensions=[
@@ -1062,6 +1186,7 @@ class Connection:
                 advertise(EXTENSION_ID, advertised_settings()),  # MCP Apps (portico.apps)
             ],
         )
+        self._opened_level = self.log_level
         return await stack.enter_async_context(client)
 
     async def _fetch_lists(self, client: Client) -> None:
@@ -1095,19 +1220,19 @@ class Connection:
     async def _ask_for_logs(self, client: Client) -> None:
         """Handshake-era servers that offer logging send it after ``logging/setLevel``
         (2026 sessions opt in per request instead, through ``log_level``)."""
-        from mcp import MCPError
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+        await server_log_level.ask(
+            client, self.log_level, self.capabilities, self.protocol_version, self.note
+        )
 
-        caps = self.capabilities
-        if caps is None or caps.logging is None:
-            return
-        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            return
-        try:
-            with handshake_era():
-                await client.set_logging_level(SERVER_LOG_LEVEL)
-        except MCPError as exc:
-            self.note(f"the server refused logging/setLevel: {describe(exc)}")
+    async def set_log_level(self, level: str) -> None:
+        """The least severe server log notification to ask for, now and after every
+        reconnect (the Log tab's level control); ValueError for an unknown level."""
+        self.log_level = server_log_level.checked(level)
+        client = self._client
+        if client is not None and self._life.phase is Phase.RUNNING:
+            await server_log_level.ask(
+                client, level, self.capabilities, self.protocol_version, self.note, changed=True
+            )
 
     async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:

@@ -11,6 +11,7 @@ which status, method, URL and body it was.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +75,12 @@ class ConfigProblem(RuntimeFailure):
     """A server's config cannot be used as written (missing cert file, bad header...)."""
 
 
+class SandboxProblem(ConfigProblem):
+    """A sandboxed server cannot start as configured (no sandbox on this machine and
+    nobody agreed to run it without one, or a network it cannot have yet). Like a
+    missing secret, retrying alone cannot help: it fails once and waits for Retry."""
+
+
 class SecretProblem(ConfigProblem):
     """A ``${keyring:NAME}`` / ``${env:NAME}`` reference has no value (or is malformed).
     Retrying cannot help until the person fixes it: the server fails once and waits for
@@ -91,6 +98,7 @@ class HttpErrorResponse:
     url: str
     body: str
     challenge: str = ""  # the WWW-Authenticate header of a 401 / 403
+    session: bool = False  # the request carried an Mcp-Session-Id (a Streamable HTTP session)
 
     @property
     def oauth_challenge(self) -> bool:
@@ -118,6 +126,10 @@ class HttpErrorRecorder:
         self.recent: deque[HttpErrorResponse] = deque(maxlen=keep)
         self.count = 0  # error responses seen so far (a mark for "since this call began")
         self.last_any: tuple[int, str, str] | None = None  # (status, method, url) of any answer
+        # Told of every error response as it is recorded (the connection watches for a
+        # server that forgot its session: runtime/session_renewal.py).
+        self.on_error: Callable[[HttpErrorResponse], None] | None = None
+        self.on_answer: Callable[[Any], None] | None = None  # every response (httpx2)
 
     async def __call__(self, response: Any) -> None:
         self.last_any = (
@@ -125,6 +137,8 @@ class HttpErrorRecorder:
             response.request.method,
             _no_query(response.request.url),
         )
+        if self.on_answer is not None:
+            self.on_answer(response)
         if response.status_code < 400:
             return
         body = ""
@@ -136,10 +150,19 @@ class HttpErrorRecorder:
         request = response.request
         url = _no_query(request.url)
         challenge = response.headers.get("www-authenticate", "")
-        self.recent.append(
-            HttpErrorResponse(response.status_code, request.method, url, body, challenge)
+        session = bool(request.headers.get("mcp-session-id"))
+        recorded = HttpErrorResponse(
+            response.status_code, request.method, url, body, challenge, session
         )
+        self.recent.append(recorded)
         self.count += 1
+        if self.on_error is not None:
+            self.on_error(recorded)
+
+    def since(self, mark: int) -> list[HttpErrorResponse]:
+        """The error responses recorded after ``count`` was ``mark`` (those still kept)."""
+        newer = self.count - mark
+        return list(self.recent)[-newer:] if newer > 0 else []
 
     @property
     def last(self) -> HttpErrorResponse | None:

@@ -47,6 +47,7 @@ AuthFor = Callable[..., Awaitable["httpx2.Auth | None"]]  # (spec, *, interactiv
 CallbackFactory = Callable[["ServerSpec"], Any]  # returns an SDK callback or None
 PinnedAddresses = Callable[["ServerSpec"], Mapping[str, list[str]] | None]
 AuthStamp = Callable[["ServerSpec"], Awaitable[str | None]]
+UnsandboxedOk = Callable[["ServerSpec", str], Awaitable[bool]]  # (spec, why no sandbox)
 
 
 @dataclass
@@ -73,6 +74,9 @@ class ConnectionHooks:
     - ``write_schema_cache``: False for a one-off probe (``portico mcp test``): its
       connection is not the configured server's live connect, so it must not replace
       (or delete) that server's schema cache entry.
+    - ``unsandboxed_ok(spec, why)``: a sandboxed server on a machine that cannot sandbox
+      (``why``): True when the person agreed to run it without one (asked through the
+      Prompter, remembered per server). Absent: such a server does not start.
     - ``icon_cache``: where announced icons (server, tools) are kept; ``None`` (the CLI)
       fetches none. ``icon_webp``: the face can decode WebP, so WebP icons are kept.
     """
@@ -91,3 +95,4 @@ class ConnectionHooks:
     write_schema_cache: bool = True
     icon_cache: IconCache | None = None
     icon_webp: bool = False
+    unsandboxed_ok: UnsandboxedOk | None = None

@@ -31,7 +31,7 @@ from .events import (
     StatusChanged,
     ToolsChanged,
 )
-from .hooks import ConnectionHooks
+from .hooks import ConnectionHooks, TrustVerdict
 from .registry import Registry
 from .roots import declares_roots
 from .summary import PassSummary
@@ -165,6 +165,16 @@ class Hub:
     async def retry(self, name: str) -> ServerState:
         conn = self.connection(name)
         await conn.retry_now()
+        await self._settle(conn, self.wave_budget)
+        return conn.state
+
+    async def admit(self, name: str, spec: ServerSpec, verdict: TrustVerdict) -> ServerState:
+        """Go on with ``name`` from ``verdict``, the trust gate's answer for ``spec`` that a
+        review the person just answered gave (the app's Review trust…): allowed, it starts
+        without a second trust round trip; refused, it parks with the verdict's reasons.
+        A connection whose spec changed since is retried and asks its gate as usual."""
+        conn = self.connection(name)
+        await conn.retry_now(verdict=verdict if conn.spec == spec else None)
         await self._settle(conn, self.wave_budget)
         return conn.state
 

@@ -65,7 +65,8 @@ TRANSITIONS: dict[Phase, frozenset[Phase]] = {
     Phase.REJECTED: frozenset({Phase.STARTING}),
     Phase.LAZY: frozenset({Phase.STARTING}),
     Phase.CONNECTING: frozenset({Phase.RUNNING, Phase.NEEDS_AUTH, Phase.FAILED}),
-    Phase.RUNNING: frozenset({Phase.LAZY, Phase.NEEDS_AUTH, Phase.FAILED}),
+    # Running -> Starting: the server forgot the session, a new one starts at once.
+    Phase.RUNNING: frozenset({Phase.LAZY, Phase.NEEDS_AUTH, Phase.FAILED, Phase.STARTING}),
     Phase.NEEDS_AUTH: frozenset({Phase.STARTING}),
     # Cooldown follows at once; a failure no retry can fix (a missing secret) stays Failed
     # until retry_now.

@@ -2,7 +2,9 @@
 
 A burst of notifications makes one refresh: at most one refresh in flight plus one
 pending. 2026 sessions announce changes only on a ``subscriptions/listen`` stream, which
-:meth:`ListRefresher.listen` opens and acknowledges before the server is called Running.
+:meth:`ListRefresher.listen` opens and acknowledges before the server is called Running,
+and opens again whenever it ends (with the backoff of :mod:`portico.runtime.relisten`),
+then fetches the lists again: the stream has no replay.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
+from portico.runtime import relisten
 from portico.runtime.errors import describe
 
 if TYPE_CHECKING:
@@ -72,6 +75,15 @@ async def all_pages(
         if not cursor:
             break
     return items
+
+
+def _wanted(caps: Any) -> dict[str, bool]:
+    """Which list changes the server announces (its capabilities' listChanged)."""
+    return {
+        "tools_list_changed": bool(caps and caps.tools and caps.tools.list_changed),
+        "prompts_list_changed": bool(caps and caps.prompts and caps.prompts.list_changed),
+        "resources_list_changed": bool(caps and caps.resources and caps.resources.list_changed),
+    }
 
 
 class ListRefresher:
@@ -134,6 +146,37 @@ class ListRefresher:
             except Exception as exc:
                 self._owner.note(f"refreshing {', '.join(sorted(kinds))} failed: {describe(exc)}")
 
+    def caught_up(self, capabilities: Any) -> None:
+        """A 2025-11-25 session's event stream was opened again: what the server sent
+        meanwhile was lost, so fetch every list it offers again (a legacy server may
+        announce changes without declaring listChanged)."""
+        caps = capabilities
+        offered = {
+            "tools_list_changed": caps is not None and caps.tools is not None,
+            "prompts_list_changed": caps is not None and caps.prompts is not None,
+            "resources_list_changed": caps is not None and caps.resources is not None,
+        }
+        self._catch_up(offered, sorted(self.subscriptions))
+
+    def _caught_up(self, wanted: dict[str, bool], resources: list[str], deaf: float) -> None:
+        """Listening again after a drop: what changed meanwhile was never announced, so
+        fetch the announced lists again and count every subscribed resource as updated."""
+        self._owner.note(
+            f"listening for list changes again after {deaf:.1f} s; fetching the lists again"
+        )
+        self._catch_up(wanted, resources)
+
+    def _catch_up(self, wanted: dict[str, bool], resources: list[str]) -> None:
+        for key, kind in (
+            ("tools_list_changed", "tools"),
+            ("prompts_list_changed", "prompts"),
+            ("resources_list_changed", "resources"),
+        ):
+            if wanted[key]:
+                self.changed(kind)
+        for uri in resources:
+            self._owner.resource_updated(uri)
+
     async def subscribe_all(self, capabilities: Any, protocol_version: str | None) -> None:
         """Handshake-era sessions: ``resources/subscribe`` for every subscribed URI (again,
         after a reconnect). 2026 sessions carry them on the listen stream instead."""
@@ -173,11 +216,7 @@ class ListRefresher:
             return
         self._listen_args = (capabilities, protocol_version)
         caps = capabilities
-        wanted = {
-            "tools_list_changed": bool(caps.tools and caps.tools.list_changed),
-            "prompts_list_changed": bool(caps.prompts and caps.prompts.list_changed),
-            "resources_list_changed": bool(caps.resources and caps.resources.list_changed),
-        }
+        wanted = _wanted(caps)
         resources = sorted(self.subscriptions) if caps.resources is not None else []
         if not any(wanted.values()) and not resources:
             return
@@ -192,29 +231,50 @@ class ListRefresher:
                 ToolsListChanged,
             )
 
-            try:
-                async with client.listen(
-                    tools_list_changed=wanted["tools_list_changed"],
-                    prompts_list_changed=wanted["prompts_list_changed"],
-                    resources_list_changed=wanted["resources_list_changed"],
-                    resource_subscriptions=resources,
-                ) as subscription:
+            backoff = relisten.Backoff()
+            deaf_since: float | None = None  # a stream was lost: changes since then missed
+            while True:
+                heard = False
+                try:
+                    async with client.listen(
+                        tools_list_changed=wanted["tools_list_changed"],
+                        prompts_list_changed=wanted["prompts_list_changed"],
+                        resources_list_changed=wanted["resources_list_changed"],
+                        resource_subscriptions=resources,
+                    ) as subscription:
+                        acked.set()
+                        heard = True
+                        backoff.reset()
+                        if deaf_since is not None:
+                            self._caught_up(wanted, resources, time.monotonic() - deaf_since)
+                            deaf_since = None
+                        async for event in subscription:
+                            if isinstance(event, ToolsListChanged):
+                                self.changed("tools")
+                            elif isinstance(event, PromptsListChanged):
+                                self.changed("prompts")
+                            elif isinstance(event, ResourcesListChanged):
+                                self.changed("resources")
+                            elif isinstance(event, ResourceUpdated):
+                                self._owner.resource_updated(event.uri)
+                    why = "the server closed it"
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # the session itself carries on
+                    if not heard and relisten.refused(exc):
+                        self._owner.note(f"list-change subscription refused: {describe(exc)}")
+                        return
+                    why = describe(exc)
+                finally:
                     acked.set()
-                    async for event in subscription:
-                        if isinstance(event, ToolsListChanged):
-                            self.changed("tools")
-                        elif isinstance(event, PromptsListChanged):
-                            self.changed("prompts")
-                        elif isinstance(event, ResourcesListChanged):
-                            self.changed("resources")
-                        elif isinstance(event, ResourceUpdated):
-                            self._owner.resource_updated(event.uri)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # the session itself carries on
-                self._owner.note(f"list-change subscription ended: {describe(exc)}")
-            finally:
-                acked.set()
+                delay = backoff.next()
+                if deaf_since is None:  # once per outage, not once per attempt
+                    deaf_since = time.monotonic()
+                    self._owner.note(
+                        f"list-change subscription ended ({why}); listening again in"
+                        f" {delay:g} s, then fetching the lists again"
+                    )
+                await asyncio.sleep(delay)
 
         self._listener = asyncio.create_task(run(), name="mcp-listen")
         # Running only once changes can be heard (a bounded wait: never block the start).

@@ -46,6 +46,8 @@ class ProbeResult:
     resources_ms: float = 0.0
     warnings: list[str] = field(default_factory=list)
     log_tail: list[str] = field(default_factory=list)
+    sandbox: list[str] = field(default_factory=list)  # its rules, or that it has none
+    blocked: list[str] = field(default_factory=list)  # log lines like a sandbox refusal
 
     @property
     def exit_code(self) -> int:
@@ -79,6 +81,7 @@ async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> Pr
     """What ``mcp test`` reports about the hub's connection ``name`` as it is now (the
     probe's own, or a running app's live one, then ``connect_s`` is 0)."""
     from portico.runtime.events import Status
+    from portico.runtime.sandbox.describe import blocked_lines, sandbox_lines
 
     conn = hub.connection(name)
     spec = conn.spec
@@ -90,6 +93,7 @@ async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> Pr
         status="Failed" if state.status is Status.COOLDOWN else str(state.status),
         source=str(spec.source),
         connect_ms=connect_s * 1000,
+        sandbox=list(sandbox_lines(spec)),
     )
     if state.status is Status.DISABLED:
         result.disabled = True
@@ -100,6 +104,7 @@ async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> Pr
         if http and http not in (state.error or ""):
             result.http_error = http
         result.log_tail = _log_tail(conn)
+        result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
         return result
     result.ok = True
     info = conn.server_info
@@ -116,6 +121,7 @@ async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> Pr
     result.resources = _names(resources, key="uri")
     result.resources_ms = (time.perf_counter() - t0) * 1000
     result.warnings = list(hub.registry.warnings(spec.name))
+    result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
     return result
 
 
@@ -130,6 +136,7 @@ def report_lines(result: ProbeResult) -> list[str]:
             f"error:     disabled in the config ({result.source}): set enabled = true first"
         )
         return lines
+    lines.extend(_sandbox_report(result))
     if not result.ok:
         lines.append(f"error:     {result.error}")
         if result.http_error:
@@ -163,6 +170,15 @@ def report_lines(result: ProbeResult) -> list[str]:
         f"resources {result.resources_ms:.0f} ms"
     )
     lines.extend(f"warning:   {warning}" for warning in result.warnings)
+    return lines
+
+
+def _sandbox_report(result: ProbeResult) -> list[str]:
+    lines = [f"sandbox:   {line}" for line in result.sandbox[:1]]
+    lines += [f"           {line}" for line in result.sandbox[1:]]
+    if result.blocked:
+        lines.append("sandbox may have blocked (its log says; widen sandbox.read / write):")
+        lines += [f"  {line}" for line in result.blocked]
     return lines
 
 

@@ -29,6 +29,7 @@ def audience_marks(view: ToolView | None) -> str:
 
 def server_row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
     from portico.runtime.events import Status
+    from portico.runtime.sandbox.describe import sandbox_badge
 
     conn = hub.connections.get(spec.name)
     state = conn.state if conn is not None else None
@@ -40,6 +41,7 @@ def server_row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
         "name": spec.name,
         "status": status,
         "transport": str(spec.transport),
+        "sandbox": sandbox_badge(spec),  # sandboxed | network | off | "" (not a process)
         "tools": tools,
         "source": f"{spec.source} ({spec.source.scope})",
         "error": state.error if state else None,

@@ -24,3 +24,6 @@ AFTER_PAINT_MODULES = (
 def import_after_paint() -> None:
     for name in AFTER_PAINT_MODULES:
         importlib.import_module(name)
+    from portico.policy.url_review import warm
+
+    warm()  # the suffix list and Unicode tables every URL a dialog shows is checked with

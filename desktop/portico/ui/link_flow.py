@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QWidget
 from portico.prompts import Notice
 
 if TYPE_CHECKING:  # the config layer loads after the window is up (cold start)
-    from portico.config.deeplink import Prepared
+    from portico.config.deeplink import AddRequest, Prepared
 
 log = logging.getLogger(__name__)
 
@@ -47,15 +47,20 @@ class LinkFlow(QObject):
 
     async def run(self, link: str) -> str:
         from portico.config.deeplink import DeepLinkError, parse_add_link, prepare
+        from portico.policy.link_review import LinkReview, review_link
         from portico.ui.dialogs.deeplink_dialog import DeepLinkDialog
+
+        def prepared_and_reviewed(request: AddRequest) -> tuple[Prepared, LinkReview]:
+            prepared = prepare(request)  # reads the file and the suffix list: off the GUI
+            return prepared, review_link(prepared)
 
         try:
             request = parse_add_link(link)
-            prepared = await asyncio.to_thread(prepare, request)
+            prepared, review = await asyncio.to_thread(prepared_and_reviewed, request)
         except DeepLinkError as exc:
             self._notify(Notice("error", f"The portico:// link was not opened: {exc}."))
             return self._end("refused")
-        dialog = DeepLinkDialog(prepared, self._parent_widget())
+        dialog = DeepLinkDialog(prepared, self._parent_widget(), review)
         answer: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
 
         def settle(value: object) -> None:

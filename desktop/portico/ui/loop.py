@@ -32,7 +32,7 @@ from contextvars import Context
 from typing import Any
 
 import qasync
-from PySide6.QtCore import QCoreApplication, QEvent, QObject
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt
 from PySide6.QtWidgets import QApplication
 
 # The app sets this once at start (app.main); Python's default is 5 ms. A GIL waiter asks
@@ -178,6 +178,8 @@ def ensure_application(argv: list[str] | None = None) -> QApplication:
     """The process's QApplication, created on first use."""
     app = QApplication.instance()
     if app is None:
+        # QtWebEngine (MCP Apps views, loaded on the first view) needs this set first
+        QApplication.setAttribute(Qt.ApplicationAttribute.AA_ShareOpenGLContexts)
         app = QApplication(argv if argv is not None else sys.argv[:1])
     assert isinstance(app, QApplication)
     return app

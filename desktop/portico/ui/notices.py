@@ -6,10 +6,11 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QPalette
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from portico.prompts import Notice
 from portico.ui.palette import tone
+from portico.ui.text import plain_label
 
 _TINTS = {
     "info": "rgba(47,111,176,0.10)",
@@ -38,8 +39,7 @@ class NoticeRow(QFrame):
         )
         row = QHBoxLayout(self)
         row.setContentsMargins(8, 4, 4, 4)
-        self.label = QLabel(notice.text)
-        self.label.setWordWrap(True)
+        self.label = plain_label(notice.text, multiline=True)
         self.label.setAccessibleName(f"{notice.level} notice")
         row.addWidget(self.label, 1)
         self.action_button: QPushButton | None = None

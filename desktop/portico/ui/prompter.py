@@ -33,6 +33,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 from portico.ui.dialogs.approval_dialog import ApprovalDialog, SpendDialog
 from portico.ui.dialogs.base import PromptDialog
@@ -41,6 +42,7 @@ from portico.ui.dialogs.elicitation_dialog import ElicitationDialog
 from portico.ui.dialogs.oauth_dialog import OAuthDialog
 from portico.ui.dialogs.sampling_dialog import SamplingDialog
 from portico.ui.dialogs.trust_dialog import TrustDialog
+from portico.ui.dialogs.unsandboxed_dialog import UnsandboxedDialog
 
 T = TypeVar("T")
 
@@ -78,6 +80,9 @@ class QtPrompter(QObject):
 
     async def authorize(self, request: AuthorizeRequest) -> str | None:
         return await self._ask(lambda p: OAuthDialog(request, p))
+
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        return bool(await self._ask(lambda p: UnsandboxedDialog(request, p)))
 
     async def device_code(self, request: DeviceCodeRequest) -> None:
         await self._ask(lambda p: self._device_dialog(request, p))

@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.ui.text import plain, plain_label, tip
+
 _INT_LIMIT = 2_000_000_000  # QSpinBox holds a C int
 _FLOAT_LIMIT = 1e15
 _JSON_KINDS = ("array", "object")
@@ -68,13 +70,13 @@ class ChoiceList(QWidget):
         layout.setSpacing(2)
         self.boxes: list[tuple[Any, QCheckBox]] = []
         for value, title in choices:
-            box = QCheckBox(title)
+            box = QCheckBox(plain(title))
             box.setChecked(value in chosen)
             layout.addWidget(box, 0, Qt.AlignmentFlag.AlignLeft)
             self.boxes.append((value, box))
 
     def box(self, title: str) -> QCheckBox:
-        return next(b for _, b in self.boxes if b.text() == title)
+        return next(b for _, b in self.boxes if b.text() == plain(title))
 
     def chosen(self) -> list[Any]:
         return [value for value, box in self.boxes if box.isChecked()]
@@ -102,7 +104,7 @@ class Field:
             if not required and default is None:
                 combo.addItem("—", None)
             for value, title in options:
-                combo.addItem(title, value)
+                combo.addItem(plain(title), value)
             if default is not None:
                 index = combo.findData(default)
                 if index >= 0:
@@ -141,11 +143,12 @@ class Field:
             if prop.get("format"):
                 edit.setPlaceholderText(str(prop["format"]))
             self.widget = edit
-        title = str(prop.get("title") or name)
+        # title and description are the server's: shown through plain(), never as markup
+        title = plain(prop.get("title") or name)
         self.widget.setAccessibleName(title)
         if prop.get("description"):
-            self.widget.setToolTip(str(prop["description"]))
-            self.widget.setAccessibleDescription(str(prop["description"]))
+            self.widget.setToolTip(tip(prop["description"]))
+            self.widget.setAccessibleDescription(plain(prop["description"], multiline=True))
         self.label = f"{title} *" if required else title
 
     def _setup_spin(
@@ -217,7 +220,7 @@ class SchemaForm(QWidget):
                 default = defaults.get(name, prop.get("default"))
                 field = Field(name, prop, name in required, default)
                 self.fields[name] = field
-                self.form.addRow(field.label + ":", field.widget)
+                self.form.addRow(plain_label(field.label + ":", wrap=False), field.widget)
                 line = field.widget
                 if isinstance(line, QSpinBox | QDoubleSpinBox):
                     line = line.lineEdit()

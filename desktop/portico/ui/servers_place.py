@@ -36,6 +36,7 @@ from portico.ui.actions import (
 from portico.ui.models.servers import ServerListModel
 from portico.ui.notices import NoticeArea
 from portico.ui.pages.log_lines import LOG_LIMIT, LogBook
+from portico.ui.text import rich
 from portico.ui.tray_state import status_text
 
 PAGE_TABS = ("Overview", "Tools", "Prompts", "Resources", "Activity", "Log")
@@ -345,4 +346,4 @@ class ServersPlace(QWidget):
 
 
 def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return rich(text)

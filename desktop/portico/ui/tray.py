@@ -18,6 +18,7 @@ from portico.runtime.events import ServerState, Status
 from portico.ui.actions import ActionId, label, useful
 from portico.ui.icons import status_icon, tray_icon, tray_variant
 from portico.ui.models.clock import clock
+from portico.ui.text import plain
 from portico.ui.tray_state import Aggregate, RateLimiter, aggregate, status_text, summary
 
 
@@ -58,7 +59,7 @@ class Tray(QObject):
             name = action.data()
             state = next((s for s in self._states if s.name == name), None)
             if state is not None:
-                action.setText(f"{state.name} — {status_text(state, now)}")
+                action.setText(plain(f"{state.name} — {status_text(state, now)}"))
 
     def show(self) -> None:
         if self.icon is not None:
@@ -99,7 +100,9 @@ class Tray(QObject):
 
     def _refresh(self) -> None:
         # Live from the states; the hub's line only until the first state arrives.
-        self.tooltip = summary(self._states) if self._states else self._summary or summary([])
+        self.tooltip = plain(
+            summary(self._states) if self._states else self._summary or summary([])
+        )
         if self.icon is not None:
             self.icon.setIcon(tray_icon(self.state, tray_variant()))
             self.icon.setToolTip(self.tooltip)
@@ -109,6 +112,7 @@ class Tray(QObject):
         """Show a notification unless one with the same key was shown recently."""
         if not self._limiter.allow(key):
             return False
+        title, text = plain(title), plain(text, multiline=True)  # a server's error, shown as is
         self.notified.emit(title, text, critical)
         if self.icon is not None and self.icon.supportsMessages():
             level = (
@@ -129,7 +133,7 @@ class Tray(QObject):
         now = clock().now()
         for state in self._states:
             action = useful(state)
-            title = f"{state.name} — {status_text(state, now)}"
+            title = plain(f"{state.name} — {status_text(state, now)}")
             if action is None:
                 item = self.menu.addAction(status_icon(state.status), title)
                 item.setEnabled(False)

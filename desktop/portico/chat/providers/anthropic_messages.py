@@ -143,6 +143,7 @@ class AnthropicClient:
         usage = [0, 0]
         model = request.model
         events = 0
+        ended = False  # message_stop: the API's end of the answer
         try:
             stream = await self._client.messages.create(**kwargs)
             async with stream:
@@ -170,6 +171,8 @@ class AnthropicClient:
                             yield StreamToolDelta(event.index, None, None, delta.partial_json)
                         elif delta.type == "thinking_delta":
                             yield StreamReasoning(delta.thinking)
+                    elif kind == "message_stop":
+                        ended = True
                     elif kind == "message_delta":
                         stop = event.delta.stop_reason or stop
                         if event.usage is not None and event.usage.output_tokens is not None:
@@ -178,6 +181,9 @@ class AnthropicClient:
                         if input_tokens:
                             usage[0] = input_tokens
         except Exception as exc:
+            if events and type(exc).__name__ == "APIConnectionError":  # broke mid-answer
+                arrived = sum(map(len, text))
+                raise errors.truncated(f"'{self.name}/{model}'", self.base_url, arrived) from None
             if getattr(exc, "status_code", None) == 404 and errors.looks_like_api(exc):
                 try:
                     self._listed = await self.list_models()
@@ -190,6 +196,9 @@ class AnthropicClient:
                 "does not look like the Anthropic API. Check base_url.",
                 kind="incompatible",
             )
+        if events and not ended:
+            where = f"'{self.name}/{model}'"
+            raise errors.truncated(where, self.base_url, sum(map(len, text)))
         calls = []
         for index in sorted(blocks):
             slot = blocks[index]

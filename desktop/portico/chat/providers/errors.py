@@ -97,6 +97,18 @@ def context_error(message: str, where: str) -> ProviderError:
     )
 
 
+def truncated(where: str, base_url: str, arrived: int) -> ProviderError:
+    """The stream ended (or broke) before the API's end of the answer."""
+    kept = f" the {arrived:,} characters that arrived are kept" if arrived else " nothing arrived"
+    return ProviderError(
+        f"The answer from {where} stopped before its end (the stream from {base_url} ended "
+        f"early;{kept}). Retry to ask again; if it keeps happening, check the network or a "
+        "proxy on the way.",
+        kind="truncated",
+        retryable=True,
+    )
+
+
 def describe(
     exc: BaseException,
     *,

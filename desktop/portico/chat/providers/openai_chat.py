@@ -201,7 +201,13 @@ class OpenAIClient:
                                 tc.index, tc.id, fn.name if fn is not None else None, piece
                             )
         except Exception as exc:
+            if chunks and type(exc).__name__ == "APIConnectionError":  # broke mid-answer
+                arrived = sum(map(len, text))
+                raise errors.truncated(f"'{self.name}/{model}'", self.base_url, arrived) from None
             raise await self._fail(exc, request.model) from None
+        if chunks and finish is None:  # every answer ends with a finish_reason
+            where = f"'{self.name}/{model}'"
+            raise errors.truncated(where, self.base_url, sum(map(len, text)))
         if chunks == 0:
             raise errors.ProviderError(
                 f"{self.base_url} answered without a single completion chunk ({self.name}): it "

@@ -7,6 +7,7 @@ set when its read stream ends. That is how the owner learns that a legacy SSE se
 
 from __future__ import annotations
 
+import asyncio
 import os
 import ssl
 from collections.abc import Callable
@@ -25,8 +26,6 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
 if TYPE_CHECKING:
-    import asyncio
-
     from portico.runtime.transports.stdio import StdioProcessInfo
 
 MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
@@ -153,7 +152,7 @@ async def build_transport(
     (to mask them in messages); ``watch_http(client)`` taps the HTTP client (activity)."""
     remember = remember_secrets or (lambda written, resolved: None)
     if spec.transport is Transport.STDIO:
-        transport, proc = await _stdio(spec, hooks, log, shell_timeout, note, remember)
+        transport, proc = await _stdio(spec, hooks, stack, log, shell_timeout, note, remember)
         return BuiltTransport(WatchedTransport(transport), proc)
     transport, tls = await _http(spec, hooks, stack, recorder, note, pinned, remember, watch_http)
     return BuiltTransport(WatchedTransport(transport), None, tls)
@@ -162,6 +161,7 @@ async def build_transport(
 async def _stdio(
     spec: ServerSpec,
     hooks: ConnectionHooks,
+    stack: AsyncExitStack,
     log: ServerLog,
     shell_timeout: float,
     note: Callable[[str], None],
@@ -200,8 +200,48 @@ async def _stdio(
     env = get_default_environment()
     env["PATH"] = path
     env.update(configured)
+    args = list(spec.args)
+    if spec.sandboxed:
+        command, args = await _sandboxed(spec, hooks, stack, command, args, env, cwd, note)
     info = StdioProcessInfo()
-    return stdio_transport(command, list(spec.args), env=env, cwd=cwd, log=log, info=info), info
+    return stdio_transport(command, args, env=env, cwd=cwd, log=log, info=info), info
+
+
+async def _sandboxed(
+    spec: ServerSpec,
+    hooks: ConnectionHooks,
+    stack: AsyncExitStack,
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    note: Callable[[str], None],
+) -> tuple[str, list[str]]:
+    """``command args`` wrapped in the server's sandbox (its proxy, for declared hosts,
+    closes with ``stack``); without a sandbox on this machine, as they are once the
+    person agreed (else SandboxProblem). ``env`` gains the proxy variables."""
+    from portico.runtime.errors import SandboxProblem
+    from portico.runtime.sandbox.launch import sandboxed_launch
+    from portico.runtime.sandbox.network import open_network
+    from portico.runtime.sandbox.probe import sandbox_support
+
+    bwrap, problem = await sandbox_support()
+    if bwrap is None:
+        why = problem or "no sandbox"
+        if hooks.unsandboxed_ok is not None and await hooks.unsandboxed_ok(spec, why):
+            note(f"running without a sandbox, as you agreed: {why}")
+            return command, args
+        raise SandboxProblem(
+            f"{spec.name}: not started: it is to run in a sandbox, and {why}; agree to run "
+            f"it unsandboxed when asked, or set {spec.name}.sandbox.enabled = false"
+        )
+    net = await open_network(spec, stack, note)
+    env.update(net.env)
+    home = env.get("HOME") or str(Path.home())
+    argv = await asyncio.to_thread(
+        sandboxed_launch, spec, bwrap, command, args, cwd=cwd, env=env, home=home, net=net
+    )
+    return argv[0], argv[1:]
 
 
 async def _http(

@@ -40,6 +40,7 @@ from portico.ui.runtime_thread.chat_service import (
     InlineWithdrawn,
     TurnEnded,
 )
+from portico.ui.text import plain_label
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,7 @@ class ChatController(QObject):
         self._completions: dict[tuple[str, str], list[Completion]] = {}
         self._prompt_hints: dict[str, str] = {}
         self.query = ""
+        self.archived = False  # the list shows the archived chats
         bridge.delivered.connect(self.on_event)
         self._wire()
 
@@ -94,6 +96,11 @@ class ChatController(QObject):
         lst.newRequested.connect(lambda: self._spawn(self.new_chat()))
         lst.renameRequested.connect(lambda cid, title: self._spawn(self.rename(cid, title)))
         lst.deleteRequested.connect(lambda cid: self._spawn(self.delete(cid)))
+        lst.pinRequested.connect(lambda cid, on: self._spawn(self.set_pinned(cid, on)))
+        lst.archiveRequested.connect(lambda cid, on: self._spawn(self.set_archived(cid, on)))
+        lst.restoreRequested.connect(lambda cid: self._spawn(self.restore(cid)))
+        lst.purgeRequested.connect(lambda cid: self._spawn(self.purge(cid)))
+        lst.archivedToggled.connect(lambda on: self._spawn(self.show_archived(on)))
         lst.searchChanged.connect(lambda q: self._spawn(self.refresh_list(q)))
         # Window-wide: they bring the Chats place forward from anywhere in the window.
         for key, slot in (
@@ -217,7 +224,7 @@ class ChatController(QObject):
         self.composer.yolo.blockSignals(False)
         self.composer.yolo_warning.setVisible(snapshot.yolo)
         self.pane.set_spend(snapshot.spend, snapshot.limits)
-        self.pane.usage.setText("")
+        self.pane.set_chat_usage(*snapshot.tokens)
         self.set_running(snapshot.busy)
         self.pane.show_transcript()
         self.place.conversations.select(snapshot.id)
@@ -243,10 +250,14 @@ class ChatController(QObject):
             return
         if query is not None:
             self.query = query
-        rows = await self.runtime.submit(self.service.rows(self.query))
+        rows = await self.runtime.submit(self.service.rows(self.query, self.archived))
         current = self.current.id if self.current else None
         self.place.conversations.set_rows(
-            [ConversationRow(r.id, r.title, r.updated, r.snippet) for r in rows], current
+            [
+                ConversationRow(r.id, r.title, r.updated, r.snippet, r.pinned, r.archived)
+                for r in rows
+            ],
+            current,
         )
 
     async def rename(self, conversation_id: str, title: str) -> None:
@@ -257,11 +268,39 @@ class ChatController(QObject):
         await self.refresh_list()
 
     async def delete(self, conversation_id: str) -> None:
+        """Deleted with an Undo (the list's bar); removed for good when the bar goes."""
         assert self.service is not None
+        lst = self.place.conversations
+        row = lst.row(conversation_id)
         await self.runtime.submit(self.service.delete(conversation_id))
+        lst.show_undo(conversation_id, row.title if row is not None else "")
         if self.current is not None and self.current.id == conversation_id:
             self.current = None
             await self.open_start()
+        await self.refresh_list()
+
+    async def restore(self, conversation_id: str) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.restore(conversation_id))
+        await self.refresh_list()
+        await self.open(conversation_id)
+
+    async def purge(self, conversation_id: str) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.purge(conversation_id))
+
+    async def set_pinned(self, conversation_id: str, pinned: bool) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.set_pinned(conversation_id, pinned))
+        await self.refresh_list()
+
+    async def set_archived(self, conversation_id: str, archived: bool) -> None:
+        assert self.service is not None
+        await self.runtime.submit(self.service.set_archived(conversation_id, archived))
+        await self.refresh_list()
+
+    async def show_archived(self, on: bool) -> None:
+        self.archived = on
         await self.refresh_list()
 
     async def set_model(self, ref: str) -> None:
@@ -465,11 +504,14 @@ class ChatController(QObject):
                 card.finish(apply_finished(card.state, event))
         elif isinstance(event, ev.Usage):
             self.pane.set_usage(
-                event.input_tokens,
-                event.output_tokens,
+                event.turn_input_tokens or event.input_tokens,
+                event.turn_output_tokens or event.output_tokens,
                 event.total_input_tokens,
                 event.total_output_tokens,
             )
+            answered = t.message_widget(event.message_id) if event.message_id else None
+            if answered is not None:
+                answered.set_tokens(event.turn_input_tokens, event.turn_output_tokens)
         elif isinstance(event, ev.SpendChanged):
             limits = self.current.limits if self.current else {}
             self.pane.set_spend(dict(event.totals), limits)
@@ -508,7 +550,10 @@ class ChatController(QObject):
             t.flush()
             widget = self._answer_widget(event.message_id)
             widget.show_status("failed", event.error)
-            widget.retry_button.setVisible(event.retryable)
+            if event.message_id:  # a model turn: the question is kept, Retry asks again
+                widget.offer_retry(event.retry_after)
+            else:
+                widget.retry_button.setVisible(event.retryable)
         elif isinstance(event, TurnEnded):
             self.set_running(False)
             self.turnEnded.emit(self.current.id if self.current else "")
@@ -560,8 +605,7 @@ class ChatController(QObject):
         return self._answer_widget("")
 
     def add_notice(self, text: str, level: str = "info") -> QLabel:
-        label = QLabel(text)
-        label.setWordWrap(True)
+        label = plain_label(text, multiline=True)
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         label.setAccessibleName(f"{level} notice")
         set_tone(label, _NOTICE_TONES.get(level, "muted"))

@@ -1,5 +1,7 @@
-"""The conversation list of the Chats place: New, search as you type, grouped by day,
-rename (F2) and delete (Delete) from the keyboard or the context menu."""
+"""The conversation list of the Chats place: New, search as you type, pinned chats first
+and the others grouped by day, rename (F2), pin, archive and delete (Delete) from the
+keyboard or the context menu; a delete can be undone for ``UNDO_MS``; Archived shows the
+archived chats instead."""
 
 from __future__ import annotations
 
@@ -7,11 +9,13 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QPoint, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QInputDialog,
+    QLabel,
     QLineEdit,
     QListWidget,
     QListWidgetItem,
@@ -22,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 SEARCH_DELAY_MS = 120  # one search per pause in typing, not per key
+UNDO_MS = 10_000  # how long a deleted chat's Undo stays; then it is removed for good
 ID_ROLE = Qt.ItemDataRole.UserRole
 
 
@@ -31,6 +36,8 @@ class ConversationRow:
     title: str
     updated: float  # time.time()
     snippet: str = ""  # the matching text when searching
+    pinned: bool = False
+    archived: bool = False
 
 
 def day_label(when: float, today: dt.date | None = None) -> str:
@@ -73,6 +80,11 @@ class ConversationList(QWidget):
     newRequested = Signal()
     renameRequested = Signal(str, str)  # id, new title
     deleteRequested = Signal(str)
+    pinRequested = Signal(str, bool)  # id, pinned
+    archiveRequested = Signal(str, bool)  # id, archived
+    restoreRequested = Signal(str)  # Undo of a delete
+    purgeRequested = Signal(str)  # the Undo went away: remove the deleted chat for good
+    archivedToggled = Signal(bool)  # show the archived chats (True) or the others
     searchChanged = Signal(str)  # the query (after a short pause); "" shows all
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -103,6 +115,33 @@ class ConversationList(QWidget):
         self.list.deleteKey.connect(self.delete_current)
         self.list.openKey.connect(self._open_current)
         column.addWidget(self.list, 1)
+        self.undo_bar = QFrame()
+        self.undo_bar.setAccessibleName("deleted chat")
+        undo_row = QHBoxLayout(self.undo_bar)
+        undo_row.setContentsMargins(4, 2, 4, 2)
+        self.undo_label = QLabel()
+        self.undo_label.setWordWrap(True)
+        self.undo_label.setTextFormat(Qt.TextFormat.PlainText)  # a title is never markup
+        undo_row.addWidget(self.undo_label, 1)
+        self.undo_button = QPushButton("Undo")
+        self.undo_button.setAccessibleName("Undo delete")
+        self.undo_button.setAutoDefault(False)
+        self.undo_button.clicked.connect(self._undo)
+        undo_row.addWidget(self.undo_button)
+        self.undo_bar.hide()
+        column.addWidget(self.undo_bar)
+        self._undo_id: str | None = None
+        self._undo_timer = QTimer(self)
+        self._undo_timer.setSingleShot(True)
+        self._undo_timer.setInterval(UNDO_MS)
+        self._undo_timer.timeout.connect(self._undo_expired)
+        self.archived_button = QPushButton("Archived")
+        self.archived_button.setCheckable(True)
+        self.archived_button.setAccessibleName("Show archived chats")
+        self.archived_button.setToolTip("Show the archived chats instead of the others")
+        self.archived_button.setAutoDefault(False)
+        self.archived_button.toggled.connect(self.archivedToggled)
+        column.addWidget(self.archived_button)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(SEARCH_DELAY_MS)
@@ -116,8 +155,9 @@ class ConversationList(QWidget):
         self._quiet = True
         self.list.clear()
         group = None
-        for row in sorted(rows, key=lambda r: r.updated, reverse=True):
-            label = day_label(row.updated)
+        ordered = sorted(rows, key=lambda r: (r.pinned, r.updated), reverse=True)
+        for row in ordered:
+            label = "Pinned" if row.pinned and not row.snippet else day_label(row.updated)
             if label != group:
                 group = label
                 header = QListWidgetItem(label)
@@ -128,6 +168,8 @@ class ConversationList(QWidget):
                 header.setData(Qt.ItemDataRole.AccessibleTextRole, f"{label}:")
                 self.list.addItem(header)
             text = row.title or "New chat"
+            if row.archived and row.snippet:
+                text += " (archived)"
             if row.snippet:
                 text += f"\n{row.snippet}"
             item = QListWidgetItem(text)
@@ -137,10 +179,19 @@ class ConversationList(QWidget):
             if row.id == current:
                 self.list.setCurrentItem(item)
         self._quiet = False
-        if not rows and self.search.text():
-            empty = QListWidgetItem("No chat matches.")
+        if not rows and (self.search.text() or self.archived_button.isChecked()):
+            shown = "No chat matches." if self.search.text() else "No archived chats."
+            empty = QListWidgetItem(shown)
             empty.setFlags(Qt.ItemFlag.NoItemFlags)
             self.list.addItem(empty)
+
+    def titles(self) -> list[str]:
+        """The shown rows' titles, in order."""
+        shown = {r.id: r.title or "New chat" for r in self._rows}
+        return [shown[i] for i in self.ids() if i in shown]
+
+    def row(self, conversation_id: str) -> ConversationRow | None:
+        return next((r for r in self._rows if r.id == conversation_id), None)
 
     def ids(self) -> list[str]:
         return [
@@ -187,10 +238,31 @@ class ConversationList(QWidget):
         if item is None or not item.data(ID_ROLE):
             return
         self.list.setCurrentItem(item)
+        self.menu = self.actions_menu()
+        self.menu.popup(self.list.viewport().mapToGlobal(pos))
+
+    def actions_menu(self) -> QMenu:
+        """Rename, Pin / Unpin, Archive / Unarchive and Delete for the current row."""
+        row = self.row(self.current_id() or "")
         menu = QMenu(self)
+        menu.setAccessibleName("chat actions")
         menu.addAction("Rename…", self.rename_current)
+        pinned = row is not None and row.pinned
+        menu.addAction(
+            "Unpin" if pinned else "Pin", lambda: self._flag(self.pinRequested, "pinned")
+        )
+        archived = row is not None and row.archived
+        menu.addAction(
+            "Unarchive" if archived else "Archive",
+            lambda: self._flag(self.archiveRequested, "archived"),
+        )
         menu.addAction("Delete", self.delete_current)
-        menu.popup(self.list.viewport().mapToGlobal(pos))
+        return menu
+
+    def _flag(self, signal: SignalInstance, name: str) -> None:
+        row = self.row(self.current_id() or "")
+        if row is not None:
+            signal.emit(row.id, not getattr(row, name))
 
     def _renamed(self, conversation_id: str, text: str) -> None:
         if text.strip():
@@ -214,3 +286,26 @@ class ConversationList(QWidget):
         conversation_id = self.current_id()
         if conversation_id is not None:
             self.deleteRequested.emit(conversation_id)
+
+    def show_undo(self, conversation_id: str, title: str) -> None:
+        """A chat was deleted: Undo brings it back until the bar goes (a second delete
+        ends the first one's Undo)."""
+        if self._undo_id is not None and self._undo_id != conversation_id:
+            self.purgeRequested.emit(self._undo_id)
+        self._undo_id = conversation_id
+        self.undo_label.setText(f"Deleted “{title or 'New chat'}”.")
+        self.undo_bar.show()
+        self._undo_timer.start()
+
+    def _undo(self) -> None:
+        conversation_id, self._undo_id = self._undo_id, None
+        self._undo_timer.stop()
+        self.undo_bar.hide()
+        if conversation_id is not None:
+            self.restoreRequested.emit(conversation_id)
+
+    def _undo_expired(self) -> None:
+        conversation_id, self._undo_id = self._undo_id, None
+        self.undo_bar.hide()
+        if conversation_id is not None:
+            self.purgeRequested.emit(conversation_id)

@@ -22,11 +22,25 @@ TEXT_FLAGS = (
 )
 
 
-def open_link(link: str) -> bool:
-    """Open ``link`` in the system browser; other schemes (file:, javascript:) are refused."""
+def open_link(link: str, parent: QWidget | None = None) -> bool:
+    """Open ``link`` in the system browser; other schemes (file:, javascript:) are refused.
+
+    A web address that could mislead (a look-alike name, ``user@host``, an IP address,
+    plain http: any ``review_url`` warning) is shown first and opens only when the person
+    says so (``OpenLinkDialog``); False then, as nothing opened yet."""
     url = QUrl(link)
-    if url.scheme().lower() not in SAFE_SCHEMES:
+    scheme = url.scheme().lower()
+    if scheme not in SAFE_SCHEMES:
         return False
+    if scheme in ("http", "https"):
+        from portico.policy.url_review import review_url
+
+        if review_url(link).warnings:
+            from portico.ui.dialogs.open_link_dialog import ask_before_opening
+
+            window = parent.window() if parent is not None else None
+            ask_before_opening(link, lambda u: QDesktopServices.openUrl(QUrl(u)), window)
+            return False
     return QDesktopServices.openUrl(url)
 
 
@@ -85,7 +99,7 @@ class RichLabel(MeasuredLabel):
         self.setText(html)
 
     def _activated(self, link: str) -> None:
-        if open_link(link):
+        if open_link(link, self):
             self.linkOpened.emit(link)
 
 

@@ -1,12 +1,15 @@
 """One message of the transcript: the person's (text, attachments) or the assistant's
-(text and tool cards in the order they happened), with Copy, Edit (last question),
-Regenerate (last answer), a branch switcher, and Retry on a stopped or failed turn."""
+(text and tool cards in the order they happened), with Copy, Edit (any question: the
+edit is a new version of it), Regenerate (last answer), a branch switcher (‹ 2/3 ›), and
+Retry on a stopped or failed turn."""
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
@@ -88,6 +91,7 @@ class MessageWidget(QFrame):
         self.copy_button.clicked.connect(self.copy)
         row.addWidget(self.copy_button)
         row.addStretch(1)
+        self.tokens: QLabel | None = None  # an answer's tokens, once it has any
         column.addLayout(row)
         self._row = row
         self._actions: (
@@ -97,6 +101,8 @@ class MessageWidget(QFrame):
         self._siblings: list[str] = []
 
         self._fill(message)
+        if message.role == "assistant":
+            self.set_tokens(message.input_tokens, message.output_tokens)
         self.set_siblings(siblings or [message.id])
         self.show_status(message.status, message.error)
 
@@ -304,8 +310,48 @@ class MessageWidget(QFrame):
         self.status.setVisible(bool(self.status.text()))
         self._show_action(2, status in ("stopped", "failed", "streaming"))
 
+    def set_tokens(self, input_tokens: int, output_tokens: int) -> None:
+        """The answer's tokens (every request of its turn), at the end of its row."""
+        if not (input_tokens or output_tokens):
+            return
+        if self.tokens is None:
+            self.tokens = QLabel()
+            self.tokens.setAccessibleName("tokens of this answer")
+            set_tone(self.tokens, "muted")
+            self._row.addWidget(self.tokens)
+        self.tokens.setText(f"{input_tokens:,} in · {output_tokens:,} out")
+
+    _retry_at = 0.0  # monotonic time Retry waits for (a 429's retry-after)
+    _retry_timer: QTimer | None = None
+
+    def offer_retry(self, after: float | None = None) -> None:
+        """Show Retry; after a rate limit it counts down the provider's retry-after
+        (disabled, "Retry in 12 s") before it can be clicked."""
+        button = self.retry_button
+        button.show()
+        self._retry_at = time.monotonic() + after if after else 0.0
+        if self._retry_timer is None:
+            self._retry_timer = QTimer(self)
+            self._retry_timer.setInterval(250)
+            self._retry_timer.timeout.connect(self._tick_retry)
+        self._tick_retry()
+        if self._retry_at:
+            self._retry_timer.start()
+
+    def _tick_retry(self) -> None:
+        left = math.ceil(self._retry_at - time.monotonic()) if self._retry_at else 0
+        button = self.retry_button
+        if left > 0:
+            button.setText(f"Retry in {left} s")
+            button.setEnabled(False)
+            return
+        button.setText("Retry")
+        button.setEnabled(True)
+        if self._retry_timer is not None:
+            self._retry_timer.stop()
+
     def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
-        self._show_action(0, self.role == "user" and last_user and not running)
+        self._show_action(0, self.role == "user" and not running)  # any question
         self._show_action(1, self.role == "assistant" and last_answer and not running)
         if running:
             self._show_action(2, False)

@@ -131,10 +131,16 @@ class ChatPane(QWidget):
     def set_usage(
         self, input_tokens: int, output_tokens: int, total_in: int, total_out: int
     ) -> None:
+        """The turn's tokens and the chat's (as the providers counted them)."""
         self.usage.setText(
             f"Turn: {input_tokens:,} in · {output_tokens:,} out"
-            f"  (chat: {total_in + total_out:,} tokens)"
+            f"  ·  Chat: {total_in:,} in · {total_out:,} out"
         )
+
+    def set_chat_usage(self, total_in: int, total_out: int) -> None:
+        """An opened chat: its tokens so far (nothing before its first answer)."""
+        shown = total_in or total_out
+        self.usage.setText(f"Chat: {total_in:,} in · {total_out:,} out" if shown else "")
 
     # --- Select text ------------------------------------------------------------------
 

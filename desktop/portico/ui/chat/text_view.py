@@ -84,7 +84,7 @@ class ConversationText(QTextBrowser):
             | Qt.TextInteractionFlag.LinksAccessibleByMouse
             | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
         )
-        self.anchorClicked.connect(lambda url: open_link(url.toString()))
+        self.anchorClicked.connect(lambda url: open_link(url.toString(), self))
         self._work: Iterator[tuple[int, str, list[Segment]]] | None = None
         self._cache: dict[tuple[str, tuple[Segment, ...]], str] = {}
         self._cursor = QTextCursor(self.document())

@@ -40,6 +40,7 @@ from portico.prompts import (
 )
 from portico.ui.chat.markdown_view import RichLabel
 from portico.ui.palette import set_tone
+from portico.ui.text import plain_label, rich, set_plain
 
 THUMB = 240  # px, the longest side of an inline image
 TEXT_PREVIEW = 4000  # characters of result text shown before "Show all"
@@ -170,8 +171,7 @@ class ApprovalPanel(QFrame):
             choices = tuple(
                 c for c in request.choices if c in (ApprovalChoice.ONCE, ApprovalChoice.DENY)
             )
-        self.details = QLabel("\n".join(lines))
-        self.details.setWordWrap(True)
+        self.details = plain_label("\n".join(lines), multiline=True)
         self.details.setAccessibleName("approval details")
         column.addWidget(self.details)
         self.details.setVisible(bool(lines))  # in its parent first: alone, it is a window
@@ -315,8 +315,7 @@ class ToolCard(QFrame):
     def args_view(self) -> QLabel:
         if self._args_view is None:
             view = QLabel()
-            view.setTextFormat(Qt.TextFormat.PlainText)
-            view.setText(arguments_text(self.state))
+            set_plain(view, arguments_text(self.state), multiline=True)
             view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
             view.setWordWrap(True)
             view.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -376,12 +375,12 @@ class ToolCard(QFrame):
         else:
             self.progress.setRange(0, 0)  # busy indicator
         if message:
-            self.progress_text.setText(message)
+            set_plain(self.progress_text, message)
             self.progress_text.show()
 
     def show_task(self, text: str, *, fetchable: bool = False) -> None:
         """The call's task: one line of status; Fetch result when it can be fetched."""
-        self.task_label.setText(text)
+        set_plain(self.task_label, text)
         self.task_label.show()
         self.fetch_button.setVisible(fetchable)
         self.fetch_button.setEnabled(True)
@@ -406,7 +405,7 @@ class ToolCard(QFrame):
     def approval_settled(self, choice: str | None, note: str) -> None:
         self.clear_approval()
         if choice is None:
-            self.status.setText(note or "Not answered")
+            set_plain(self.status, note or "Not answered")
         elif choice == ApprovalChoice.DENY.value:
             self.status.setText("You denied this call")
         else:
@@ -460,7 +459,7 @@ class ToolCard(QFrame):
         )
         set_tone(self.status, tone)  # type: ignore[arg-type]
         if error:
-            self.error_label.setText(error)
+            set_plain(self.error_label, error, multiline=True)
             set_tone(self.error_label, "muted" if outcome in ("denied", "cancelled") else "error")
             self.error_label.show()
         self._show_result()
@@ -477,8 +476,7 @@ class ToolCard(QFrame):
         if text:
             shown = text if len(text) <= TEXT_PREVIEW else text[:TEXT_PREVIEW] + "\n…"
             label = QLabel()
-            label.setTextFormat(Qt.TextFormat.PlainText)
-            label.setText(shown)
+            set_plain(label, shown, multiline=True)
             label.setWordWrap(True)
             label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
             label.setTextInteractionFlags(
@@ -521,6 +519,4 @@ class ToolCard(QFrame):
 
 
 def _esc(text: str) -> str:
-    return (
-        text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;")
-    )
+    return rich(text, multiline=False)

@@ -13,6 +13,7 @@ from portico.prompts import (
 )
 from portico.ui.dialogs.base import PromptDialog, esc, monospace_view, selectable_label
 from portico.ui.palette import tone
+from portico.ui.text import plain_label
 
 CHOICE_LABELS: dict[ApprovalChoice, str] = {
     ApprovalChoice.ONCE: "Allow &Once",
@@ -63,7 +64,7 @@ class ApprovalDialog(_ApprovalBase):
             description.setAccessibleName("description")
             self.layout_.addWidget(description)
         if request.reason:
-            self.layout_.addWidget(QLabel(f"Asked because: {request.reason}"))
+            self.layout_.addWidget(plain_label(f"Asked because: {request.reason}"))
         self.layout_.addWidget(QLabel("Arguments:"))
         self.arguments_view = monospace_view(request.arguments_json)
         self.arguments_view.setAccessibleName("arguments")

@@ -16,6 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.ui.text import plain
+from portico.ui.text import rich as _rich
+
 
 class PromptDialog(QDialog):
     """A non-modal question. Emits ``answered`` exactly once, or never when aborted.
@@ -114,7 +117,7 @@ def action_button(text: str, slot: Any, *, name: str | None = None) -> QPushButt
 
 def monospace_view(text: str, *, read_only: bool = True) -> QPlainTextEdit:
     view = QPlainTextEdit()
-    view.setPlainText(text)
+    view.setPlainText(plain(text, multiline=True))
     view.setReadOnly(read_only)
     view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
     view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -122,7 +125,9 @@ def monospace_view(text: str, *, read_only: bool = True) -> QPlainTextEdit:
 
 
 def selectable_label(text: str, *, mono: bool = False, rich: bool = False) -> QLabel:
-    label = QLabel(text)
+    """A wrapping, selectable label. Plain text is shown through ``plain`` (lines kept);
+    ``rich`` markup is the caller's own HTML, every foreign piece in it through ``esc``."""
+    label = QLabel(text if rich else plain(text, multiline=True))
     label.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     label.setTextInteractionFlags(
@@ -142,7 +147,7 @@ def large_font(base: QFont, factor: float = 2.0) -> QFont:
 
 
 def _esc(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return _rich(text, multiline=False)
 
 
 esc = _esc

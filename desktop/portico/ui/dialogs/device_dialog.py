@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 from portico.prompts import DeviceCodeRequest
 from portico.ui.dialogs.base import PromptDialog, action_button, large_font, selectable_label
 from portico.ui.dialogs.countdown import Countdown
+from portico.ui.dialogs.url_lines import add_url_lines
 
 
 class DeviceDialog(PromptDialog):
@@ -24,6 +25,9 @@ class DeviceDialog(PromptDialog):
         self.url_label.setFont(large_font(self.font(), 1.3))
         self.url_label.setAccessibleName("verification address")
         self.layout_.addWidget(self.url_label)
+        self.url_lines = add_url_lines(
+            self.layout_, request.verification_uri_complete or request.verification_uri
+        )
         self.code_label = selectable_label(request.user_code, mono=True)
         self.code_label.setFont(large_font(self.code_label.font(), 2.6))
         self.code_label.setAlignment(Qt.AlignmentFlag.AlignCenter)

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QLabel, QWidget
 
 from portico.prompts import ElicitationAnswer, ElicitationRequest
+from portico.text import visible
 from portico.ui.dialogs.base import PromptDialog, selectable_label
 from portico.ui.palette import set_tone
 from portico.ui.schema_form import Field, SchemaForm
+from portico.ui.text import plain_label, set_plain
+
+if TYPE_CHECKING:
+    from portico.policy.url_review import UrlReview
 
 __all__ = ["ElicitationDialog", "Field"]
 
@@ -22,26 +27,31 @@ class ElicitationDialog(PromptDialog):
         self.message = selectable_label(request.message)
         self.message.setAccessibleName("message")
         self.layout_.addWidget(self.message)
-        self.error_label = QLabel(request.error or "")
+        self.error_label = plain_label(request.error or "", multiline=True)
         set_tone(self.error_label, "error")
-        self.error_label.setWordWrap(True)
         self.error_label.setAccessibleName("error")
         self.error_label.setVisible(bool(request.error))
         self.layout_.addWidget(self.error_label)
         self.fields: dict[str, Field] = {}
         self.warning_labels: list[QLabel] = []
         if request.mode == "url":
+            from portico.policy.url_review import review_url
+
+            review = review_url(request.url or "")
             self.layout_.addWidget(QLabel("The server asks you to open this page in your browser:"))
-            self.url_label = selectable_label(_url_markup(request), mono=True, rich=True)
+            # The registrable domain first (with its punycode form), then the whole URL.
+            self.site_label = selectable_label(visible(f"The site is {review.site}"))
+            self.site_label.setAccessibleName("site")
+            self.layout_.addWidget(self.site_label)
+            if review.host and review.host != (review.registrable_domain or review.host):
+                host = selectable_label(visible(f"Host: {review.host_line}"))
+                host.setAccessibleName("host")
+                self.layout_.addWidget(host)
+            self.url_label = selectable_label(_url_markup(review), mono=True, rich=True)
             self.url_label.setAccessibleName("address")
             self.layout_.addWidget(self.url_label)
-            if request.url_host:
-                site = selectable_label(f"The site is {request.url_host}")
-                site.setAccessibleName("site")
-                self.layout_.addWidget(site)
-            for warning in request.url_warnings:
-                label = QLabel(f"Warning: {warning}")
-                label.setWordWrap(True)
+            for warning in review.warnings:
+                label = plain_label(f"Warning: {warning}")
                 set_tone(label, "error")
                 label.setAccessibleName("warning")
                 self.warning_labels.append(label)
@@ -74,7 +84,7 @@ class ElicitationDialog(PromptDialog):
             return
         problems = self.form.problems()
         if problems:
-            self.error_label.setText("\n".join(problems))
+            set_plain(self.error_label, "\n".join(problems), multiline=True)
             self.error_label.show()
             return
         self.answer(ElicitationAnswer("accept", self.content()))
@@ -83,16 +93,11 @@ class ElicitationDialog(PromptDialog):
         return ElicitationAnswer("cancel")
 
 
-def _url_markup(request: ElicitationRequest) -> str:
+def _url_markup(review: UrlReview) -> str:
     """The whole URL, escaped, with the host in bold (the part that says whose site it is)."""
-    url = request.url or ""
-    host = request.url_host
-    if not host:
-        return html.escape(url)
-    from portico.policy.url_review import review_url
-
-    review = review_url(url)
+    if not review.host:
+        return html.escape(visible(review.shown_url))
     return (
-        f"{html.escape(review.before_host)}<b>{html.escape(review.host)}</b>"
-        f"{html.escape(review.after_host)}"
+        f"{html.escape(visible(review.before_host))}<b>{html.escape(visible(review.host))}</b>"
+        f"{html.escape(visible(review.after_host))}"
     )

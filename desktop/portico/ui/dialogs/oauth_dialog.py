@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QWidget
 from portico.prompts import AuthorizeRequest
 from portico.ui.dialogs.base import PromptDialog, action_button, selectable_label
 from portico.ui.dialogs.countdown import Countdown, format_remaining
+from portico.ui.dialogs.url_lines import add_url_lines
 from portico.ui.palette import set_tone
 
 __all__ = ["OAuthDialog", "format_remaining"]
@@ -35,6 +36,9 @@ class OAuthDialog(PromptDialog):
         self.intro.setWordWrap(True)
         self.layout_.addWidget(self.intro)
 
+        self.url_lines = add_url_lines(
+            self.layout_, request.authorize_url, what="The sign-in page is on"
+        )
         self.url_field = QLineEdit(request.authorize_url)
         self.url_field.setReadOnly(True)
         self.url_field.setAccessibleName("authorize link")

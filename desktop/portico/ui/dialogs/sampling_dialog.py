@@ -6,6 +6,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QPlainTextEdit, QSpinBox, QWi
 
 from portico.prompts import SamplingAnswer, SamplingMessage, SamplingRequest
 from portico.ui.dialogs.base import PromptDialog, selectable_label
+from portico.ui.text import plain
 
 
 class SamplingDialog(PromptDialog):
@@ -83,7 +84,7 @@ class SamplingDialog(PromptDialog):
 
 
 def _text(text: str, name: str) -> QPlainTextEdit:
-    edit = QPlainTextEdit(text)
+    edit = QPlainTextEdit(plain(text, multiline=True))
     edit.setReadOnly(True)
     edit.setAccessibleName(name)
     edit.setMaximumHeight(140)

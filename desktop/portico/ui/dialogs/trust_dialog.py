@@ -7,6 +7,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QWidget
 from portico.policy.prompters import trust_level_line
 from portico.prompts import TrustChoice, TrustRequest
 from portico.ui.dialogs.base import PromptDialog, esc, selectable_label
+from portico.ui.text import plain_label
 
 
 class TrustDialog(PromptDialog):
@@ -18,7 +19,7 @@ class TrustDialog(PromptDialog):
         self.target = selectable_label(request.target, mono=True)
         self.target.setAccessibleName(what)
         form.addRow(f"{what}:", self.target)
-        form.addRow("Transport:", QLabel(request.transport))
+        form.addRow("Transport:", plain_label(request.transport))
         self.source = selectable_label(request.source)
         form.addRow("Defined in:", self.source)
         if request.project:
@@ -48,6 +49,10 @@ class TrustDialog(PromptDialog):
             self.pinned.setAccessibleName("project files it loads")
             self.pinned.setToolTip("Pinned by content: a change to any of them asks again.")
             form.addRow("Project files it loads:", self.pinned)
+        if request.sandbox:
+            self.sandbox = selectable_label("\n".join(request.sandbox), mono=True)
+            self.sandbox.setAccessibleName("sandbox")
+            form.addRow("Sandbox:", self.sandbox)
         self.layout_.addLayout(form)
         if request.loosenings:
             items = "".join(f"<li>{esc(line)}</li>" for line in request.loosenings)

@@ -15,6 +15,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersisten
 from PySide6.QtGui import QBrush, QIcon
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
+from portico.ui.text import plain, tip
+
 T = TypeVar("T")
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -58,23 +60,25 @@ class ItemsModel(QAbstractTableModel, Generic[T]):
 
     def text(self, row: int, column: int) -> str:
         item = self.item(row)
-        return "" if item is None else self.columns[column].text(item)
+        return "" if item is None else plain(self.columns[column].text(item))
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         item = self.item(index.row()) if index.isValid() else None
         if item is None:
             return None
         column = self.columns[index.column()]
+        # every cell holds a server's text: shown through plain(), a tooltip never as markup
         if role == Qt.ItemDataRole.DisplayRole:
-            return column.text(item)
+            return plain(column.text(item))
         if role == Qt.ItemDataRole.ToolTipRole and column.tip is not None:
-            return column.tip(item)
+            shown = column.tip(item)
+            return None if shown is None else tip(shown)
         if role == Qt.ItemDataRole.DecorationRole and column.decoration is not None:
             return column.decoration(item)
         if role == Qt.ItemDataRole.ForegroundRole and column.brush is not None:
             return column.brush(item)
         if role == Qt.ItemDataRole.AccessibleTextRole and column.accessible is not None:
-            return column.accessible(item, column.text(item))
+            return plain(column.accessible(item, column.text(item)))
         if role == self.ItemRole:
             return item
         return None

@@ -31,6 +31,7 @@ from portico.runtime.events import ServerState, Status
 from portico.ui.bridge import EventBridge
 from portico.ui.icons import announced_icon, status_icon
 from portico.ui.models.clock import clock
+from portico.ui.text import plain, tip
 from portico.ui.tray_state import status_text
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -64,6 +65,7 @@ class ServerListModel(QAbstractListModel):
         super().__init__(parent)
         self._rows: list[ServerState] = []
         self._scopes: dict[str, str] = {}
+        self._sandboxes: dict[str, str] = {}
         self._rank: dict[str, int] = {}  # configured position by server name
         self._clock = time.time
         clock().ticked.connect(self._tick)
@@ -100,9 +102,13 @@ class ServerListModel(QAbstractListModel):
         self._changed(row)
         self.statesChanged.emit()
 
-    def set_scopes(self, scopes: Mapping[str, str]) -> None:
-        """Server name -> "global" / "project" (from the loaded config)."""
+    def set_scopes(
+        self, scopes: Mapping[str, str], sandboxes: Mapping[str, str] | None = None
+    ) -> None:
+        """Server name -> "global" / "project" (from the loaded config), and -> its
+        sandbox badge ("sandboxed", "no sandbox", ...; none for most global servers)."""
         self._scopes = dict(scopes)
+        self._sandboxes = dict(sandboxes or {})
         if self._rows:
             self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
 
@@ -137,16 +143,17 @@ class ServerListModel(QAbstractListModel):
         scope = self._scopes.get(state.name)
         text = status_text(state, self._clock())
         if role == Qt.ItemDataRole.DisplayRole:
-            badge = f"  [{scope}]" if scope else ""
+            marks = [m for m in (scope, self._sandboxes.get(state.name)) if m]
+            badge = f"  [{' · '.join(marks)}]" if marks else ""
             tools = "1 tool" if state.tool_count == 1 else f"{state.tool_count} tools"
             detail = f"{text} · {tools}" if state.status is Status.RUNNING else text
-            return f"{state.name}{badge}\n{detail}"
+            return f"{plain(state.name)}{badge}\n{plain(detail)}"
         if role == Qt.ItemDataRole.DecorationRole:
             return self._icon(state)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return state.error or text
+            return tip(state.error or text)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{state.name}, {text}, {state.tool_count} tools"
+            return plain(f"{state.name}, {text}, {state.tool_count} tools")
         if role == self.NameRole:
             return state.name
         if role == self.StatusRole:

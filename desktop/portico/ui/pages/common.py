@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QTextBrowser
 
 from portico.ui.facade import RuntimeThread
 from portico.ui.ops import NoRuntime, Op, Ops
+from portico.ui.text import rich
 
 if TYPE_CHECKING:
     from portico.ui.runtime_thread.page_service import PageService
@@ -60,13 +61,8 @@ class PageBackend:
 
 
 def esc(text: object) -> str:
-    return (
-        str(text)
-        .replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-    )
+    """``text`` (a server's or a config's) for HTML the pages compose."""
+    return rich(text)
 
 
 def browser(name: str) -> QTextBrowser:

@@ -84,7 +84,9 @@ class ServerPages(QObject):
         # Take the log view's tab away first, then give the view to the searchable page.
         host = QWidget()
         page.set_page("Log", host)
-        self.log = LogPage(page.log_view, self.place.logs, lambda: self.current)
+        self.log = LogPage(
+            page.log_view, self.place.logs, lambda: self.current, on_level=self._log_level_chosen
+        )
         QVBoxLayout(host).addWidget(self.log)
         host.layout().setContentsMargins(0, 0, 0, 0)  # type: ignore[union-attr]
         page.setCurrentIndex(0)
@@ -108,6 +110,18 @@ class ServerPages(QObject):
         if tray is not None and tray.icon is not None:
             tray.icon.messageClicked.connect(self._tray_message_clicked)
         self.last_auth_server: str | None = None
+
+    def _log_level_chosen(self, level: str) -> None:
+        """The Log tab's level: the server shown is asked for it (every level: debug)."""
+        server = self.current
+        if server is None or not self.backend.available:
+            return
+        wanted = level or "debug"
+        self.backend.op(
+            lambda pages: pages.set_log_level(server, wanted),
+            f"Set the log level of {server}",
+            server=server,
+        ).run()
 
     # --- refreshing ----------------------------------------------------------------------
 

@@ -47,15 +47,22 @@ class LogPage(QWidget):
         book: LogBook | None = None,
         server: Callable[[], str | None] = lambda: None,
         parent: QWidget | None = None,
+        on_level: Callable[[str], None] | None = None,
     ) -> None:
-        """Call after the view left its old place (it is reparented into this page)."""
+        """Call after the view left its old place (it is reparented into this page).
+        ``on_level(level)``: the person chose a level ("" is every level); the server
+        shown is asked for it too."""
         super().__init__(parent)
         self.view = view
         self.book = book
         self._server = server
+        self._on_level = on_level
         self.level = QComboBox()
         self.level.setAccessibleName("log level filter")
-        self.level.setToolTip("Which of the server's log messages to show (stderr always shows)")
+        self.level.setToolTip(
+            "Which of the server's log messages to show and ask the server for"
+            " (stderr always shows)"
+        )
         for text, value in LEVEL_CHOICES:
             self.level.addItem(text, value)
         self.level.currentIndexChanged.connect(lambda _i: self._level_changed())
@@ -101,9 +108,12 @@ class LogPage(QWidget):
         self.matches = 0
 
     def _level_changed(self) -> None:
+        level = str(self.level.currentData() or "")
+        if self._on_level is not None:
+            self._on_level(level)
         if self.book is None:
             return
-        self.book.min_level = str(self.level.currentData() or "")
+        self.book.min_level = level
         self.book.show(self.view, self._server())
 
     def set_level(self, level: str) -> None:

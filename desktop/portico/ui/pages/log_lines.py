@@ -13,6 +13,7 @@ from collections import deque
 from PySide6.QtWidgets import QPlainTextEdit
 
 from portico.runtime.events import LogLine
+from portico.ui.text import plain
 
 LOG_LIMIT = 2000  # lines kept per server in the window
 RECENT_STDERR = 200  # stderr lines a failure note is compared with
@@ -53,14 +54,16 @@ class LogBook:
         return text
 
     def _text(self, line: LogLine) -> str | None:
+        # A server's line is one line as shown: a CR, a line feed or an escape in it is
+        # made visible, so it can neither rewrite nor forge the lines around it.
         stamp = clock(line.time)
         if line.stream == "stderr":
-            return f"{stamp}  {line.text}"
+            return f"{stamp}  {plain(line.text)}"
         if line.stream == "mcp":
-            level = line.level or "info"
-            return f"{stamp}  [{level}] {line.text}"
+            level = plain(line.level or "info")
+            return f"{stamp}  [{level}] {plain(line.text)}"
         body = self._without_quoted_stderr(line)
-        return f"{stamp}  [portico] {body}"
+        return f"{stamp}  [portico] {plain(body, multiline=True)}"
 
     def _without_quoted_stderr(self, line: LogLine) -> str:
         first, *rest = line.text.split("\n")

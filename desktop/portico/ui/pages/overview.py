@@ -14,6 +14,7 @@ from portico.ui.pages.common import esc
 from portico.ui.pages.health_view import HealthView
 from portico.ui.palette import set_tone
 from portico.ui.runtime_thread.snapshots import ServerDetails
+from portico.ui.text import set_plain
 from portico.ui.tray_state import status_text
 
 
@@ -68,7 +69,7 @@ class OverviewPage(QScrollArea):
         self._show_error(None)
 
     def _show_error(self, text: str | None) -> None:
-        self.error.setText(text or "")
+        set_plain(self.error, text or "", multiline=True)
         self.error.setVisible(bool(text))
         self.error_title.setVisible(bool(text))
 
@@ -98,6 +99,7 @@ class OverviewPage(QScrollArea):
             ("Transport", details.transport),
             ("URL" if details.transport != "stdio" else "Command", details.target),
             ("Configured in", f"{details.source} ({details.scope})"),
+            *((("Sandbox", "\n".join(details.sandbox)),) if details.sandbox else ()),
             ("Protocol version", details.protocol_version or "—"),
         ]
         if details.server_name or details.server_version:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import QFileDialog, QLabel, QTextBrowser, QWidget
 
 from portico.ui.pages.common import esc
 from portico.ui.palette import tone
+from portico.ui.text import set_plain
 
 MAX_IMAGE_WIDTH = 480
 MIN_IMAGE_WIDTH = 48  # tiny icons are scaled up to be seen
@@ -236,7 +237,7 @@ class ResultView(QTextBrowser):
     def show_notice(self, text: str, *, error: bool = False) -> None:
         color = tone("error" if error else "muted")
         self.notice.setStyleSheet(f"color:{color}; padding:4px")
-        self.notice.setText(text)
+        set_plain(self.notice, text)
         self.notice.show()
         self._place_notice()
 

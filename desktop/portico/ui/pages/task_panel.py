@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from portico.runtime.task_events import STATUS_WORDS
 from portico.ui.pages.common import PageBackend, status_label
+from portico.ui.text import plain, set_plain
 
 if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
@@ -99,7 +100,7 @@ class TaskPanel(QGroupBox):
         self.records = records
         self.list.clear()
         for record in records:
-            item = QListWidgetItem(record_text(record))
+            item = QListWidgetItem(plain(record_text(record)))
             item.setData(Qt.ItemDataRole.UserRole, record.task_id)
             item.setToolTip(f"task id {record.task_id}")
             self.list.addItem(item)
@@ -126,16 +127,16 @@ class TaskPanel(QGroupBox):
         if record is None or server is None or self._fetching is not None:
             return
         self._fetching = record.task_id
-        self.status.setText(f"Fetching the result of {record.tool}…")
+        set_plain(self.status, f"Fetching the result of {record.tool}…")
         self._enable()
 
         def progress(done: float, total: float | None, message: str | None) -> None:
             if message:
-                self.status.setText(message)
+                set_plain(self.status, message)
 
         def returned(result: ToolResult) -> None:
-            self.status.setText(
-                f"{record.tool} returned" + (" an error." if result.is_error else ".")
+            set_plain(
+                self.status, f"{record.tool} returned" + (" an error." if result.is_error else ".")
             )
             self._show_result(record.tool, result)
 
@@ -143,7 +144,7 @@ class TaskPanel(QGroupBox):
             text = str(exc)
             if record.result_text is not None and "no longer has task" in text:
                 text += f"\n\nThe result shown when it ended:\n{record.result_text}"
-            self.status.setText(f"{record.tool}: the result could not be fetched.")
+            set_plain(self.status, f"{record.tool}: the result could not be fetched.")
             self._show_error(text)
 
         def ended() -> None:

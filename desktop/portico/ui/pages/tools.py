@@ -39,6 +39,8 @@ from portico.ui.palette import Tone, tone, tone_color
 from portico.ui.runtime_thread.page_service import CallOutcome
 from portico.ui.runtime_thread.snapshots import ToolInfo
 from portico.ui.schema_form import FieldError, SchemaForm, schema_kind
+from portico.ui.text import set_plain
+from portico.ui.views.view_pane import ViewPane
 
 if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
@@ -241,6 +243,8 @@ class ToolsPage(QWidget):
         self.try_layout.addWidget(self.task_panel)
         self.result_view = ResultView("tool result")
         self.try_layout.addWidget(self.result_view, 1)
+        self.view_pane = ViewPane(backend)  # MCP Apps: the result's view, when it has one
+        self.try_layout.addWidget(self.view_pane, 2)
         self._task_text: str | None = None  # the last task status a call reported
 
         right = QSplitter(Qt.Orientation.Vertical)
@@ -320,6 +324,7 @@ class ToolsPage(QWidget):
 
     def _set_tool(self, tool: ToolInfo | None) -> None:
         self.result_view.clear()
+        self.view_pane.close_view()
         self.call_status.clear()
         if tool is None:
             self.details.setHtml(
@@ -339,9 +344,9 @@ class ToolsPage(QWidget):
         callable_ = not tool.filtered_reason and bool(tool.qualified)
         self.try_box.setEnabled(callable_)
         if not callable_:
-            self.call_status.setText("Filtered out tools cannot be called.")
+            set_plain(self.call_status, "Filtered out tools cannot be called.")
         elif not self.form.fields:
-            self.call_status.setText("This tool takes no arguments.")
+            set_plain(self.call_status, "This tool takes no arguments.")
         self._show_running()
 
     def _show_running(self) -> None:
@@ -376,8 +381,9 @@ class ToolsPage(QWidget):
         if self.running is not None:
             self.running.cancel()  # one call at a time from this tab
         hint = " (you may be asked to approve it)" if tool.asks_approval else ""
-        self.call_status.setText(f"Calling {tool.name}…{hint}")
+        set_plain(self.call_status, f"Calling {tool.name}…{hint}")
         self.result_view.clear()
+        self.view_pane.close_view()
         self.progress.setRange(0, 0)  # busy until the server reports progress
         server = self.server
         loop = asyncio.get_running_loop()
@@ -391,7 +397,7 @@ class ToolsPage(QWidget):
             server=server,
         )
         task = (
-            op.success(lambda outcome: self._returned(server, tool, outcome))
+            op.success(lambda outcome: self._returned(server, tool, outcome, arguments))
             .failure(lambda exc: self._failed(server, tool, exc))
             .finally_(lambda: self._ended(task))
             .run()
@@ -403,7 +409,7 @@ class ToolsPage(QWidget):
     def cancel_call(self) -> None:
         if self.running is not None:
             self.running.cancel()
-            self.call_status.setText("Cancelled: the server was told to stop the call.")
+            set_plain(self.call_status, "Cancelled: the server was told to stop the call.")
 
     def _is_shown(self, server: str, tool: ToolInfo) -> bool:
         selected = self.selected_tool()
@@ -421,7 +427,7 @@ class ToolsPage(QWidget):
         else:
             self.progress.setRange(0, 0)
         if message:
-            self.call_status.setText(message)
+            set_plain(self.call_status, message)
         if message and message.startswith("task ") and message != self._task_text:
             self._task_text = message  # the call became a task: list it (it survives a restart)
             self.task_panel.refresh()
@@ -436,8 +442,8 @@ class ToolsPage(QWidget):
         self._show_running()
 
     def _task_result(self, tool: str, result: ToolResult) -> None:
-        self.call_status.setText(
-            f"{tool} (task) returned" + (" an error." if result.is_error else ".")
+        set_plain(
+            self.call_status, f"{tool} (task) returned" + (" an error." if result.is_error else ".")
         )
         self.result_view.show_result(result)
 
@@ -446,18 +452,23 @@ class ToolsPage(QWidget):
 
     def _failed(self, server: str, tool: ToolInfo, exc: Exception) -> None:
         if self._is_shown(server, tool):
-            self.call_status.setText("The call failed.")
+            set_plain(self.call_status, "The call failed.")
             self.result_view.show_message(f"{type(exc).__name__}: {exc}", error=True)
 
-    def _returned(self, server: str, tool: ToolInfo, outcome: CallOutcome) -> None:
+    def _returned(
+        self, server: str, tool: ToolInfo, outcome: CallOutcome, arguments: dict[str, Any]
+    ) -> None:
         if not self._is_shown(server, tool):
             return
         if outcome.refusal is not None:
-            self.call_status.setText("Not run.")
+            set_plain(self.call_status, "Not run.")
             self.result_view.show_message(outcome.refusal, error=True)
             return
         result = outcome.result
-        self.call_status.setText(
-            f"{tool.name} returned an error." if result.is_error else f"{tool.name} returned."
+        set_plain(
+            self.call_status,
+            f"{tool.name} returned an error." if result.is_error else f"{tool.name} returned.",
         )
         self.result_view.show_result(result)
+        if tool.view is not None and not result.is_error:
+            self.view_pane.open_view(server, tool.qualified, arguments, result)

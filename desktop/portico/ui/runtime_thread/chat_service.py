@@ -41,6 +41,7 @@ from portico.prompts import (
     ToolApprovalRequest,
     TrustChoice,
     TrustRequest,
+    UnsandboxedRequest,
 )
 
 if TYPE_CHECKING:
@@ -95,6 +96,7 @@ class ChatSnapshot:
     limits: dict[str, tuple[float, str]] = field(default_factory=dict)  # server: (limit, unit)
     spend: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
+    tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,8 @@ class ListRow:
     updated: float
     snippet: str = ""
     message_count: int = 0
+    pinned: bool = False
+    archived: bool = False
 
 
 class InlinePrompter:
@@ -162,6 +166,9 @@ class InlinePrompter:
 
     async def review_trust(self, request: TrustRequest) -> TrustChoice:
         return await self.inner.review_trust(request)
+
+    async def run_unsandboxed(self, request: UnsandboxedRequest) -> bool:
+        return await self.inner.run_unsandboxed(request)
 
     async def authorize(self, request: AuthorizeRequest) -> str | None:
         return await self.inner.authorize(request)
@@ -244,7 +251,7 @@ class ChatService:
 
     async def resume_or_new(self) -> ChatSnapshot:
         """The newest conversation if it has no messages yet, else a new one."""
-        rows = await self._host().store.list(limit=1)
+        rows = await self._host().store.list(limit=1, pinned_first=False)
         if rows and rows[0].message_count == 0:
             with contextlib.suppress(Exception):
                 return await self.open(rows[0].id)
@@ -282,9 +289,12 @@ class ChatService:
             limits=limits,
             spend=spend,
             tasks=dict(chat.tasks),
+            tokens=chat.tokens,
         )
 
-    async def rows(self, query: str = "") -> list[ListRow]:
+    async def rows(self, query: str = "", archived: bool = False) -> list[ListRow]:
+        """The list's rows: pinned first, then newest; ``archived``: the archived chats
+        only; a ``query`` searches them all."""
         store = self._host().store
         if query:
             hits: list[SearchHit] = await store.search(query)
@@ -296,8 +306,11 @@ class ChatService:
                         hit.conversation_id, hit.title, hit.updated, snippet
                     )
             return list(seen.values())
-        summaries: list[ConversationSummary] = await store.list()
-        return [ListRow(s.id, s.title, s.updated, "", s.message_count) for s in summaries]
+        summaries: list[ConversationSummary] = await store.list(archived=archived)
+        return [
+            ListRow(s.id, s.title, s.updated, "", s.message_count, s.pinned, s.archived)
+            for s in summaries
+        ]
 
     async def rename(self, conversation_id: str, title: str) -> None:
         chat = self.chats.get(conversation_id)
@@ -306,11 +319,28 @@ class ChatService:
         else:
             await self._host().store.rename(conversation_id, title)
 
+    async def set_pinned(self, conversation_id: str, pinned: bool) -> None:
+        await self._host().store.set_pinned(conversation_id, pinned)
+
+    async def set_archived(self, conversation_id: str, archived: bool) -> None:
+        await self._host().store.set_archived(conversation_id, archived)
+
     async def delete(self, conversation_id: str) -> None:
+        """Deleted, restorable (:meth:`restore`) until :meth:`purge`."""
         chat = self.chats.pop(conversation_id, None)
         if chat is not None and chat.busy:
             chat.stop()
-        await self._host().store.delete(conversation_id)
+        host = self._host()
+        host.forget(conversation_id)
+        await host.store.flush()  # what the chat still wrote lands before the delete
+        await host.store.delete(conversation_id)
+
+    async def restore(self, conversation_id: str) -> None:
+        await self._host().store.restore(conversation_id)
+
+    async def purge(self, conversation_id: str) -> bool:
+        """The Undo went away: the deleted chat is removed for good."""
+        return await self._host().store.purge(conversation_id)
 
     async def set_model(self, conversation_id: str, ref: str | None) -> ChatSnapshot:
         await self.chats[conversation_id].set_model(ref or None)

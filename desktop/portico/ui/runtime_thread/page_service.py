@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
     from portico.runtime.task_store import TaskRecord, TaskStore
     from portico.services import Services
+    from portico.ui.runtime_thread.view_service import ViewService
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +74,7 @@ class PageService:
         self.hub = session.hub
         self.last_calls: dict[str, float] = {}
         self._chat = ChatContext(chat_id=DIRECT_CHAT_ID)  # Try it's spend and approvals
+        self._views: ViewService | None = None
         self._watched: tuple[str, str] | None = None  # the resource on the Resources tab
         self._tasks: TaskStore | None = None  # Try it calls that became tasks
 
@@ -119,6 +121,20 @@ class PageService:
     def guard(self) -> ToolGuard:
         """The services' one ToolGuard (the chat's too)."""
         return self.session.services.guard
+
+    @property
+    def direct_chat(self) -> ChatContext:
+        """Try it's chat context: its spend totals and session approvals."""
+        return self._chat
+
+    @property
+    def views(self) -> ViewService:
+        """The shown MCP Apps views (their sessions live here, on the runtime thread)."""
+        if self._views is None:
+            from portico.ui.runtime_thread.view_service import ViewService
+
+            self._views = ViewService(self)
+        return self._views
 
     async def call_tool(
         self,
@@ -227,6 +243,10 @@ class PageService:
         if wanted is not None:
             await self.hub.connection(wanted[0]).subscribe(wanted[1])
 
+    async def set_log_level(self, server: str, level: str) -> None:
+        """Ask the server for log messages at ``level`` and above (the Log tab's level)."""
+        await self.hub.connection(server).set_log_level(level)
+
     # --- config write-back -----------------------------------------------------------
 
     def _spec(self, name: str) -> ServerSpec:
@@ -270,6 +290,8 @@ class PageService:
     # --- trust -----------------------------------------------------------------------
 
     async def review_trust(self, name: str) -> ServerState:
-        """Ask the trust review again (also after a Reject), then reconnect."""
-        await self.session.policy.trust.review(self._spec(name))
-        return await self.hub.retry(name)
+        """Ask the trust review again (also after a Reject); the server goes on from the
+        answer (no second trust round trip: a declined review is not asked again)."""
+        spec = self._spec(name)
+        verdict = await self.session.policy.trust.review(spec)
+        return await self.hub.admit(name, spec, verdict)

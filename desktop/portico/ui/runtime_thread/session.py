@@ -20,7 +20,7 @@ from portico.ui.bridge import EventBridge
 from portico.ui.runtime_thread.chat_service import Emit, InlinePrompter
 
 if TYPE_CHECKING:
-    from portico.config.model import Config
+    from portico.config.model import Config, ServerSpec
     from portico.gateway.endpoint import Endpoint
     from portico.runtime.hub import Hub
     from portico.runtime.watcher import ConfigWatcher
@@ -34,6 +34,7 @@ class LoadResult:
     diagnostics: tuple[str, ...] = ()
     order: tuple[str, ...] = ()
     scopes: dict[str, str] = field(default_factory=dict)
+    sandboxes: dict[str, str] = field(default_factory=dict)  # name -> the list's badge
     files: tuple[str, ...] = ()
     secrets_notice: str | None = None  # said when secrets cannot go to a secure keyring
     models: int = 0  # model providers configured (the app opens on a chat when > 0)
@@ -134,6 +135,7 @@ class RuntimeSession:
             diagnostics=tuple(str(d) for d in config.diagnostics),
             order=tuple(s.name for s in config.servers),
             scopes={s.name: str(s.source.scope) for s in config.servers},
+            sandboxes={s.name: _sandbox_badge(s) for s in config.servers},
             files=tuple(str(p) for p in config.files),
             secrets_notice=await asyncio.to_thread(self.services.secrets.insecure_notice),
             models=len(config.models.providers) if getattr(config, "models", None) else 0,
@@ -223,3 +225,16 @@ class RuntimeSession:
         await self._endpoint_stack.aclose()  # before the hub: no client call lands on it
         self.endpoint = None
         await self.hub.close()
+
+
+def _sandbox_badge(spec: ServerSpec) -> str:
+    """What the Servers list says of a server's sandbox: "sandboxed", "sandboxed,
+    network", "no sandbox" for a project server without one, else nothing."""
+    from portico.runtime.sandbox.describe import sandbox_badge
+
+    badge = sandbox_badge(spec)
+    if badge == "network":
+        return "sandboxed, network"
+    if badge == "off":
+        return "no sandbox" if str(spec.source.scope) == "project" else ""
+    return badge

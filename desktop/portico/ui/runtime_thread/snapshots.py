@@ -41,6 +41,7 @@ class ServerDetails:
     connect_seconds: float | None = None
     last_call_at: float | None = None  # time.time() of the last call made from the app
     from_cache: bool = False
+    sandbox: tuple[str, ...] = ()  # its sandbox's rules, one a line (stdio servers)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,8 @@ class ToolInfo:
     utility: bool = False
     asks_approval: bool = True  # a call may ask the person first (not read-only, …)
     icon: str | None = None  # its announced icon, a file in the icon cache (runtime/icons.py)
+    view: str | None = None  # MCP Apps: the ui:// view its results are shown in
+    for_model: bool = True  # False: its server offers it to the server's views only
 
     @property
     def badges(self) -> list[str]:
@@ -104,6 +107,12 @@ def _target(conn: Connection) -> str:
     return describe_target(conn.spec)  # a URL's password never reaches the screen
 
 
+def _sandbox(spec: Any) -> tuple[str, ...]:
+    from portico.runtime.sandbox.describe import sandbox_lines
+
+    return sandbox_lines(spec)
+
+
 def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerDetails:
     conn = hub.connection(name)
     spec = conn.spec
@@ -128,6 +137,7 @@ def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerD
             default=None,
         ),
         from_cache=conn.from_cache,
+        sandbox=_sandbox(spec),
     )
 
 
@@ -157,6 +167,8 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
             utility=t.utility,
             asks_approval=asks(t.annotations),
             icon=None if t.utility else icons.get(t.tool),
+            view=t.view.resource_uri if t.view is not None else None,
+            for_model=t.for_model,
         )
         for t in hub.registry.server_tools(name)
     ]

@@ -17,7 +17,7 @@ from portico.prompts import ApprovalAnswer, ApprovalChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
-from tests.cli.attack import Recorder, global_toml, portico, recorder, write
+from tests.helpers.attack import Recorder, global_toml, portico, recorder, write
 from tests.helpers.person import ScriptedPerson
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes

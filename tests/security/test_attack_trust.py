@@ -24,7 +24,7 @@ from portico.prompts import Refused, TrustChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
-from tests.cli.attack import Recorder, global_toml, global_yaml, portico, recorder, write
+from tests.helpers.attack import Recorder, global_toml, global_yaml, portico, recorder, write
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import spec_for
 

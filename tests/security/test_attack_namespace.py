@@ -23,7 +23,7 @@ from portico.prompts import TrustChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
-from tests.cli.attack import Recorder, global_yaml, portico, recorder, write
+from tests.helpers.attack import Recorder, global_yaml, portico, recorder, write
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import config_of, spec_for
 

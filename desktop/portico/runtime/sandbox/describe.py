@@ -1,0 +1,59 @@
+"""A server's sandbox in words, the same in every face (review, list, test, Servers)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Iterable
+
+from portico.config.model import ServerSpec, Transport
+from portico.runtime.sandbox.launch import sandbox_view
+
+
+def sandbox_badge(spec: ServerSpec) -> str:
+    """One word for lists: sandboxed, network (sandboxed with allowed hosts), off, or ''
+    for a server that is not a local process."""
+    if spec.transport is not Transport.STDIO:
+        return ""
+    if not spec.sandboxed:
+        return "off"
+    return "network" if spec.sandbox.network_allow else "sandboxed"
+
+
+def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
+    """What the sandbox lets the server do, one rule a line; () for HTTP servers."""
+    if spec.transport is not Transport.STDIO:
+        return ()
+    if not spec.sandboxed:
+        return ("no sandbox: it runs with all of your rights (your files, your network)",)
+    view = sandbox_view(spec)
+    lines = [
+        "sandboxed: the system read-only, its own install, a private /tmp, an empty home",
+        "may read: " + (", ".join(view.read) if view.read else "nothing else"),
+        "may write: " + (", ".join(view.write) if view.write else "nothing (but /tmp)"),
+        "may reach: " + (", ".join(view.hosts) if view.hosts else "no network"),
+    ]
+    if sys.platform != "linux":
+        lines.append("this system cannot sandbox yet (Linux only): you will be asked first")
+    return tuple(lines)
+
+
+# What a process says when the sandbox kept something from it: a file that is not there,
+# a read-only file system, no permission, or no network at all.
+_BLOCKED = re.compile(
+    r"ENOENT|EACCES|EROFS|EPERM|ENETUNREACH|EAI_AGAIN|ENOTFOUND|ECONNREFUSED"
+    r"|No such file or directory|Read-only file system|Permission denied"
+    r"|Network is unreachable|Temporary failure in name resolution|Name or service not known"
+    r"|getaddrinfo|Connection refused|sandbox: refused a connection",
+    re.IGNORECASE,
+)
+MOST_BLOCKED = 10
+
+
+def blocked_lines(spec: ServerSpec, log: Iterable[str]) -> list[str]:
+    """The server's log lines that read like the sandbox refusing it something (the
+    sandbox itself cannot tell: a refused open looks like a missing file)."""
+    if not spec.sandboxed:
+        return []
+    found = [line.strip() for line in log if _BLOCKED.search(line)]
+    return list(dict.fromkeys(found))[-MOST_BLOCKED:]

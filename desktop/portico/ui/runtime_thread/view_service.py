@@ -1,0 +1,126 @@
+"""The runtime side of shown MCP Apps views: one ViewSession per view on screen.
+
+The GUI asks :meth:`ViewService.open` for a tool result that has a view and gets the page
+to render (:class:`ViewOpened`); the view's messages come back through :meth:`message`
+and Portico's go out through the ``deliver`` callback the GUI gave (called on this, the
+runtime thread; the GUI hops). Every rule a view is held to is ``portico.apps.session``'s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import webbrowser
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from portico.apps.resource import ViewCache, ViewUnavailable
+from portico.apps.session import HostContext, ViewSession
+
+if TYPE_CHECKING:
+    from portico.runtime.results import ToolResult
+    from portico.ui.runtime_thread.page_service import PageService
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ViewOpened:
+    """A view to render: its id (for :meth:`ViewService.message`), whose it is, the HTML,
+    the policy its page gets, and the origins the page may load from or talk to."""
+
+    id: str
+    server: str
+    uri: str
+    html: str
+    csp: str
+    origins: tuple[str, ...]
+    permissions: tuple[str, ...]
+    policy_lines: tuple[str, ...]
+    prefers_border: bool | None
+
+
+class ViewService:
+    def __init__(self, pages: PageService) -> None:
+        self.pages = pages
+        self._caches: dict[str, ViewCache] = {}
+        self._sessions: dict[str, ViewSession] = {}
+
+    def session(self, view_id: str) -> ViewSession | None:
+        return self._sessions.get(view_id)
+
+    async def open(
+        self,
+        qualified: str,
+        arguments: dict[str, Any],
+        result: ToolResult,
+        deliver: Callable[[str], None],
+        *,
+        theme: str = "light",
+    ) -> ViewOpened:
+        """The view of ``qualified``'s result, or ViewUnavailable saying why not."""
+        hub = self.pages.hub
+        try:
+            tool = hub.registry.resolve(qualified)
+        except LookupError as exc:
+            raise ViewUnavailable(str(exc)) from exc
+        if tool.view is None or tool.view.resource_uri is None:
+            raise ViewUnavailable(f"{qualified} has no view")
+        connection = hub.connection(tool.server)
+        cache = self._caches.setdefault(tool.server, ViewCache(tool.server))
+        view = await cache.get(
+            tool.view.resource_uri, connection.read_resource, generation=connection.generation
+        )
+        for line in view.csp.dropped:
+            log.warning("%s", line)
+        guard = self.pages.guard()
+        loop = asyncio.get_running_loop()
+
+        def open_url(url: str) -> None:
+            loop.run_in_executor(None, webbrowser.open, url)
+
+        session = ViewSession(
+            view,
+            send=lambda message: deliver(json.dumps(message)),
+            registry=hub.registry,
+            guard=guard,
+            chat=self.pages.direct_chat,
+            read_resource=connection.read_resource,
+            prompter=guard.prompter,
+            open_url=open_url,
+            tool=tool,
+            host=HostContext(theme=theme),
+        )
+        session.tool_input(arguments)
+        session.tool_result(result)
+        self._sessions[session.id] = session
+        csp = view.csp
+        return ViewOpened(
+            id=session.id,
+            server=view.server,
+            uri=view.uri,
+            html=view.html,
+            csp=csp.header(),
+            origins=tuple(dict.fromkeys(csp.connect + csp.resource + csp.frame)),
+            permissions=view.permissions,
+            policy_lines=tuple(csp.lines()),
+            prefers_border=view.prefers_border,
+        )
+
+    async def message(self, view_id: str, text: str) -> None:
+        """One message the view sent (JSON text); a view already closed is ignored."""
+        session = self._sessions.get(view_id)
+        if session is None:
+            return
+        try:
+            message = json.loads(text)
+        except ValueError:
+            message = None
+        await session.handle(message)
+
+    async def close(self, view_id: str, reason: str = "the view was closed") -> None:
+        session = self._sessions.pop(view_id, None)
+        if session is not None:
+            await session.teardown(reason)

@@ -1,0 +1,187 @@
+"""Everything QtWebEngine for views; imported only when the first view is shown.
+
+Per server: one off-the-record profile (nothing a view stores survives it or reaches
+another server's views) whose request interceptor lets through only the origins that
+server's views declared. Per view: a page that refuses every navigation after its own
+first load, opens no windows and denies every permission it is asked for (camera,
+microphone, clipboard, ...), logging what it refused.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from urllib.parse import urlsplit
+
+from PySide6.QtCore import QFile, QIODevice, QObject, QUrl, Signal, Slot
+from PySide6.QtWebEngineCore import (
+    QWebEnginePage,
+    QWebEngineProfile,
+    QWebEngineSettings,
+    QWebEngineUrlRequestInfo,
+    QWebEngineUrlRequestInterceptor,
+)
+
+log = logging.getLogger(__name__)
+
+HOST_SUFFIX = ".portico.invalid"  # the host pages' origins: nothing is ever fetched there
+
+_channel_js: str | None = None
+
+
+def channel_js() -> str:
+    """Qt's qwebchannel.js, read once from Qt's resources."""
+    global _channel_js
+    if _channel_js is None:
+        f = QFile(":/qtwebchannel/qwebchannel.js")
+        if not f.open(QIODevice.OpenModeFlag.ReadOnly):
+            raise RuntimeError("Qt's qwebchannel.js is missing (is QtWebChannel installed?)")
+        _channel_js = bytes(f.readAll().data()).decode("utf-8")
+        f.close()
+    return _channel_js
+
+
+def origin_allowed(url: str, allowed: set[str]) -> bool:
+    """``url``'s origin is one of ``allowed`` (entries may be ``https://*.example.com``)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("data", "about", "blob"):
+        return True
+    port = f":{parts.port}" if parts.port else ""
+    origin = f"{parts.scheme}://{(parts.hostname or '').lower()}{port}"
+    return any(origin == a or ("*" in a and fnmatch.fnmatchcase(origin, a)) for a in allowed)
+
+
+class _Fence(QWebEngineUrlRequestInterceptor):
+    """Blocks a request to an origin none of the server's views declared."""
+
+    def __init__(self, server: str, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.server = server
+        self.allowed: set[str] = set()
+        self.blocked: list[str] = []
+
+    def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
+        url = info.requestUrl().toString()
+        if urlsplit(url).hostname and str(urlsplit(url).hostname).endswith(HOST_SUFFIX):
+            info.block(True)  # the host page's own origin (the engine asks for a favicon)
+            return
+        if not origin_allowed(url, self.allowed):
+            info.block(True)
+            self.blocked.append(url)
+            log.warning(
+                "a view of %s tried to reach %s, which it did not declare", self.server, url
+            )
+
+
+class _Profiles(QObject):
+    """The view profiles of one window, deleted with it (after its pages: a profile must
+    outlive every page that uses it, and one kept past its window's end crashed the next
+    window's first view)."""
+
+    def __init__(self, parent: QObject) -> None:
+        super().__init__(parent)
+        self.setObjectName("portico-view-profiles")
+        self.by_server: dict[str, QWebEngineProfile] = {}
+        self.fences: dict[str, _Fence] = {}
+
+
+def _keeper(anchor: QObject) -> _Profiles:
+    found = anchor.findChild(_Profiles, "portico-view-profiles")
+    return found if isinstance(found, _Profiles) else _Profiles(anchor)
+
+
+def profile_for(anchor: QObject, server: str, origins: tuple[str, ...]) -> QWebEngineProfile:
+    """The server's profile in ``anchor``'s window (made on its first view there)."""
+    keeper = _keeper(anchor)
+    profile = keeper.by_server.get(server)
+    if profile is None:
+        profile = QWebEngineProfile(keeper)  # no storage name: off the record
+        fence = keeper.fences[server] = _Fence(server, profile)
+        profile.setUrlRequestInterceptor(fence)
+        settings = profile.settings()
+        for attribute, on in (
+            (QWebEngineSettings.WebAttribute.JavascriptCanOpenWindows, False),
+            (QWebEngineSettings.WebAttribute.LocalContentCanAccessRemoteUrls, False),
+            (QWebEngineSettings.WebAttribute.LocalContentCanAccessFileUrls, False),
+            (QWebEngineSettings.WebAttribute.PluginsEnabled, False),
+            (QWebEngineSettings.WebAttribute.JavascriptCanAccessClipboard, False),
+            (QWebEngineSettings.WebAttribute.JavascriptCanPaste, False),
+        ):
+            settings.setAttribute(attribute, on)
+        keeper.by_server[server] = profile
+    keeper.fences[server].allowed |= set(origins)
+    return profile
+
+
+def fence_of(anchor: QObject, server: str) -> _Fence | None:
+    return _keeper(anchor).fences.get(server)
+
+
+class ViewWebPage(QWebEnginePage):
+    """One view's page: its own first load, and nothing else."""
+
+    def __init__(self, profile: QWebEngineProfile, server: str, parent: QObject | None = None):
+        super().__init__(profile, parent)
+        self.server = server
+        self.refused: list[str] = []
+        self._loaded = False
+        self.loadFinished.connect(self._first_load_done)
+        if hasattr(self, "permissionRequested"):
+            self.permissionRequested.connect(self._deny_permission)
+
+    def _first_load_done(self, _ok: bool) -> None:
+        self._loaded = True
+
+    def _deny_permission(self, permission: object) -> None:
+        kind = getattr(permission, "permissionType", lambda: "a permission")()
+        self.refused.append(f"permission {kind}")
+        log.info("a view of %s asked for %s; refused", self.server, kind)
+        permission.deny()  # type: ignore[attr-defined]
+
+    def acceptNavigationRequest(
+        self, url: QUrl | str, navigation: QWebEnginePage.NavigationType, main_frame: bool
+    ) -> bool:
+        text = url.toString() if isinstance(url, QUrl) else str(url)
+        if main_frame and not self._loaded:
+            return True
+        if not main_frame and text in ("about:srcdoc", "about:blank"):
+            return True
+        self.refused.append(text)
+        log.info("a view of %s tried to open %s; links open only when it asks", self.server, text)
+        return False
+
+    def createWindow(  # type: ignore[override]
+        self, _type: QWebEnginePage.WebWindowType
+    ) -> QWebEnginePage | None:
+        self.refused.append("a new window")
+        return None  # Qt then opens nothing
+
+    def javaScriptConsoleMessage(
+        self,
+        level: QWebEnginePage.JavaScriptConsoleMessageLevel,
+        message: str,
+        line: int,
+        source: str,
+    ) -> None:
+        log.debug("view of %s console: %s (%s:%d)", self.server, message, source, line)
+
+
+class Bridge(QObject):
+    """The object the host page's relay talks to over QWebChannel."""
+
+    deliver = Signal(str)  # Portico -> view (JSON text)
+    posted = Signal(str)  # view -> Portico (JSON text)
+    resized = Signal(int)
+    is_ready = Signal()
+
+    @Slot(str)
+    def post(self, text: str) -> None:
+        self.posted.emit(text)
+
+    @Slot(int)
+    def resize(self, height: int) -> None:
+        self.resized.emit(height)
+
+    @Slot()
+    def ready(self) -> None:
+        self.is_ready.emit()

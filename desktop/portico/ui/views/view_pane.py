@@ -1,0 +1,166 @@
+"""The widget a view is shown in, under a tool's result (Try it) or its card (the chat).
+
+It asks the runtime side for the view (``PageService.views``), renders the page
+(``page_html``) in a web view on the server's own profile (``engine``), and carries the
+view's messages both ways. The web engine is imported on the first :meth:`show_view`,
+so an app that never shows a view never loads it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import importlib.util
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from portico.text import visible
+from portico.ui.pages.common import PageBackend
+
+if TYPE_CHECKING:
+    from portico.runtime.results import ToolResult
+    from portico.ui.runtime_thread.view_service import ViewOpened
+
+log = logging.getLogger(__name__)
+
+MAX_HEIGHT = 600  # pixels; the view scrolls inside beyond that
+
+
+def engine_refusal() -> str | None:
+    """Why views cannot be shown on this machine, or None (checked without loading it)."""
+    if importlib.util.find_spec("PySide6.QtWebEngineWidgets") is None:
+        return "Views need QtWebEngine (the PySide6-Addons package), which is not installed."
+    flags = os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "")
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--no-sandbox" not in flags:
+        return (
+            "Views are not shown while Portico runs as root: the web engine will not run "
+            "its own sandbox as root. Run Portico as your own user."
+        )
+    return None
+
+
+class ViewPane(QWidget):
+    def __init__(self, backend: PageBackend, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.backend = backend
+        self.opened: ViewOpened | None = None
+        self.web: Any = None  # QWebEngineView, made on the first view
+        self.bridge: Any = None
+        self.page: Any = None
+        self.ready = False
+        self.heard: list[str] = []  # what the view sent, in order (a face's log, and tests)
+        self.column = layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.caption = QLabel()
+        self.caption.setTextFormat(Qt.TextFormat.PlainText)
+        self.caption.setWordWrap(True)
+        layout.addWidget(self.caption)
+        self.hide()
+
+    def open_view(
+        self, server: str, qualified: str, arguments: dict[str, Any], result: ToolResult
+    ) -> None:
+        """Ask for the view of this result and show it when it comes."""
+        self.close_view()
+        refusal = engine_refusal()
+        if refusal is not None:
+            self.caption.setText(f"This result has a view, not shown here. {refusal}")
+            self.show()
+            return
+        loop = asyncio.get_running_loop()
+        token = object()
+        self._token = token
+
+        def deliver(text: str) -> None:  # called on the runtime thread
+            loop.call_soon_threadsafe(self._deliver, token, text)
+
+        theme = "dark" if self.palette().window().color().lightness() < 128 else "light"
+        self.backend.op(
+            lambda pages: pages.views.open(qualified, arguments, result, deliver, theme=theme),
+            f"Show the view of {qualified}",
+            server=server,
+        ).success(lambda opened: self._show(token, opened)).failure(self._failed).run()
+
+    def _failed(self, exc: Exception) -> None:
+        self.caption.setText(visible(f"The view cannot be shown: {exc}"))
+        self.show()
+
+    def _show(self, token: object, opened: ViewOpened) -> None:
+        if token is not self._token:
+            return
+        from PySide6.QtWebChannel import QWebChannel
+        from PySide6.QtWebEngineWidgets import QWebEngineView
+
+        from portico.ui.views import engine
+        from portico.ui.views.page_html import host_page
+
+        self.opened = opened
+        profile = engine.profile_for(self.window(), opened.server, opened.origins)
+        self.web = QWebEngineView(self)
+        self.page = engine.ViewWebPage(profile, opened.server, self.web)
+        self.bridge = engine.Bridge(self.page)
+        channel = QWebChannel(self.page)
+        channel.registerObject("host", self.bridge)
+        self.page.setWebChannel(channel)
+        self.bridge.posted.connect(self._posted)
+        self.bridge.resized.connect(self._resized)
+        self.bridge.is_ready.connect(self._ready)
+        self.web.setPage(self.page)
+        self.web.setMinimumHeight(150)
+        self.web.setMaximumHeight(MAX_HEIGHT)
+        self.column.addWidget(self.web)
+        lines = [f"View {opened.uri} of {opened.server}.", *opened.policy_lines]
+        if opened.permissions:
+            lines.append(f"It asks for {', '.join(opened.permissions)}: not granted.")
+        self.caption.setText(visible(" ".join(lines)))
+        page = host_page(
+            opened.html, opened.csp, engine.channel_js(), border=opened.prefers_border is not False
+        )
+        label = hashlib.sha256(opened.server.encode()).hexdigest()[:16]
+        base = QUrl(f"https://view-{label}{engine.HOST_SUFFIX}/")  # one origin per server
+        self.page.setHtml(page, base)
+        self.show()
+
+    def _ready(self) -> None:
+        self.ready = True
+
+    def _resized(self, height: int) -> None:
+        if self.web is not None:
+            self.web.setFixedHeight(max(40, min(height, MAX_HEIGHT)))
+
+    def _deliver(self, token: object, text: str) -> None:
+        if token is self._token and self.bridge is not None:
+            self.bridge.deliver.emit(text)
+
+    def _posted(self, text: str) -> None:
+        opened = self.opened
+        if opened is None:
+            return
+        self.heard.append(text)
+        view_id = opened.id
+        self.backend.op(
+            lambda pages: pages.views.message(view_id, text),
+            f"A message of the view {opened.uri}",
+            server=opened.server,
+        ).run()
+
+    def close_view(self) -> None:
+        """Tear the view down (it is told first, on the runtime side)."""
+        self._token = object()
+        opened, self.opened = self.opened, None
+        if opened is not None:
+            view_id = opened.id
+            self.backend.op(
+                lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
+            ).run()
+        if self.web is not None:
+            self.web.setParent(None)
+            self.web.deleteLater()
+            self.web = self.page = self.bridge = None
+        self.ready = False
+        self.caption.clear()
+        self.hide()

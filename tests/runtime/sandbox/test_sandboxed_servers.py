@@ -1,0 +1,176 @@
+"""Project stdio servers run sandboxed through the real connection: the prying test
+server is refused the person's home, writes outside what it was given and a dial, and
+reads its project; it reaches a declared host through the proxy, and an undeclared one is
+refused and named in its log; server-everything and server-filesystem (node) start and work."""
+
+from __future__ import annotations
+
+import glob
+import shutil
+import socket
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+
+from portico.config.model import Protocol, SandboxSpec, Scope, ServerSpec
+from portico.runtime.connection import Connection
+from portico.runtime.events import EventBus, Status
+from tests.helpers.specs import spec_for
+from tests.runtime.conftest import EVERYTHING, REPO
+from tests.runtime.sandbox.targets import http_target
+from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+
+pytestmark = pytest.mark.slow
+
+PRYING = REPO / "tests" / "servers" / "prying.py"
+FILESYSTEM = EVERYTHING.parents[2] / "server-filesystem" / "dist" / "index.js"
+
+
+@asynccontextmanager
+async def running(spec: ServerSpec) -> AsyncIterator[Connection]:
+    conn = Connection(spec, bus=EventBus())
+    await conn.start()
+    try:
+        state = await conn.wait_settled(60)
+        assert state.status is Status.RUNNING, state.error
+        yield conn
+    finally:
+        await conn.stop()
+
+
+async def text(conn: Connection, tool: str, **args: object) -> str:
+    result = await conn.call_tool(tool, dict(args))
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def prying(project: Path, **sandbox: object) -> ServerSpec:
+    return spec_for(
+        "prying",
+        scope=Scope.PROJECT,
+        project=project,
+        command=sys.executable,
+        args=[str(PRYING)],
+        protocol=Protocol.LEGACY,
+        connect_timeout=60.0,
+        sandbox=SandboxSpec(**sandbox),  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def person_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "person"
+    home.mkdir()
+    (home / "secret.txt").write_text("the person's secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+async def test_prying_server_is_refused_each_time_and_reads_its_project(
+    tmp_path: Path, project: Path, person_home: Path
+) -> None:
+    _bwrap()
+    (project / "notes.txt").write_text("project notes\n")
+    allowed = tmp_path / "out"
+    allowed.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    with listener:
+        spec = prying(project, write=(str(allowed),))
+        assert spec.sandboxed
+        async with running(spec) as conn:
+            assert (await text(conn, "read", path=str(person_home / "secret.txt"))).startswith(
+                "refused: FileNotFoundError"
+            )
+            assert await text(conn, "read", path=str(project / "notes.txt")) == "ok: project notes"
+            assert (await text(conn, "write", path=str(elsewhere / "x"))).startswith("refused")
+            assert (await text(conn, "write", path=str(project / "x"))).startswith("refused")
+            assert await text(conn, "write", path=str(allowed / "x")) == "ok"
+            assert (await text(conn, "dial", host="127.0.0.1", port=port)).startswith("refused")
+        # the same server with its sandbox off does all of it: the refusals above are the
+        # sandbox's
+        async with running(prying(project, enabled=False)) as conn:
+            secret = await text(conn, "read", path=str(person_home / "secret.txt"))
+            assert secret == "ok: the person's secret"
+            assert await text(conn, "write", path=str(elsewhere / "x")) == "ok"
+            assert await text(conn, "dial", host="127.0.0.1", port=port) == "ok"
+    assert (allowed / "x").read_text() == "pried"
+    assert not (project / "x").exists()
+
+
+async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logged(
+    project: Path, person_home: Path
+) -> None:
+    _bwrap()
+    before = _proxy_folders()
+    async with http_target("127.0.0.2") as target, http_target("127.0.0.3") as other:
+        declared = f"127.0.0.2:{target.port}"
+        spec = prying(project, network_allow=(declared,))
+        async with running(spec) as conn:
+            got = await text(conn, "fetch", url=f"http://{declared}/in")
+            assert got == f"ok: GET /in HTTP/1.1|host={declared}|body=", got
+            undeclared = f"127.0.0.3:{other.port}"
+            assert await text(conn, "fetch", url=f"http://{undeclared}/x") == "refused: HTTP 403"
+            assert (await text(conn, "dial", host="127.0.0.2", port=target.port)).startswith(
+                "refused"
+            )  # only through the proxy
+            lines = list(conn.log.lines)
+            during = _proxy_folders()
+        assert other.connections == [] and len(target.connections) == 1
+    assert during - before, "the proxy's folder while it ran"
+    assert not (during - before) & _proxy_folders(), "left behind"
+    refusal = f"sandbox: refused a connection to 127.0.0.3:{other.port}"
+    assert any(refusal in line for line in lines), lines
+
+
+def _proxy_folders() -> set[Path]:
+    return {Path(p) for p in glob.glob("/tmp/portico-net-*")}
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None or not EVERYTHING.exists():
+        pytest.skip("needs node and the npm peers (tests/peers)")
+    return node
+
+
+@pytest.mark.npm
+async def test_server_everything_works_sandboxed(project: Path, person_home: Path) -> None:
+    _bwrap()
+    spec = spec_for(
+        "everything",
+        scope=Scope.PROJECT,
+        project=project,
+        command=_node(),
+        args=[str(EVERYTHING), "stdio"],
+        protocol=Protocol.LEGACY,
+        connect_timeout=60.0,
+    )
+    assert spec.sandboxed
+    async with running(spec) as conn:
+        assert "inside" in await text(conn, "echo", message="inside")
+
+
+@pytest.mark.npm
+async def test_server_filesystem_works_sandboxed(project: Path, person_home: Path) -> None:
+    _bwrap()
+    (project / "notes.txt").write_text("project notes\n")
+    spec = spec_for(
+        "files",
+        scope=Scope.PROJECT,
+        project=project,
+        command=_node(),
+        args=[str(FILESYSTEM), str(project)],
+        protocol=Protocol.LEGACY,
+        connect_timeout=60.0,
+    )
+    async with running(spec) as conn:
+        listing = await text(conn, "list_directory", path=str(project))
+        assert "notes.txt" in listing
+        assert "project notes" in await text(
+            conn, "read_text_file", path=str(project / "notes.txt")
+        )
