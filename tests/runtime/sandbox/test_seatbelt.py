@@ -1,0 +1,58 @@
+"""The macOS sandbox-exec profile, checked for its content (it is launched only on
+darwin): deny by default, the system and the given paths readable, only the write paths
+and devices writable, the network only to the proxy's port, every path quoted."""
+
+from __future__ import annotations
+
+import pytest
+
+from portico.runtime.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv, seatbelt_profile
+
+
+def _rules(profile: str, verb: str) -> list[str]:
+    return [line for line in profile.splitlines() if line.startswith(f"(allow {verb}")]
+
+
+def test_deny_by_default_and_reads_only_what_it_is_given() -> None:
+    profile = seatbelt_profile(["/Users/me/proj", "/Users/me/proj"], ["/private/tmp/p-1"])
+    lines = profile.splitlines()
+    assert lines[:2] == ["(version 1)", "(deny default)"]
+    reads = _rules(profile, "file-read*")
+    assert '(allow file-read* (subpath "/Users/me/proj"))' in reads  # once
+    assert any('(subpath "/System")' in r and '(subpath "/usr")' in r for r in reads)
+    assert not any('"/Users"' in r or '"/Users/me"' in r for r in reads)  # not the home
+    writes = [line for line in lines if "file-write*" in line]
+    assert writes == [
+        '(allow file-write* (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty")'
+        ' (literal "/dev/dtracehelper"))',
+        '(allow file-read* file-write* (subpath "/private/tmp/p-1"))',
+    ]
+
+
+def test_no_network_without_a_proxy_and_only_the_proxy_with_one() -> None:
+    assert "network" not in seatbelt_profile(["/p"], [])
+    profile = seatbelt_profile(["/p"], [], proxy_port=3128)
+    assert [line for line in profile.splitlines() if "network" in line] == [
+        '(allow network-outbound (remote ip "localhost:3128"))'
+    ]
+    with pytest.raises(ValueError, match="not a port"):
+        seatbelt_profile([], [], proxy_port=70000)
+
+
+def test_paths_are_quoted_and_bad_ones_refused() -> None:
+    profile = seatbelt_profile(['/Users/me/a "b"\\c'], [])
+    assert '(subpath "/Users/me/a \\"b\\"\\\\c")' in profile
+    with pytest.raises(ValueError, match="not an absolute path"):
+        seatbelt_profile(["relative/dir"], [])
+    with pytest.raises(ValueError, match="control character"):
+        seatbelt_profile(["/p\n(allow default)"], [])
+
+
+def test_the_argv_hands_the_profile_to_sandbox_exec() -> None:
+    assert seatbelt_argv("(version 1)\n", ["node", "x.js"]) == [
+        SANDBOX_EXEC,
+        "-p",
+        "(version 1)\n",
+        "node",
+        "x.js",
+    ]
