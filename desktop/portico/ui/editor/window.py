@@ -36,13 +36,11 @@ from PySide6.QtWidgets import (
 
 from portico.auth.secret_store import SecretStore
 from portico.config import schema
-from portico.config.atomic import ConflictError, read_bytes
 from portico.config.document import DocumentParseError, EditError
+from portico.config.editing import EditedFile, EditorModel
 from portico.config.secrets import has_references
 from portico.ui.editor.add_server import AddServerDialog
-from portico.ui.editor.files import EditedFile, open_files
 from portico.ui.editor.form import UNSET, ServerForm
-from portico.ui.editor.merge import three_way
 from portico.ui.editor.models_tab import ModelsTab
 from portico.ui.editor.raw_tab import RawTab
 from portico.ui.editor.server_list import ServerList
@@ -99,7 +97,7 @@ class ConfigEditorWindow(QMainWindow):
         self.secrets_factory = secrets
         self._own_secrets: SecretStore | None = None
         self.project = project
-        self.files: list[EditedFile] = []
+        self.model: EditorModel  # the files and their edits; open_project builds it
         self.raw_tabs: dict[Path, RawTab] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
@@ -228,7 +226,7 @@ class ConfigEditorWindow(QMainWindow):
     def open_project(self, project: Path | None) -> None:
         """(Re)open every config file of both scopes; unsaved edits are dropped."""
         self.project = project
-        self.files = open_files(project)
+        self.model = EditorModel(project)
         while self.tabs.count() > FIXED_TABS:
             widget = self.tabs.widget(FIXED_TABS)
             self.tabs.removeTab(FIXED_TABS)
@@ -256,11 +254,12 @@ class ConfigEditorWindow(QMainWindow):
         title = "Portico — Config Editor"
         self.setWindowTitle(f"{title} — {project.name}" if project else title)
 
+    @property
+    def files(self) -> list[EditedFile]:
+        return self.model.files
+
     def file_for(self, path: Path | str) -> EditedFile:
-        for file in self.files:
-            if file.path == Path(path):
-                return file
-        raise KeyError(path)
+        return self.model.file_for(path)
 
     def raw_tab(self, path: Path | str) -> RawTab:
         return self.raw_tabs[Path(path)]
@@ -269,7 +268,7 @@ class ConfigEditorWindow(QMainWindow):
     def dirty(self) -> bool:
         """Unsaved edits, counting a value typed in the form and not yet applied."""
         typed = any(field.pending for field in self.form.fields.values())
-        return typed or any(f.dirty for f in self.files)
+        return typed or self.model.dirty
 
     def _apply_typed(self) -> None:
         """Apply every value typed in the form and not yet applied (focus still in it)."""
@@ -534,26 +533,9 @@ class ConfigEditorWindow(QMainWindow):
         """Write every changed file; a conflict shows the Reload bar. Returns what was written."""
         self.commit_pending()
         self.flush_raw()
-        written: list[Path] = []
-        conflicts: list[str] = []
-        problems: list[str] = []
-        self._conflicted = []
-        for file in self.files:
-            if not file.dirty:
-                continue
-            if file.doc is None:
-                problems.append(f"{file.path} does not parse; fix it in its raw tab first.")
-                continue
-            try:
-                file.save()
-            except ConflictError as exc:
-                self._conflicted.append(file.path)
-                conflicts.append(str(exc))
-                continue
-            except OSError as exc:
-                problems.append(f"Could not write {file.path}: {exc}")
-                continue
-            written.append(file.path)
+        outcome = self.model.save()
+        written, conflicts, problems = outcome.written, outcome.conflicts, outcome.problems
+        self._conflicted = list(outcome.conflicted)
         if conflicts:
             self.conflict_label.setText(
                 "\n".join(conflicts) + "\nReload to see the file as it is now (your edits of "
@@ -564,7 +546,7 @@ class ConfigEditorWindow(QMainWindow):
             self.conflict_bar.hide()
         self._refresh_list()
         self._refresh_titles()
-        errors = sum(d.is_error for f in self.files if f.path in written for d in f.diagnostics())
+        errors = outcome.errors
         if written:
             note = f"Saved {', '.join(str(p) for p in written)}."
             if errors:
@@ -592,33 +574,13 @@ class ConfigEditorWindow(QMainWindow):
     def check_disk(self) -> list[str]:
         """Compare each file with the disk: reload it quietly when it has no edits, re-apply
         the edits onto the new file when they touch other keys, else ask (the bar)."""
-        said: list[str] = []
-        conflicts: list[str] = []
         self._apply_typed()  # a typed value is an edit: merged or asked about, never dropped
-        for file in self.files:
-            data, snapshot = read_bytes(file.path)
-            if snapshot.exists == file.snapshot.exists and snapshot.sha256 == file.snapshot.sha256:
-                continue
-            disk = data.decode("utf-8", errors="replace") if data is not None else ""
-            if not file.dirty:
-                self.reload(file.path, quiet=True)
-                said.append(f"{file.path.name} changed on disk and was reloaded.")
-                continue
-            merge = three_way(file.path, file.dialect, file.baseline, file.text, disk)
-            if merge.text is not None:
-                file.adopt_disk(disk, snapshot, merge.text)
-                self._show_file(file)
-                said.append(
-                    f"{file.path.name} changed on disk; your edits were re-applied onto it."
-                )
-                continue
-            if file.path not in self._conflicted:
-                self._conflicted.append(file.path)
-            touched = ", ".join(merge.conflicts)
-            conflicts.append(
-                f"{file.path} changed on disk, and your unsaved edits touch the same "
-                f"keys ({touched})."
-            )
+        outcome = self.model.check_disk(self._conflicted)
+        for path in outcome.changed:
+            self._show_file(self.file_for(path))
+        self._conflicted += outcome.conflicted
+        conflicts = outcome.conflicts
+        said = outcome.said
         if conflicts:
             self.conflict_label.setText(
                 "\n".join(conflicts) + "\nReload drops your edits of that file; Keep mine "
@@ -678,9 +640,9 @@ class ConfigEditorWindow(QMainWindow):
         if not files:
             return None
         diffs = []
+        disk_texts = self.model.disk_texts([f.path for f in files])
         for file in files:
-            data, _snapshot = read_bytes(file.path)
-            disk = data.decode("utf-8", errors="replace") if data is not None else ""
+            disk = disk_texts[file.path]
             diffs.append(
                 "".join(
                     difflib.unified_diff(
@@ -808,10 +770,8 @@ class ConfigEditorWindow(QMainWindow):
                 if not self.dirty:
                     then()
             elif button is discard:
-                for file in self.files:
-                    if file.dirty:
-                        file.reload()
-                        self._show_file(file)
+                for file in self.model.discard():
+                    self._show_file(file)
                 then()
 
         box.buttonClicked.connect(clicked)
