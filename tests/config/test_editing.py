@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from portico import paths
+from portico.config import parse_count
 from portico.config.editing import EditorModel
 
 TEXT = """\
@@ -108,3 +109,20 @@ def test_a_file_without_edits_is_reloaded_and_discard_drops_edits() -> None:
     assert model.dirty
     assert [f.path for f in model.discard()] == [target] and not model.dirty
     assert model.file_for(target).server_names() == ["files", "web", "more"]
+
+
+def test_a_save_parses_each_file_once_and_returns_the_config_it_read() -> None:
+    target = _global()
+    yaml = paths.paths().global_yaml
+    yaml.write_text("# mine\nmcp_servers:\n  y: {command: npx}\n", encoding="utf-8")
+    model = EditorModel(None)
+    model.file_for(target).set("web", ("url",), "https://example.org/mcp")
+    parse_count.reset()
+    outcome = model.save()
+    assert dict(parse_count.PARSES) == {str(target): 1, str(yaml): 1}
+    assert outcome.config is not None
+    web = outcome.config.server("web")
+    assert web is not None and web.url == "https://example.org/mcp"
+    assert {s.name for s in outcome.config.servers} == {"files", "web", "y"}
+    parse_count.reset()
+    assert model.save().config is None and parse_count.total() == 0  # nothing to write

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from portico.config.atomic import ConflictError, Snapshot, read_bytes
 from portico.config.document import ConfigDocument, DocumentParseError, KeyPath
-from portico.config.load import config_files, parse_text
+from portico.config.load import config_files, load, parse_text
 from portico.config.merge import three_way
 from portico.config.model import Config, Diagnostic, Dialect, Scope
 
@@ -164,9 +164,10 @@ class EditedFile:
     def save(self) -> None:
         """Write through the round-trip document; ConflictError if the disk changed."""
         doc = self._require_doc()
+        text = self.text  # what is written, even if an edit lands meanwhile
         doc.save()
         self.snapshot = read_bytes(self.path)[1]
-        self.baseline = self.text
+        self.baseline = text
 
     # --- showing values ----------------------------------------------------------------
 
@@ -199,6 +200,9 @@ class SaveOutcome:
     conflicts: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     errors: int = 0  # the diagnostics of the written files that are errors
+    # The effective config after the save (every file of both scopes, each parsed once),
+    # for the app to apply as it is: None when nothing was written.
+    config: Config | None = None
 
 
 @dataclass
@@ -257,6 +261,8 @@ class EditorModel:
                 continue
             out.written.append(file.path)
             out.errors += sum(d.is_error for d in file.diagnostics())
+        if out.written:
+            out.config = load(self.project)
         return out
 
     def check_disk(self, conflicted: Sequence[Path] = ()) -> DiskOutcome:

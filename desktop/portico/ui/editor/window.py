@@ -47,8 +47,10 @@ from portico.ui.editor.server_list import ServerList
 from portico.ui.editor.settings_form import SettingsForm
 from portico.ui.editor.test_panel import TestResultDialog
 from portico.ui.icons import app_icon
+from portico.ui.ops import Ops
 
 if TYPE_CHECKING:
+    from portico.config.model import Config
     from portico.runtime.hooks import ConnectionHooks
     from portico.ui.facade import RuntimeThread
 
@@ -98,8 +100,10 @@ class ConfigEditorWindow(QMainWindow):
         self._own_secrets: SecretStore | None = None
         self.project = project
         self.model: EditorModel  # the files and their edits; open_project builds it
+        self.saved_config: Config | None = None  # what the last save read, for the app
+        self._saving = False  # a save runs in a worker thread: the files are its own
+        self.ops = Ops(lambda notice: self._say(notice.text))
         self.raw_tabs: dict[Path, RawTab] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
         self.last_test: TestResultDialog | None = None
         self._wanted: tuple[str, str] | None = None  # the last server the person selected
@@ -113,7 +117,9 @@ class ConfigEditorWindow(QMainWindow):
         self.form.entryEdited.connect(self._entry_edited)
         self.form.renamed.connect(self.rename_selected)
         self.form.keychainRequested.connect(
-            lambda key, entry, value: self.spawn(self.store_in_keychain(key, entry, value))
+            lambda key, entry, value: self.spawn(
+                self.store_in_keychain(key, entry, value), "Store in keychain"
+            )
         )
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("editor tabs")
@@ -186,9 +192,9 @@ class ConfigEditorWindow(QMainWindow):
         bottom.addWidget(self.notice, 1)
         self.test_button = QPushButton("&Test")
         self.test_button.setToolTip("Connect the edited server without saving")
-        self.test_button.clicked.connect(lambda: self.spawn(self.test_selected()))
+        self.test_button.clicked.connect(lambda: self.spawn(self.test_selected(), "Test"))
         self.save_button = QPushButton("&Save")
-        self.save_button.clicked.connect(self.save)
+        self.save_button.clicked.connect(lambda: self.save())
         bottom.addWidget(self.test_button)
         bottom.addWidget(self.save_button)
 
@@ -202,7 +208,7 @@ class ConfigEditorWindow(QMainWindow):
 
         save_action = QAction("Save", self)
         save_action.setShortcut(QKeySequence.StandardKey.Save)
-        save_action.triggered.connect(self.save)
+        save_action.triggered.connect(lambda: self.save())
         self.addAction(save_action)
         close_action = QAction("Close", self)
         close_action.setShortcut(QKeySequence.StandardKey.Close)
@@ -529,11 +535,29 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- save / reload -----------------------------------------------------------------
 
-    def save(self) -> list[Path]:
-        """Write every changed file; a conflict shows the Reload bar. Returns what was written."""
+    def save(self, then: Callable[[list[Path]], Any] | None = None) -> asyncio.Task[None]:
+        """Start a save in the background (``save_now``); ``then`` gets what was written."""
+        op = self.ops.op(self.save_now, "Save")
+        if then is not None:
+            op.success(then)
+        return op.run()
+
+    async def save_now(self) -> list[Path]:
+        """Write every changed file, off the GUI thread; a conflict shows the Reload bar.
+        Returns what was written. The save reads the config once, for the app to apply."""
         self.commit_pending()
         self.flush_raw()
-        outcome = self.model.save()
+        if self._saving:
+            self._say("A save is running; try again when it has finished.")
+            return []
+        self._saving = True
+        self.save_button.setEnabled(False)
+        try:
+            outcome = await asyncio.to_thread(self.model.save)
+        finally:
+            self._saving = False
+            self.save_button.setEnabled(self.dirty)
+        self.saved_config = outcome.config
         written, conflicts, problems = outcome.written, outcome.conflicts, outcome.problems
         self._conflicted = list(outcome.conflicted)
         if conflicts:
@@ -733,11 +757,15 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- plumbing ----------------------------------------------------------------------
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+    def spawn(
+        self, coro: Coroutine[Any, Any, Any], what: str = "The editor's task"
+    ) -> asyncio.Task[None]:
+        """Run ``coro`` as a background operation: kept alive, its failure a notice."""
+
+        async def work() -> Any:
+            return await coro
+
+        return self.ops.op(work, what).run()
 
     def _keep(self, dialog: QWidget) -> None:
         self.dialogs.append(dialog)
@@ -766,9 +794,7 @@ class ConfigEditorWindow(QMainWindow):
 
         def clicked(button: Any) -> None:
             if button is save:
-                self.save()
-                if not self.dirty:
-                    then()
+                self.save(lambda _written: None if self.dirty else then())
             elif button is discard:
                 for file in self.model.discard():
                     self._show_file(file)
@@ -787,8 +813,7 @@ class ConfigEditorWindow(QMainWindow):
             self.ask_unsaved(self._close_now)
             return
         self._closing = False
-        for task in list(self._tasks):
-            task.cancel()
+        self.ops.cancel_all()
         self.models.ops.cancel_all()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
