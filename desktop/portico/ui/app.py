@@ -221,6 +221,7 @@ class DesktopApp(QObject):
             project=lambda: self.window.project,
             taken=lambda: {s.name for s in self.model.states()},
             secrets=lambda: self.session.services.secrets if self.session is not None else None,
+            notify=self.window.post_notice,
         )
         self._chat, self._onboarding = chat, onboarding
         pane = self.window.chats.pane

@@ -761,11 +761,7 @@ class ConfigEditorWindow(QMainWindow):
         self, coro: Coroutine[Any, Any, Any], what: str = "The editor's task"
     ) -> asyncio.Task[None]:
         """Run ``coro`` as a background operation: kept alive, its failure a notice."""
-
-        async def work() -> Any:
-            return await coro
-
-        return self.ops.op(work, what).run()
+        return self.ops.spawn(coro, what)
 
     def _keep(self, dialog: QWidget) -> None:
         self.dialogs.append(dialog)
