@@ -28,6 +28,8 @@ timeout = 30000
 async def test_one_save_is_one_parse_and_one_apply() -> None:
     path = write_global(CONFIG)
     async with running_app("tiny") as desktop:
+        # tiny runs before the first apply has ended: let start-up finish first
+        await until(lambda: desktop.ops.running == 0, 30, "the start-up to finish")
         applied: list[str] = []
         desktop.configApplied.connect(applied.append)
         desktop.open_config_editor()
