@@ -31,6 +31,13 @@ def open_editor(qtbot: QtBot, project: Path | None = None, **kwargs: object) -> 
     return window
 
 
+async def saved(window: ConfigEditorWindow) -> None:
+    """Wait until the save the person started (Save, Ctrl+S) has finished."""
+    from tests.ui.qt_helpers import until
+
+    await until(lambda: window.ops.running == 0, 20, "the save to finish")
+
+
 def diff(before: str, after: str) -> list[str]:
     """The changed lines (+/-) of a unified diff, without headers and context."""
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)

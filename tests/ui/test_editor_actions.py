@@ -64,7 +64,7 @@ async def test_store_client_secret_in_keychain(qtbot: QtBot, memory_keyring: Mem
     field.keychain_button.click()
     await until(lambda: "keyring:docs-" in window.file_for(path).text, 5, "reference")
     assert memory_keyring.items[("portico", "docs-client_secret")] == "s3cret"
-    window.save()
+    await window.save_now()
     assert diff(before, path.read_text()) == [
         "+    oauth:",
         '+      client_secret: "${keyring:docs-client_secret}"',  # quoted by the YAML writer
@@ -121,7 +121,7 @@ async def test_store_in_keychain_with_the_file_fallback_says_where(
     assert f"Stored github-SLACK_TOKEN in {stored} (mode 0600" in window.notice.text()
 
 
-def test_add_from_preset(qtbot: QtBot, project: Path) -> None:
+async def test_add_from_preset(qtbot: QtBot, project: Path) -> None:
     window = open_editor(qtbot, project)
     dialog = window.open_add_server()
     assert dialog.isVisible() and not dialog.isModal()
@@ -138,7 +138,7 @@ def test_add_from_preset(qtbot: QtBot, project: Path) -> None:
     assert ("memory", "project · yaml") in window.server_list.rows()
     assert window.current() is not None and window.current()[1] == "memory"  # type: ignore[index]
     assert window.form.fields["command"].editor.text() == "npx"  # type: ignore[attr-defined]
-    window.save()
+    await window.save_now()
     text = target.read_text()
     assert "mcp_servers:" in text and "@modelcontextprotocol/server-memory" in text
     # A second server of the same name is refused in the dialog.

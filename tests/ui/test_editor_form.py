@@ -20,7 +20,7 @@ def _type(editor: QLineEdit, text: str) -> None:
     editor.editingFinished.emit()
 
 
-def test_form_edit_saves_exactly_one_line(qtbot: QtBot, project: Path) -> None:
+async def test_form_edit_saves_exactly_one_line(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
     before = path.read_text()
     window = open_editor(qtbot, project)
@@ -40,7 +40,7 @@ def test_form_edit_saves_exactly_one_line(qtbot: QtBot, project: Path) -> None:
     assert placeholder == f"default: {default_ms}"
     _type(timeout.editor, "20000")
     assert "timeout = 20000  # large folders list slowly" in window.raw_tab(path).toPlainText()
-    written = window.save()
+    written = await window.save_now()
 
     assert written == [path]
     after = path.read_text()
@@ -53,7 +53,7 @@ def test_form_edit_saves_exactly_one_line(qtbot: QtBot, project: Path) -> None:
     assert not window.dirty
 
 
-def test_yaml_bool_and_nested_key_edit_one_line_each(qtbot: QtBot) -> None:
+async def test_yaml_bool_and_nested_key_edit_one_line_each(qtbot: QtBot) -> None:
     path = install_global("edit_servers.yaml")
     before = path.read_text()
     window = open_editor(qtbot)
@@ -63,7 +63,7 @@ def test_yaml_bool_and_nested_key_edit_one_line_each(qtbot: QtBot) -> None:
     assert enabled.currentText() == "false"
     enabled.setCurrentIndex(enabled.findText("true"))
     enabled.activated.emit(enabled.currentIndex())
-    window.save()
+    await window.save_now()
     assert diff(before, path.read_text()) == ["-    enabled: false", "+    enabled: true"]
 
 
@@ -156,7 +156,7 @@ def test_unparsable_raw_text_marks_line_and_keeps_going(qtbot: QtBot) -> None:
     assert window.form.fields["timeout"].editor.text() == "15"  # type: ignore[attr-defined]
 
 
-def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
+async def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
     path = install_global("edit_servers.toml")
     window = open_editor(qtbot)
     window.select("filesystem", path)
@@ -164,7 +164,7 @@ def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
     outside = path.read_text().replace("defer_tools = 12", "defer_tools = 13")
     path.write_text(outside)
 
-    assert window.save() == []
+    assert await window.save_now() == []
     assert window.conflict_bar.isVisible()
     assert "changed on disk" in window.conflict_label.text()
     assert path.read_text() == outside  # nothing was overwritten
@@ -175,7 +175,7 @@ def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
     assert window.form.fields["cost_unit"].editor.text() == ""  # type: ignore[attr-defined]
     # After the reload, edits save again.
     _type(window.form.fields["cost_unit"].editor, "credits-x")  # type: ignore[arg-type]
-    assert window.save() == [path]
+    assert await window.save_now() == [path]
     assert diff(outside, path.read_text()) == ['+cost_unit = "credits-x"']
 
 
@@ -199,13 +199,13 @@ def test_rename_and_project_replaces_global(qtbot: QtBot, project: Path) -> None
     assert window.form.name_edit.text() == "recall"
 
 
-def test_save_refuses_text_that_does_not_parse(qtbot: QtBot) -> None:
+async def test_save_refuses_text_that_does_not_parse(qtbot: QtBot) -> None:
     path = install_global("edit_servers.toml")
     before = path.read_text()
     window = open_editor(qtbot)
     raw = window.raw_tab(path)
     raw.setPlainText(before.replace("[mcp.memory]", "[mcp.memory"))
-    assert window.save() == []  # the pending raw edit is applied first
+    assert await window.save_now() == []  # the pending raw edit is applied first
     assert "does not parse" in window.notice.text()
     assert path.read_text() == before
     assert [s for s, _b in window.server_list.rows()] == []
@@ -229,7 +229,7 @@ def test_typed_value_counts_as_an_edit_before_focus_leaves(qtbot: QtBot, project
     assert path.read_text() == before
 
 
-def test_outside_change_keeps_a_typed_value(qtbot: QtBot, project: Path) -> None:
+async def test_outside_change_keeps_a_typed_value(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
     window = open_editor(qtbot, project)
     assert window.select("filesystem", path)
@@ -243,6 +243,6 @@ def test_outside_change_keeps_a_typed_value(qtbot: QtBot, project: Path) -> None
     window.check_disk()
     assert "re-applied" in window.notice.text()
     assert timeout.text() == "20000" and window.dirty
-    window.save()
+    await window.save_now()
     on_disk = path.read_text(encoding="utf-8")
     assert on_disk.startswith("# outside\n") and "timeout = 20000" in on_disk

@@ -19,7 +19,7 @@ from portico.ui.facade import RuntimeThread
 from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.model_server import model_server, models
 from tests.servers.model_server import MODELS, ModelServer, text
-from tests.ui.editor_helpers import open_editor
+from tests.ui.editor_helpers import open_editor, saved
 from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # the scripted model server
@@ -132,6 +132,7 @@ async def test_add_a_provider_with_a_keychain_key_default_and_test(
 
     assert "sk-secret-123" not in window.raw_tab(toml).toPlainText()
     window.save_button.click()
+    await saved(window)
     assert toml.read_text() == (
         "# my config\n"
         'default_model = "local/gpt-mini"\n\n'
@@ -187,6 +188,7 @@ async def test_edit_and_remove_in_yaml_with_errors_at_the_key(
     assert tab.default_combo.currentData() is None
 
     window.save_button.click()
+    await saved(window)
     assert yaml.read_text() == (
         "# mine\n"
         "mcp_servers:\n"
@@ -245,13 +247,13 @@ async def test_a_locked_keyring_stores_nothing_and_writes_no_reference(qtbot: Qt
         keyring.set_keyring(previous)
 
 
-def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_is_named(
+async def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_is_named(
     qtbot: QtBot,
 ) -> None:
     yaml = _write(paths().global_yaml, YAML)
     window = open_editor(qtbot)
     window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow)
+    await until(window.isActiveWindow, 5, "the editor to be active")
     tab = _models_tab(window, "mcp.toml (global")
     assert tab.default_combo.itemText(0) == "(none here; config.yaml sets old/claude-x)"
     tab = _models_tab(window, "config.yaml (global")
@@ -259,6 +261,7 @@ def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_is_nam
     tab.form.base_url.setFocus()
     qtbot.keyClicks(tab.form.base_url, "https://api.example.com")
     qtbot.keyClick(tab.form.base_url, Qt.Key.Key_S, Qt.KeyboardModifier.ControlModifier)
+    await saved(window)
     assert yaml.read_text() == YAML.replace(
         "      models: [claude-x]\n",
         "      models: [claude-x]\n      base_url: https://api.example.com\n",

@@ -23,7 +23,7 @@ def _choose_file(window: object, name: str) -> None:
     raise AssertionError(f"no file {name} in {[combo.itemText(i) for i in range(combo.count())]}")
 
 
-def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
+async def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
     toml = install_global("edit_servers.toml")
     before = toml.read_text()
     window = open_editor(qtbot)
@@ -50,7 +50,7 @@ def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
     mode.activated.emit(mode.currentIndex())
     yaml = window.file_for(paths().global_yaml)
     assert 'mode: "off"' in yaml.text  # quoted: a bare off is a YAML 1.1 boolean
-    window.save()
+    await window.save_now()
     config = load(None)
     assert config.settings.discovery_concurrency == 3
     assert config.settings.approvals_mode == "off"
@@ -64,7 +64,7 @@ def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
     window.close()
 
 
-def test_roots_for_global_servers_are_set_in_the_settings_tab(
+async def test_roots_for_global_servers_are_set_in_the_settings_tab(
     qtbot: QtBot, tmp_path: object
 ) -> None:
     """The top-level roots (a list, typed in the file's own syntax) is a row of the
@@ -85,7 +85,7 @@ def test_roots_for_global_servers_are_set_in_the_settings_tab(
     qtbot.keyClicks(line, f'["{src}"]')
     line.editingFinished.emit()
     assert f'roots = ["{src}"]' in window.file_for(toml).text
-    window.save()
+    await window.save_now()
     config = load(None)
     assert config.settings.default_roots == (str(src),)
     assert all(s.roots == (str(src),) for s in config.servers if s.source.path == toml)

@@ -48,7 +48,9 @@ def _type(editor: QLineEdit, text: str) -> None:
 
 
 @pytest.mark.parametrize("corpus", ["edit_servers.toml", "edit_servers.yaml"])
-def test_form_values_reload_exactly_as_typed(qtbot: QtBot, project: Path, corpus: str) -> None:
+async def test_form_values_reload_exactly_as_typed(
+    qtbot: QtBot, project: Path, corpus: str
+) -> None:
     path = install_global(corpus)
     window = open_editor(qtbot, project)
     assert window.select("github", path)
@@ -59,7 +61,7 @@ def test_form_values_reload_exactly_as_typed(qtbot: QtBot, project: Path, corpus
     cwd = window.form.fields["cwd"].editor
     assert isinstance(cwd, QLineEdit)
     _type(cwd, "0123 #not a comment")
-    assert window.save() == [path]
+    assert await window.save_now() == [path]
 
     spec = load(project).server("github")
     assert spec is not None

@@ -73,7 +73,7 @@ async def test_the_editor_follows_changes_on_disk() -> None:
         await until(lambda: "third" in file.server_names(), 10, "the edit re-applied")
         assert "timeout = 45000" in file.text and editor.dirty
         assert "re-applied" in editor.notice.text()
-        editor.save()
+        await editor.save_now()
         on_disk = path.read_text(encoding="utf-8")
         assert "timeout = 45000" in on_disk and "[mcp.third]" in on_disk
         assert "# two servers" in on_disk

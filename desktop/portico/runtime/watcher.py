@@ -68,6 +68,7 @@ class ConfigWatcher:
         self.debounce = debounce
         self._task: asyncio.Task[None] | None = None
         self.reloads = 0
+        self._seen: list[Stamp] | None = None  # the files as last loaded by us or by a face
         self.previous = previous  # the last config applied (see keep_previous)
 
     def _snapshot(self) -> list[Stamp]:
@@ -77,8 +78,14 @@ class ConfigWatcher:
         if self._task is None:
             # Snapshot now, not when the task first runs: an edit made right after
             # start() must count as a change.
-            seen = self._snapshot()
+            seen = self._seen = self._snapshot()
             self._task = asyncio.create_task(self._run(seen), name="config-watcher")
+
+    def acknowledge(self, config: Config) -> None:
+        """The files as they are now were loaded elsewhere (the editor's save hands its
+        config to the session): do not load them again for this change."""
+        self._seen = self._snapshot()
+        self.previous = config
 
     async def stop(self) -> None:
         task, self._task = self._task, None
@@ -91,7 +98,8 @@ class ConfigWatcher:
         while True:
             await asyncio.sleep(self.interval)
             now = await asyncio.to_thread(self._snapshot)
-            if now == seen:
+            if now == seen or now == self._seen:
+                seen = now
                 continue
             # Wait until the files are quiet for `debounce` seconds.
             while True:
@@ -101,6 +109,9 @@ class ConfigWatcher:
                     break
                 now = later
             seen = now
+            if now == self._seen:  # acknowledged while it settled
+                continue
+            self._seen = now
             try:
                 from portico.config import keep_previous
 

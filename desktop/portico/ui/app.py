@@ -46,6 +46,7 @@ from portico.ui.tray import Tray
 from portico.ui.tray_state import summary as live_summary
 
 if TYPE_CHECKING:
+    from portico.config.model import Config
     from portico.runtime.events import ServerState
     from portico.ui.chat.controller import ChatController
     from portico.ui.onboarding.controller import Onboarding
@@ -222,6 +223,7 @@ class DesktopApp(QObject):
             project=lambda: self.window.project,
             taken=lambda: {s.name for s in self.model.states()},
             secrets=lambda: self.session.services.secrets if self.session is not None else None,
+            notify=self.window.post_notice,
         )
         self._chat, self._onboarding = chat, onboarding
         pane = self.window.chats.pane
@@ -386,12 +388,14 @@ class DesktopApp(QObject):
 
         return bool(await self.runtime.submit(apply()))
 
-    async def apply_config(self) -> None:
+    async def apply_config(self, config: Config | None = None) -> None:
+        """Load the config (or take ``config``, the editor's save of this project) and
+        apply it."""
         if self.session is None:
             return
         project: Path | None = self.window.project
         try:
-            loaded = await self.runtime.submit(self.session.load(project))
+            loaded = await self.runtime.submit(self.session.load(project, config))
         except Exception as exc:
             log.exception("loading the config failed")
             self.window.post_notice(Notice("error", f"Could not read the config: {exc}"))
@@ -469,7 +473,7 @@ class DesktopApp(QObject):
                 hooks=lambda: self.session.hub.hooks if self.session is not None else None,
                 secrets=lambda: self.session.services.secrets if self.session else None,
             )
-            self.editor.saved.connect(lambda _paths: self._spawn(self.apply_config()))
+            self.editor.saved.connect(lambda _paths: self._spawn(self._apply_saved()))
         elif not self.editor.dirty:
             self.editor.open_project(project)  # pick up changes made elsewhere
         elif self.editor.project != project:
@@ -482,6 +486,13 @@ class DesktopApp(QObject):
         self.editor.activateWindow()
         if server:
             self.editor.select(server)
+
+    async def _apply_saved(self) -> None:
+        """The editor saved: apply the config its save read (no second parse), when it
+        edits the project the app shows."""
+        editor = self.editor
+        same = editor is not None and editor.project == self.window.project
+        await self.apply_config(editor.saved_config if editor is not None and same else None)
 
     def toggle_window(self) -> None:
         if self.window.isVisible():

@@ -15,6 +15,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
 from portico.prompts import Notice
+from portico.ui.ops import Ops
 
 if TYPE_CHECKING:  # the config layer loads after the window is up (cold start)
     from portico.config.deeplink import AddRequest, Prepared
@@ -38,12 +39,10 @@ class LinkFlow(QObject):
         self._notify = notify
         self._reload = reload
         self.dialogs: list[Any] = []  # the DeepLinkDialogs on screen
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.ops = Ops(notify)
 
     def open(self, link: str) -> None:
-        task = asyncio.ensure_future(self.run(link))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.ops.spawn(self.run(link), "Opening the portico:// link")
 
     async def run(self, link: str) -> str:
         from portico.config.deeplink import DeepLinkError, parse_add_link, prepare
@@ -105,5 +104,4 @@ class LinkFlow(QObject):
     def close(self) -> None:
         for dialog in list(self.dialogs):
             dialog.abort()
-        for task in list(self._tasks):
-            task.cancel()
+        self.ops.cancel_all()

@@ -4,7 +4,7 @@ An :class:`Op` runs a coroutine on the GUI loop (which usually awaits the runtim
 through the facade) and calls ``success`` or ``failure`` back on the GUI thread. Without a
 ``failure`` callback the exception becomes a notice in the one place that words them
 (:func:`failure_notice`). :class:`Ops` keeps the running operations alive and cancels them
-at shutdown; it replaces the hand-rolled task sets of the window, pages and editor.
+at shutdown; every background task of the GUI runs through one (``Ops.op`` or ``Ops.spawn``).
 """
 
 from __future__ import annotations
@@ -109,6 +109,28 @@ class Ops:
         server: str | None = None,
     ) -> Op[T]:
         return Op(self, work, what, server=server)
+
+    def spawn(
+        self,
+        coro: Coroutine[Any, Any, Any],
+        what: str,
+        *,
+        server: str | None = None,
+        failure: Callable[[Exception], Any] | None = None,
+    ) -> asyncio.Task[None]:
+        """Run ``coro`` as an operation ``what``: kept alive, its failure a notice (or
+        ``failure``'s to handle)."""
+
+        async def work() -> Any:
+            return await coro
+
+        op = Op(self, work, what, server=server)
+        if failure is not None:
+            op.failure(failure)
+        task = op.run()
+        # Cancelled before it started, ``coro`` never ran: close it (no "never awaited").
+        task.add_done_callback(lambda _t: coro.close())
+        return task
 
     def keep(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)

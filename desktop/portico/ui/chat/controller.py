@@ -32,6 +32,7 @@ from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
 from portico.ui.chat.tool_card import ToolCard
+from portico.ui.ops import Ops
 from portico.ui.palette import Tone, set_tone
 from portico.ui.runtime_thread.chat_service import (
     ChatService,
@@ -67,7 +68,7 @@ class ChatController(QObject):
         self.running = False
         self._pending_user: str | None = None
         self._ids = itertools.count(1)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.ops = Ops()  # every background action; a failure is a notice in the chat
         self._completions: dict[tuple[str, str], list[Completion]] = {}
         self._prompt_hints: dict[str, str] = {}
         self.query = ""
@@ -126,18 +127,11 @@ class ChatController(QObject):
         self.composer.model_picker.showPopup()
 
     def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._finished)
+        self.ops.spawn(coro, "chat action", failure=self._failed)
 
-    def _finished(self, task: asyncio.Future[Any]) -> None:
-        self._tasks.discard(task)
-        if task.cancelled():
-            return
-        exc = task.exception()
-        if exc is not None:
-            log.info("chat action failed: %s", exc)
-            self.add_notice(str(exc) or type(exc).__name__, "error")
+    def _failed(self, exc: Exception) -> None:
+        log.info("chat action failed: %s", exc)
+        self.add_notice(str(exc) or type(exc).__name__, "error")
 
     async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """Run a plain service method on the runtime loop and return its result."""
@@ -171,8 +165,7 @@ class ChatController(QObject):
         self._spawn(fetch())
 
     def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+        self.ops.cancel_all()
 
     # --- chats ---------------------------------------------------------------------------
 

@@ -31,10 +31,10 @@ from PySide6.QtWidgets import (
 )
 
 from portico.config import schema
+from portico.config.editing import EditedFile
 from portico.config.model import Diagnostic, Dialect
 from portico.config.schema import KeySpec
 from portico.config.secrets import has_references
-from portico.ui.editor.files import EditedFile
 from portico.ui.palette import set_tone, tone_color
 
 

@@ -37,11 +37,11 @@ from PySide6.QtWidgets import (
 
 from portico.config import models_edit
 from portico.config.document import ConfigDocument, DocumentParseError, EditError
+from portico.config.editing import EditedFile
 from portico.config.model import Diagnostic, ProviderSpec, Scope
 from portico.config.models_config import KINDS
 from portico.config.secrets import has_references, literal_text
 from portico.config.validate import server_name_problem
-from portico.ui.editor.files import EditedFile
 from portico.ui.editor.provider_form import ProviderForm
 from portico.ui.ops import Ops
 from portico.ui.palette import set_tone

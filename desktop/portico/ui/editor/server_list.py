@@ -8,7 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QFont
 from PySide6.QtWidgets import QAbstractItemView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from portico.ui.editor.files import EditedFile
+from portico.config.editing import EditedFile
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
 SERVER_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
 )
 
 from portico.config import schema
+from portico.config.editing import EditedFile
 from portico.config.model import Dialect
 from portico.config.schema import SettingSpec
-from portico.ui.editor.files import EditedFile
 
 DEFAULT = "(default)"
 INT_LIMIT = 2_000_000_000

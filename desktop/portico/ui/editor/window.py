@@ -37,22 +37,22 @@ from PySide6.QtWidgets import (
 
 from portico.auth.secret_store import SecretStore
 from portico.config import schema
-from portico.config.atomic import ConflictError, read_bytes
 from portico.config.document import DocumentParseError, EditError
+from portico.config.editing import EditedFile, EditorModel
 from portico.config.secrets import has_references
 from portico.ui.editor.add_server import AddServerDialog
 from portico.ui.editor.diff_view import DiffDialog
-from portico.ui.editor.files import EditedFile, open_files
 from portico.ui.editor.form import UNSET, ServerForm
-from portico.ui.editor.merge import three_way
 from portico.ui.editor.models_tab import ModelsTab
 from portico.ui.editor.raw_tab import RawTab
 from portico.ui.editor.server_list import ServerList
 from portico.ui.editor.settings_form import SettingsForm
 from portico.ui.editor.test_panel import TestResultDialog
 from portico.ui.icons import app_icon
+from portico.ui.ops import Ops
 
 if TYPE_CHECKING:
+    from portico.config.model import Config
     from portico.runtime.hooks import ConnectionHooks
     from portico.ui.facade import RuntimeThread
 
@@ -101,9 +101,11 @@ class ConfigEditorWindow(QMainWindow):
         self.secrets_factory = secrets
         self._own_secrets: SecretStore | None = None
         self.project = project
-        self.files: list[EditedFile] = []
+        self.model: EditorModel  # the files and their edits; open_project builds it
+        self.saved_config: Config | None = None  # what the last save read, for the app
+        self._saving = False  # a save runs in a worker thread: the files are its own
+        self.ops = Ops(lambda notice: self._say(notice.text))
         self.raw_tabs: dict[Path, RawTab] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
         self.last_test: TestResultDialog | None = None
         self._wanted: tuple[str, str] | None = None  # the last server the person selected
@@ -117,7 +119,9 @@ class ConfigEditorWindow(QMainWindow):
         self.form.entryEdited.connect(self._entry_edited)
         self.form.renamed.connect(self.rename_selected)
         self.form.keychainRequested.connect(
-            lambda key, entry, value: self.spawn(self.store_in_keychain(key, entry, value))
+            lambda key, entry, value: self.spawn(
+                self.store_in_keychain(key, entry, value), "Store in keychain"
+            )
         )
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("editor tabs")
@@ -190,9 +194,9 @@ class ConfigEditorWindow(QMainWindow):
         bottom.addWidget(self.notice, 1)
         self.test_button = QPushButton("&Test")
         self.test_button.setToolTip("Connect the edited server without saving")
-        self.test_button.clicked.connect(lambda: self.spawn(self.test_selected()))
+        self.test_button.clicked.connect(lambda: self.spawn(self.test_selected(), "Test"))
         self.save_button = QPushButton("&Save")
-        self.save_button.clicked.connect(self.save)
+        self.save_button.clicked.connect(lambda: self.save())
         bottom.addWidget(self.test_button)
         bottom.addWidget(self.save_button)
 
@@ -206,7 +210,7 @@ class ConfigEditorWindow(QMainWindow):
 
         save_action = QAction("Save", self)
         save_action.setShortcut(QKeySequence.StandardKey.Save)
-        save_action.triggered.connect(self.save)
+        save_action.triggered.connect(lambda: self.save())
         self.addAction(save_action)
         close_action = QAction("Close", self)
         close_action.setShortcut(QKeySequence.StandardKey.Close)
@@ -230,7 +234,7 @@ class ConfigEditorWindow(QMainWindow):
     def open_project(self, project: Path | None) -> None:
         """(Re)open every config file of both scopes; unsaved edits are dropped."""
         self.project = project
-        self.files = open_files(project)
+        self.model = EditorModel(project)
         while self.tabs.count() > FIXED_TABS:
             widget = self.tabs.widget(FIXED_TABS)
             self.tabs.removeTab(FIXED_TABS)
@@ -258,11 +262,12 @@ class ConfigEditorWindow(QMainWindow):
         title = "Portico — Config Editor"
         self.setWindowTitle(f"{title} — {project.name}" if project else title)
 
+    @property
+    def files(self) -> list[EditedFile]:
+        return self.model.files
+
     def file_for(self, path: Path | str) -> EditedFile:
-        for file in self.files:
-            if file.path == Path(path):
-                return file
-        raise KeyError(path)
+        return self.model.file_for(path)
 
     def raw_tab(self, path: Path | str) -> RawTab:
         return self.raw_tabs[Path(path)]
@@ -271,7 +276,7 @@ class ConfigEditorWindow(QMainWindow):
     def dirty(self) -> bool:
         """Unsaved edits, counting a value typed in the form and not yet applied."""
         typed = any(field.pending for field in self.form.fields.values())
-        return typed or any(f.dirty for f in self.files)
+        return typed or self.model.dirty
 
     def _apply_typed(self) -> None:
         """Apply every value typed in the form and not yet applied (focus still in it)."""
@@ -532,30 +537,31 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- save / reload -----------------------------------------------------------------
 
-    def save(self) -> list[Path]:
-        """Write every changed file; a conflict shows the Reload bar. Returns what was written."""
+    def save(self, then: Callable[[list[Path]], Any] | None = None) -> asyncio.Task[None]:
+        """Start a save in the background (``save_now``); ``then`` gets what was written."""
+        op = self.ops.op(self.save_now, "Save")
+        if then is not None:
+            op.success(then)
+        return op.run()
+
+    async def save_now(self) -> list[Path]:
+        """Write every changed file, off the GUI thread; a conflict shows the Reload bar.
+        Returns what was written. The save reads the config once, for the app to apply."""
         self.commit_pending()
         self.flush_raw()
-        written: list[Path] = []
-        conflicts: list[str] = []
-        problems: list[str] = []
-        self._conflicted = []
-        for file in self.files:
-            if not file.dirty:
-                continue
-            if file.doc is None:
-                problems.append(f"{file.path} does not parse; fix it in its raw tab first.")
-                continue
-            try:
-                file.save()
-            except ConflictError as exc:
-                self._conflicted.append(file.path)
-                conflicts.append(str(exc))
-                continue
-            except OSError as exc:
-                problems.append(f"Could not write {file.path}: {exc}")
-                continue
-            written.append(file.path)
+        if self._saving:
+            self._say("A save is running; try again when it has finished.")
+            return []
+        self._saving = True
+        self.save_button.setEnabled(False)
+        try:
+            outcome = await asyncio.to_thread(self.model.save)
+        finally:
+            self._saving = False
+            self.save_button.setEnabled(self.dirty)
+        self.saved_config = outcome.config
+        written, conflicts, problems = outcome.written, outcome.conflicts, outcome.problems
+        self._conflicted = list(outcome.conflicted)
         if conflicts:
             self.conflict_label.setText(
                 "\n".join(conflicts) + "\nReload to see the file as it is now (your edits of "
@@ -566,7 +572,7 @@ class ConfigEditorWindow(QMainWindow):
             self.conflict_bar.hide()
         self._refresh_list()
         self._refresh_titles()
-        errors = sum(d.is_error for f in self.files if f.path in written for d in f.diagnostics())
+        errors = outcome.errors
         if written:
             note = f"Saved {', '.join(str(p) for p in written)}."
             if errors:
@@ -594,33 +600,13 @@ class ConfigEditorWindow(QMainWindow):
     def check_disk(self) -> list[str]:
         """Compare each file with the disk: reload it quietly when it has no edits, re-apply
         the edits onto the new file when they touch other keys, else ask (the bar)."""
-        said: list[str] = []
-        conflicts: list[str] = []
         self._apply_typed()  # a typed value is an edit: merged or asked about, never dropped
-        for file in self.files:
-            data, snapshot = read_bytes(file.path)
-            if snapshot.exists == file.snapshot.exists and snapshot.sha256 == file.snapshot.sha256:
-                continue
-            disk = data.decode("utf-8", errors="replace") if data is not None else ""
-            if not file.dirty:
-                self.reload(file.path, quiet=True)
-                said.append(f"{file.path.name} changed on disk and was reloaded.")
-                continue
-            merge = three_way(file.path, file.dialect, file.baseline, file.text, disk)
-            if merge.text is not None:
-                file.adopt_disk(disk, snapshot, merge.text)
-                self._show_file(file)
-                said.append(
-                    f"{file.path.name} changed on disk; your edits were re-applied onto it."
-                )
-                continue
-            if file.path not in self._conflicted:
-                self._conflicted.append(file.path)
-            touched = ", ".join(merge.conflicts)
-            conflicts.append(
-                f"{file.path} changed on disk, and your unsaved edits touch the same "
-                f"keys ({touched})."
-            )
+        outcome = self.model.check_disk(self._conflicted)
+        for path in outcome.changed:
+            self._show_file(self.file_for(path))
+        self._conflicted += outcome.conflicted
+        conflicts = outcome.conflicts
+        said = outcome.said
         if conflicts:
             self.conflict_label.setText(
                 "\n".join(conflicts) + "\nReload drops your edits of that file; Keep mine "
@@ -680,9 +666,9 @@ class ConfigEditorWindow(QMainWindow):
         if not files:
             return None
         diffs: list[str] = []
+        disk_texts = self.model.disk_texts([f.path for f in files])
         for file in files:
-            data, _snapshot = read_bytes(file.path)
-            disk = data.decode("utf-8", errors="replace") if data is not None else ""
+            disk = disk_texts[file.path]
             diffs.extend(
                 difflib.unified_diff(
                     disk.splitlines(),
@@ -763,11 +749,11 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- plumbing ----------------------------------------------------------------------
 
-    def spawn(self, coro: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+    def spawn(
+        self, coro: Coroutine[Any, Any, Any], what: str = "The editor's task"
+    ) -> asyncio.Task[None]:
+        """Run ``coro`` as a background operation: kept alive, its failure a notice."""
+        return self.ops.spawn(coro, what)
 
     def _keep(self, dialog: QWidget) -> None:
         self.dialogs.append(dialog)
@@ -796,14 +782,10 @@ class ConfigEditorWindow(QMainWindow):
 
         def clicked(button: Any) -> None:
             if button is save:
-                self.save()
-                if not self.dirty:
-                    then()
+                self.save(lambda _written: None if self.dirty else then())
             elif button is discard:
-                for file in self.files:
-                    if file.dirty:
-                        file.reload()
-                        self._show_file(file)
+                for file in self.model.discard():
+                    self._show_file(file)
                 then()
 
         box.buttonClicked.connect(clicked)
@@ -819,8 +801,7 @@ class ConfigEditorWindow(QMainWindow):
             self.ask_unsaved(self._close_now)
             return
         self._closing = False
-        for task in list(self._tasks):
-            task.cancel()
+        self.ops.cancel_all()
         self.models.ops.cancel_all()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)

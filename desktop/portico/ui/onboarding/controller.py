@@ -14,6 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
 
+from portico.prompts import Notice
 from portico.runtime.events import ServerState
 from portico.ui.onboarding.add_server_flow import AddServerFlow
 from portico.ui.onboarding.import_flow import ImportFlow
@@ -26,6 +27,7 @@ from portico.ui.onboarding.setup import (
     secret_name,
 )
 from portico.ui.onboarding.welcome import WelcomePage
+from portico.ui.ops import Ops
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +45,7 @@ class Onboarding(QObject):
         project: Callable[[], Path | None] = lambda: None,
         taken: Callable[[], set[str]] = set,
         secrets: Callable[[], Any] = lambda: None,
+        notify: Callable[[Notice], None] | None = None,
     ) -> None:
         super().__init__()
         self.parent_widget = parent_widget
@@ -57,7 +60,7 @@ class Onboarding(QObject):
         self.welcome.connectModelRequested.connect(self.connect_model)
         self.welcome.startChatRequested.connect(self.chatRequested)
         self.flows: list[Any] = []  # open flow dialogs (they get status updates)
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self.ops = Ops(notify)  # a failed step is a notice in the window
 
     def secrets(self) -> Any:
         """The process's secret store (the session's), else one over the keyring alone."""
@@ -65,14 +68,11 @@ class Onboarding(QObject):
 
         return self._secrets() or SecretStore()
 
-    def _spawn(self, coro: Coroutine[Any, Any, Any]) -> None:
-        task = asyncio.ensure_future(coro)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+    def _spawn(self, coro: Coroutine[Any, Any, Any], what: str = "The first-run step") -> None:
+        self.ops.spawn(coro, what)
 
     def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+        self.ops.cancel_all()
 
     # --- the welcome -------------------------------------------------------------------
 

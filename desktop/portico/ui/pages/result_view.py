@@ -28,6 +28,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFileDialog, QLabel, QTextBrowser, QWidget
 
+from portico.ui.ops import Ops
 from portico.ui.pages.common import esc
 from portico.ui.palette import tone
 from portico.ui.text import set_plain
@@ -74,7 +75,7 @@ class ResultView(QTextBrowser):
         self._shown: tuple[Any, str] | None = None
         self._show_all = False
         self.save_dialog: QFileDialog | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self.ops = Ops()  # the save's own failure is shown in the notice line (_write)
         # A notice line above the text (a failed save); it sits in a top viewport margin.
         self.notice = QLabel(self)
         self.notice.setAccessibleName("result notice")
@@ -217,10 +218,7 @@ class ResultView(QTextBrowser):
         """Write the full text to ``path`` on a worker thread (a slot: returns the task)."""
         if not path:
             return None
-        task = asyncio.ensure_future(self._write(path, self.full_text))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-        return task
+        return self.ops.spawn(self._write(path, self.full_text), "Save the result")
 
     async def _write(self, path: str, text: str) -> None:
         try:

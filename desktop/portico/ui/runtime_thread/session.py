@@ -118,19 +118,26 @@ class RuntimeSession:
         _use_icon_cache(services)
         return cls(bus, services.start_hub(bus), services, inline)
 
-    async def load(self, project: Path | None) -> LoadResult:
-        """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
+    async def load(self, project: Path | None, config: Config | None = None) -> LoadResult:
+        """Read the config files (in a worker thread); ``apply()`` then starts the servers.
+
+        ``config``: the files as the editor's save just read them (its one parse); the
+        watcher is told, so the save is not read a second time."""
         from portico.config import keep_previous, load
         from portico.gateway.discovery import config_stamp
 
         # Taken before reading: an edit made meanwhile makes the CLI go direct, never stale.
         self._stamp = await asyncio.to_thread(config_stamp, project)
-        config = await asyncio.to_thread(load, project)
+        given = config is not None
+        if config is None:
+            config = await asyncio.to_thread(load, project)
         # A file that stopped parsing (a half-typed edit) keeps its servers running.
         config = keep_previous(config, self.config)
         self.config = config
         self.services.configure(config)
         await self._watch(project)
+        if given and self._watcher is not None:
+            self._watcher.acknowledge(config)  # a stat per file
         return LoadResult(
             diagnostics=tuple(str(d) for d in config.diagnostics),
             order=tuple(s.name for s in config.servers),
@@ -198,6 +205,11 @@ class RuntimeSession:
 
     def states(self) -> list[ServerState]:
         return self.hub.states()
+
+    @property
+    def watcher(self) -> ConfigWatcher | None:
+        """The watcher of the config files (outside edits), once the config was loaded."""
+        return self._watcher
 
     async def _watch(self, project: Path | None) -> None:
         """Watch the files of this project (and the global ones) for outside edits."""

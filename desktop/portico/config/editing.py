@@ -1,19 +1,24 @@
-"""One edited config file: its text, its round-trip document and its diagnostics.
+"""The config editor's model: the files being edited, their edits, validation and saving.
 
-No Qt here. The raw text is the truth while the person types; ``doc`` is rebuilt from it
-whenever it parses, and every form edit goes through ``doc`` and comes back as text.
+No Qt here: the GUI editor is a view of an :class:`EditorModel`, and a test or the CLI can
+drive one without a display. Each :class:`EditedFile` holds one file's text, its round-trip
+document and its diagnostics. The raw text is the truth while the person types; ``doc`` is
+rebuilt from it whenever it parses, and every form edit goes through ``doc`` and comes back
+as text. Everything here reads or writes files: in the app it runs off the GUI thread.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from portico.config.atomic import Snapshot, read_bytes
+from portico.config.atomic import ConflictError, Snapshot, read_bytes
 from portico.config.document import ConfigDocument, DocumentParseError, KeyPath
-from portico.config.load import config_files, parse_text
+from portico.config.load import config_files, load, parse_text
+from portico.config.merge import three_way
 from portico.config.model import Config, Diagnostic, Dialect, Scope
 
 T = TypeVar("T")
@@ -159,9 +164,10 @@ class EditedFile:
     def save(self) -> None:
         """Write through the round-trip document; ConflictError if the disk changed."""
         doc = self._require_doc()
+        text = self.text  # what is written, even if an edit lands meanwhile
         doc.save()
         self.snapshot = read_bytes(self.path)[1]
-        self.baseline = self.text
+        self.baseline = text
 
     # --- showing values ----------------------------------------------------------------
 
@@ -182,3 +188,126 @@ def open_files(project: Path | None) -> list[EditedFile]:
     """Every config file of both scopes (global first), existing or not."""
     pairs: Sequence[tuple[Path, Scope]] = config_files(project)
     return [EditedFile(path, scope) for path, scope in pairs]
+
+
+@dataclass
+class SaveOutcome:
+    """What one save did: the files written, the ones that changed on disk meanwhile, and
+    every other problem, one line each."""
+
+    written: list[Path] = field(default_factory=list)
+    conflicted: list[Path] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    errors: int = 0  # the diagnostics of the written files that are errors
+    # The effective config after the save (every file of both scopes, each parsed once),
+    # for the app to apply as it is: None when nothing was written.
+    config: Config | None = None
+
+
+@dataclass
+class DiskOutcome:
+    """What a look at the disk found: files reloaded (no edits), files whose edits were
+    re-applied onto the new file, and files whose edits clash with the change."""
+
+    reloaded: list[Path] = field(default_factory=list)
+    merged: list[Path] = field(default_factory=list)
+    conflicted: list[Path] = field(default_factory=list)
+    conflicts: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)  # what was reloaded or merged, in words
+
+    @property
+    def changed(self) -> list[Path]:
+        return self.reloaded + self.merged
+
+
+class EditorModel:
+    """Every config file of both scopes, as the editor holds them (global first)."""
+
+    def __init__(self, project: Path | None) -> None:
+        self.project = project
+        self.files = open_files(project)
+
+    def file_for(self, path: Path | str) -> EditedFile:
+        for file in self.files:
+            if file.path == Path(path):
+                return file
+        raise KeyError(path)
+
+    @property
+    def dirty(self) -> bool:
+        return any(f.dirty for f in self.files)
+
+    def dirty_files(self) -> list[EditedFile]:
+        return [f for f in self.files if f.dirty]
+
+    def save(self) -> SaveOutcome:
+        """Write every changed file; a file changed on disk meanwhile is not written."""
+        out = SaveOutcome()
+        for file in self.files:
+            if not file.dirty:
+                continue
+            if file.doc is None:
+                out.problems.append(f"{file.path} does not parse; fix it in its raw tab first.")
+                continue
+            try:
+                file.save()
+            except ConflictError as exc:
+                out.conflicted.append(file.path)
+                out.conflicts.append(str(exc))
+                continue
+            except OSError as exc:
+                out.problems.append(f"Could not write {file.path}: {exc}")
+                continue
+            out.written.append(file.path)
+            out.errors += sum(d.is_error for d in file.diagnostics())
+        if out.written:
+            out.config = load(self.project)
+        return out
+
+    def check_disk(self, conflicted: Sequence[Path] = ()) -> DiskOutcome:
+        """Compare each file with the disk: reload it when it has no edits, re-apply the
+        edits onto the new file when they touch other keys, else report a conflict.
+        ``conflicted``: files already reported (not reported again)."""
+        out = DiskOutcome()
+        for file in self.files:
+            data, snapshot = read_bytes(file.path)
+            if snapshot.exists == file.snapshot.exists and snapshot.sha256 == file.snapshot.sha256:
+                continue
+            disk = data.decode("utf-8", errors="replace") if data is not None else ""
+            if not file.dirty:
+                file.reload()
+                out.reloaded.append(file.path)
+                out.said.append(f"{file.path.name} changed on disk and was reloaded.")
+                continue
+            merge = three_way(file.path, file.dialect, file.baseline, file.text, disk)
+            if merge.text is not None:
+                file.adopt_disk(disk, snapshot, merge.text)
+                out.merged.append(file.path)
+                out.said.append(
+                    f"{file.path.name} changed on disk; your edits were re-applied onto it."
+                )
+                continue
+            if file.path not in conflicted:
+                out.conflicted.append(file.path)
+            touched = ", ".join(merge.conflicts)
+            out.conflicts.append(
+                f"{file.path} changed on disk, and your unsaved edits touch the same "
+                f"keys ({touched})."
+            )
+        return out
+
+    def disk_texts(self, paths: Sequence[Path]) -> dict[Path, str]:
+        """The text on disk now of each of ``paths`` ("" for a missing file)."""
+        texts = {}
+        for path in paths:
+            data, _snapshot = read_bytes(path)
+            texts[Path(path)] = data.decode("utf-8", errors="replace") if data is not None else ""
+        return texts
+
+    def discard(self) -> list[EditedFile]:
+        """Drop every unsaved edit (each dirty file read again); returns those files."""
+        dropped = self.dirty_files()
+        for file in dropped:
+            file.reload()
+        return dropped
