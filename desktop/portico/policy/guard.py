@@ -217,22 +217,11 @@ class ToolGuard:
     ) -> Refusal | None:
         if cost is not None and chat.spend.needs_limit_prompt(spec, cost):
             return await self._ask_spend(chat, spec, tool, args, context)
-        off = self.approvals_off() if callable(self.approvals_off) else self.approvals_off
-        skip = chat.yolo or self.yolo or off
+        asked = self._approval_needed(chat, spec, tool, args)
+        if asked is None:
+            return None
+        reason, key, generation = asked
         annotations = tool.annotations or {}
-        reason = approval_reason(spec, annotations, skip_trust_prompts=skip)
-        if reason is None:
-            return None
-        key = ApprovalKey(
-            server=spec.name,
-            tool=tool.tool,
-            authority=server_authority(spec),
-            contract=tool.digest,
-            arguments=arguments_digest(args),
-        )
-        generation = self.registry.generation(spec.name)
-        if self.approvals.allows(key, generation):
-            return None
         call_id, caller = _named(context)
         request = ToolApprovalRequest(
             server=spec.name,
@@ -264,6 +253,46 @@ class ToolGuard:
         elif answer.choice is ApprovalChoice.ALWAYS:
             self.approvals.allow_always(remembered)
         return None
+
+    def _approval_needed(
+        self, chat: ChatContext, spec: ServerSpec, tool: RegisteredTool, args: dict[str, Any]
+    ) -> tuple[str, ApprovalKey, int | None] | None:
+        """Why this call asks the person (with its approval key and the session's
+        generation), or None when a rule or an earlier answer lets it through."""
+        off = self.approvals_off() if callable(self.approvals_off) else self.approvals_off
+        skip = chat.yolo or self.yolo or off
+        reason = approval_reason(spec, tool.annotations or {}, skip_trust_prompts=skip)
+        if reason is None:
+            return None
+        key = ApprovalKey(
+            server=spec.name,
+            tool=tool.tool,
+            authority=server_authority(spec),
+            contract=tool.digest,
+            arguments=arguments_digest(args),
+        )
+        generation = self.registry.generation(spec.name)
+        if self.approvals.allows(key, generation):
+            return None
+        return reason, key, generation
+
+    def would_ask(
+        self, chat: ChatContext, qualified: str, arguments: Mapping[str, Any] | None
+    ) -> bool:
+        """True when calling ``qualified`` with ``arguments`` now would ask the person
+        (an approval or the spend limit): what Try it says before a call, after an
+        Allow for Session too."""
+        try:
+            tool = self.registry.resolve(qualified)
+        except (KeyError, LookupError):
+            return False
+        spec = self.spec_for(tool.server)
+        if spec is None or not isinstance(arguments, Mapping):
+            return False
+        cost = cost_of(spec, tool.tool)
+        if cost is not None and chat.spend.needs_limit_prompt(spec, cost):
+            return True
+        return self._approval_needed(chat, spec, tool, dict(arguments)) is not None
 
     async def _ask_spend(
         self,
