@@ -7,9 +7,10 @@ With ``--calls``, every tool call the server runs is appended to FILE as one JSO
 Portico says it sent. With ``--leak URL`` the view, once initialized, tries every way out
 to URL it can (fetch, an image, a stylesheet, a window, navigating the page, a form) and
 logs "leak attempts done"; ``--declare`` adds URL's origin to the view's connectDomains.
-With ``--chat`` the view, after its refresh, gives the model context ("Oslo: 21 degrees,
-seen in the view"), asks for the floating (pip) display mode and logs the mode it got
-("mode pip"), then sends the chat the message "Tell me more about <city>".
+With ``--chat [MODE]`` the view, after its refresh, gives the model context ("Oslo: 21
+degrees, seen in the view"), asks for display mode MODE (pip, the floating window, unless
+named) and logs the mode it got ("mode pip"), then sends the chat the message "Tell me
+more about <city>".
 
 Tools:
   show_weather(city)   view ui://viewer/weather; for the model and the view (the default)
@@ -43,7 +44,7 @@ HTML = """<!DOCTYPE html>
 <script>
 // The view's side of the MCP Apps handshake, by hand (no SDK): initialize, then on the
 // tool's result call the view-only tool "refresh" with the same city.
-var CHAT = false;
+var CHAT = false, MODE = "pip";
 var next = 1, waiting = {};
 function ask(method, params) {
   var id = next++;
@@ -71,14 +72,14 @@ window.addEventListener("message", function (event) {
 function chat(city) {
   ask("ui/update-model-context",
       {content: [{type: "text", text: city + ": 21 degrees, seen in the view"}]})
-    .then(function () { return ask("ui/request-display-mode", {mode: "pip"}); })
+    .then(function () { return ask("ui/request-display-mode", {mode: MODE}); })
     .then(function (reply) {
       say("notifications/message", {level: "info", data: "mode " + (reply.result || {}).mode});
       return ask("ui/message", {role: "user",
                                 content: {type: "text", text: "Tell me more about " + city}});
     });
 }
-var modes = CHAT ? ["inline", "pip"] : ["inline"];
+var modes = CHAT ? ["inline", MODE] : ["inline"];
 ask("ui/initialize", {appCapabilities: {availableDisplayModes: modes},
                       appInfo: {name: "weather", version: "1"}, protocolVersion: "2026-01-26"})
   .then(function () {
@@ -115,7 +116,7 @@ LEAK = """<script>
 
 
 def build(
-    calls: Path | None, leak: str | None = None, declare: bool = False, chat: bool = False
+    calls: Path | None, leak: str | None = None, declare: bool = False, chat: str | None = None
 ) -> MCPServer:
     apps = Apps()
 
@@ -138,7 +139,10 @@ def build(
         seen("refresh", city=city)
         return f"refreshed {city}"
 
-    html = HTML.replace("var CHAT = false;", "var CHAT = true;") if chat else HTML
+    html = HTML
+    if chat is not None:
+        mode = json.dumps(chat)
+        html = HTML.replace('var CHAT = false, MODE = "pip";', f"var CHAT = true, MODE = {mode};")
     connect = ["https://api.weather.example", "https://x.example; script-src *"]
     if leak is not None:
         html = html.replace("</body>", LEAK.replace("BASE", json.dumps(leak)) + "</body>")
@@ -179,7 +183,7 @@ def main() -> None:
     parser.add_argument("--calls", type=Path, default=None)
     parser.add_argument("--leak", default=None)
     parser.add_argument("--declare", action="store_true")
-    parser.add_argument("--chat", action="store_true")
+    parser.add_argument("--chat", nargs="?", const="pip", default=None)
     opts = parser.parse_args()
     build(opts.calls, opts.leak, opts.declare, opts.chat).run("stdio")
 

@@ -62,12 +62,13 @@ def views_of(desktop: Any) -> list[ChatView]:
     return list(desktop.chat.views.views)
 
 
+@pytest.mark.parametrize("mode", ["pip", "fullscreen"])
 async def test_a_view_under_its_card_calls_back_and_talks_to_the_chat(
-    models, qtbot: QtBot, tmp_path: Path, allow_logs: AllowLogs
+    models, qtbot: QtBot, tmp_path: Path, allow_logs: AllowLogs, mode: str
 ) -> None:
     allow_logs(SMUGGLED)
     calls = tmp_path / "calls.jsonl"
-    add_viewer(write_config(models, everything=False), calls, "--chat")
+    add_viewer(write_config(models, everything=False), calls, "--chat", mode)
     models.script(
         tool_call("viewer__show_weather", {"city": "Oslo"}),
         text("It is 21 degrees in Oslo."),
@@ -105,13 +106,17 @@ async def test_a_view_under_its_card_calls_back_and_talks_to_the_chat(
         dialog.choice_buttons[ApprovalChoice.ONCE].click()
         await until(lambda: any(c["tool"] == "refresh" for c in arrived(calls)), 30, "refresh")
 
-        # the view floats in a window kept on top, and the mode it asked for is returned
+        # the view floats in a window kept on top (or fills the screen), and the mode it
+        # asked for is the one it is told it got
         pane = view.pane
-        window = await until(lambda: pane.window_of_mode, 30, "the floating window")
-        assert window.mode == "pip" and window.isVisible()
-        assert window.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
+        window = await until(lambda: pane.window_of_mode, 30, "the view's window")
+        assert window.mode == mode and window.isVisible()
+        if mode == "pip":
+            assert window.windowFlags() & Qt.WindowType.WindowStaysOnTopHint
+        else:
+            assert window.windowState() & Qt.WindowState.WindowFullScreen
         assert pane.web.parent() is window
-        await until(lambda: any("mode pip" in t for t in pane.heard), 30, "the mode it got")
+        await until(lambda: any(f"mode {mode}" in t for t in pane.heard), 30, "the mode it got")
 
         # its ui/message is the person's next message in this chat, with the view's context
         await until(lambda: len(models.requests) >= 3, 60, "the next turn's request")
