@@ -9,7 +9,7 @@ another comes into sight. Opening goes through the chat's runtime side
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer
@@ -22,6 +22,8 @@ if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
     from portico.ui.pages.common import PageBackend
     from portico.ui.runtime_thread.chat_service import ChatService
+    from portico.ui.runtime_thread.page_service import PageService
+    from portico.ui.runtime_thread.view_service import ViewService
 
 LIVE = 3  # views running at once in a transcript
 CHECK_DELAY = 40  # ms: scrolling is coalesced before views are checked
@@ -142,7 +144,10 @@ class ChatViews(QObject):
 
     def check(self) -> None:
         """Open the views in sight, within the limit; suspend the least recently seen."""
-        self.views = [v for v in self.views if _alive(v)]
+        gone = [v for v in self.views if not _alive(v)]
+        if gone:
+            self._forget(gone)
+            self.views = [v for v in self.views if v not in gone]
         self.live = [v for v in self.live if v in self.views and v.live]
         for view in self.views:
             if not self._in_sight(view):
@@ -160,11 +165,31 @@ class ChatViews(QObject):
             view.activate()
             self.live.append(view)
 
+    def _forget(self, gone: list[ChatView]) -> None:
+        """Views whose card the transcript dropped (a long chat): their sessions end."""
+        backend = self.backend
+        for view in gone:
+            opened = view.pane.opened  # a Python attribute: readable after the widget went
+            if opened is None or backend is None:
+                continue
+            backend.op(_closer(opened.id), f"Close the view {opened.uri}").run()
+
     def clear(self) -> None:
         """The transcript shows another chat: every view goes."""
+        gone = [v for v in self.views if not _alive(v)]
+        self._forget(gone)
         for view in self.live:
-            view.suspend()
+            if view not in gone:
+                view.suspend()
         self.views, self.live = [], []
+
+
+def _closer(view_id: str) -> Callable[[PageService], Awaitable[None]]:
+    def close(pages: PageService) -> Awaitable[None]:
+        views: ViewService = pages.views
+        return views.close(view_id)
+
+    return close
 
 
 def _alive(widget: QWidget) -> bool:
