@@ -141,7 +141,11 @@ class ViewPane(QWidget):
         self.show()
 
     def _show(self, token: object, opened: ViewOpened) -> None:
-        if token is not self._token:
+        if token is not self._token:  # closed (or suspended) while it was opening
+            view_id = opened.id
+            self.backend.op(
+                lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
+            ).run()
             return
         from PySide6.QtWebChannel import QWebChannel
         from PySide6.QtWebEngineWidgets import QWebEngineView
