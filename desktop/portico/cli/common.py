@@ -10,11 +10,11 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from portico.config.model import Config, ServerSpec
 from portico.paths import PROJECT_DIR_NAME, find_project
-from portico.prompts import Prompter
 
 if TYPE_CHECKING:
+    from portico.config.model import Config, ServerSpec
+    from portico.prompts import Prompter
     from portico.services import Services
 
 

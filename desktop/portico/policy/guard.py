@@ -111,12 +111,13 @@ class Refusal(ToolResult):
 def audience_refusal(tool: RegisteredTool, caller: Caller) -> str | None:
     """Why ``caller`` may not call ``tool`` (MCP Apps visibility), or None.
 
-    A chat (its model, and ``/call`` in it) calls only tools offered to models; a view
-    calls only its own server's tools offered to views; the person (Try it, the CLI)
-    calls any tool."""
-    if caller.kind == "chat" and not tool.for_model:
+    A chat (its model, and ``/call`` in it) and another client of the local endpoint
+    call only tools offered to models; a view calls only its own server's tools offered
+    to views; the person (Try it, the CLI) calls any tool."""
+    if caller.kind in ("chat", "client") and not tool.for_model:
+        who = "a chat" if caller.kind == "chat" else "another client"
         return (
-            f"There is no tool named '{tool.qualified}' for a chat: its server offers it to "
+            f"There is no tool named '{tool.qualified}' for {who}: its server offers it to "
             "the server's views only."
         )
     if caller.kind == "view":

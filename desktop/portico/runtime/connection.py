@@ -557,6 +557,16 @@ class Connection:
         )
         return self.resources
 
+    async def list_resource_templates(self) -> list[Any]:
+        client = await self._live_client()
+        mark = self._begin_call()
+        try:
+            return await all_pages(client.list_resource_templates, "resource_templates")
+        except Exception as exc:
+            raise await self._call_failure(exc, "resources/templates/list", mark) from exc
+        finally:
+            self._end_call()
+
     async def read_resource(self, uri: str) -> Any:
         return await self._request(
             f"resources/read {uri}",
