@@ -1,12 +1,16 @@
 """viewer: an MCP Apps test server (SDK ``mcp.server.apps``), over stdio.
 
-Run: ``python tests/servers/viewer.py [--calls FILE] [--leak URL [--declare]]``.
+Run: ``python tests/servers/viewer.py [--calls FILE] [--leak URL [--declare]] [--chat]``.
 
 With ``--calls``, every tool call the server runs is appended to FILE as one JSON line
 ``{"tool": ..., "arguments": ...}``, so a test sees what arrived at the server, not what
 Portico says it sent. With ``--leak URL`` the view, once initialized, tries every way out
 to URL it can (fetch, an image, a stylesheet, a window, navigating the page, a form) and
 logs "leak attempts done"; ``--declare`` adds URL's origin to the view's connectDomains.
+With ``--chat [MODE]`` the view, after its refresh, gives the model context ("Oslo: 21
+degrees, seen in the view"), asks for display mode MODE (pip, the floating window, unless
+named) and logs the mode it got ("mode pip"), then sends the chat the message "Tell me
+more about <city>".
 
 Tools:
   show_weather(city)   view ui://viewer/weather; for the model and the view (the default)
@@ -40,6 +44,7 @@ HTML = """<!DOCTYPE html>
 <script>
 // The view's side of the MCP Apps handshake, by hand (no SDK): initialize, then on the
 // tool's result call the view-only tool "refresh" with the same city.
+var CHAT = false, MODE = "pip";
 var next = 1, waiting = {};
 function ask(method, params) {
   var id = next++;
@@ -60,10 +65,22 @@ window.addEventListener("message", function (event) {
       var text = r.content ? r.content[0].text : ("error: " + JSON.stringify(reply.error));
       document.getElementById("text").textContent = text;
       say("notifications/message", {level: "info", data: text});
+      if (CHAT) { chat(city); }
     });
   }
 });
-ask("ui/initialize", {appCapabilities: {availableDisplayModes: ["inline"]},
+function chat(city) {
+  ask("ui/update-model-context",
+      {content: [{type: "text", text: city + ": 21 degrees, seen in the view"}]})
+    .then(function () { return ask("ui/request-display-mode", {mode: MODE}); })
+    .then(function (reply) {
+      say("notifications/message", {level: "info", data: "mode " + (reply.result || {}).mode});
+      return ask("ui/message", {role: "user",
+                                content: {type: "text", text: "Tell me more about " + city}});
+    });
+}
+var modes = CHAT ? ["inline", MODE] : ["inline"];
+ask("ui/initialize", {appCapabilities: {availableDisplayModes: modes},
                       appInfo: {name: "weather", version: "1"}, protocolVersion: "2026-01-26"})
   .then(function () {
     say("ui/notifications/initialized");
@@ -98,7 +115,9 @@ LEAK = """<script>
 </script>"""
 
 
-def build(calls: Path | None, leak: str | None = None, declare: bool = False) -> MCPServer:
+def build(
+    calls: Path | None, leak: str | None = None, declare: bool = False, chat: str | None = None
+) -> MCPServer:
     apps = Apps()
 
     def seen(tool: str, **arguments: Any) -> None:
@@ -121,9 +140,12 @@ def build(calls: Path | None, leak: str | None = None, declare: bool = False) ->
         return f"refreshed {city}"
 
     html = HTML
+    if chat is not None:
+        mode = json.dumps(chat)
+        html = HTML.replace('var CHAT = false, MODE = "pip";', f"var CHAT = true, MODE = {mode};")
     connect = ["https://api.weather.example", "https://x.example; script-src *"]
     if leak is not None:
-        html = HTML.replace("</body>", LEAK.replace("BASE", json.dumps(leak)) + "</body>")
+        html = html.replace("</body>", LEAK.replace("BASE", json.dumps(leak)) + "</body>")
         if declare:
             connect.append(leak)
     apps.add_html_resource(
@@ -161,8 +183,9 @@ def main() -> None:
     parser.add_argument("--calls", type=Path, default=None)
     parser.add_argument("--leak", default=None)
     parser.add_argument("--declare", action="store_true")
+    parser.add_argument("--chat", nargs="?", const="pip", default=None)
     opts = parser.parse_args()
-    build(opts.calls, opts.leak, opts.declare).run("stdio")
+    build(opts.calls, opts.leak, opts.declare, opts.chat).run("stdio")
 
 
 if __name__ == "__main__":

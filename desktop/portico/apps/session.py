@@ -129,6 +129,7 @@ class ViewSession:
         host: HostContext | None = None,
         on_message: Callable[[str], None] | None = None,
         on_display_mode: Callable[[str], None] | None = None,
+        on_model_context: Callable[[dict[str, Any]], None] | None = None,
         host_version: str = "",
     ) -> None:
         self.view = view
@@ -149,6 +150,7 @@ class ViewSession:
         self._tool = tool
         self._on_message = on_message
         self._on_display_mode = on_display_mode
+        self._on_model_context = on_model_context
         self._host_version = host_version
         self._waiting: list[Message] = []  # host -> view, held until initialized
         self._replies: dict[int, asyncio.Future[Message]] = {}
@@ -282,6 +284,8 @@ class ViewSession:
             self.model_context = {
                 k: params[k] for k in ("content", "structuredContent") if k in params
             }
+            if self._on_model_context is not None:
+                self._on_model_context(self.model_context)
             return {}
         if method == "ui/request-display-mode":
             return self._display_mode(params)

@@ -212,9 +212,11 @@ class DesktopApp(QObject):
             return self._chat, self._onboarding
         from portico.ui.chat.controller import ChatController
         from portico.ui.onboarding.controller import Onboarding
+        from portico.ui.pages.common import PageBackend
 
         chat = ChatController(self.window.chats, self.runtime, self.chat_bridge)
         chat.transcript.icon_for = self._card_icon  # the tool's, else its server's
+        chat.views.backend = PageBackend(self.runtime, lambda: self.session, self.ops)
         chat.runningChanged.connect(self.gc.set_busy)  # no full GC while a turn streams
         onboarding = Onboarding(
             lambda: self.window,

@@ -13,7 +13,7 @@ import itertools
 import logging
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
@@ -32,6 +32,7 @@ from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
 from portico.ui.chat.tool_card import ToolCard
+from portico.ui.chat.views import ChatViews
 from portico.ui.ops import Ops
 from portico.ui.palette import Tone, set_tone
 from portico.ui.runtime_thread.chat_service import (
@@ -42,6 +43,9 @@ from portico.ui.runtime_thread.chat_service import (
     TurnEnded,
 )
 from portico.ui.text import plain_label
+
+if TYPE_CHECKING:
+    from portico.runtime.results import ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +77,11 @@ class ChatController(QObject):
         self._prompt_hints: dict[str, str] = {}
         self.query = ""
         self.archived = False  # the list shows the archived chats
+        self.views = ChatViews(
+            self.transcript,
+            lambda: self.service,
+            lambda: self.current.id if self.current is not None else None,
+        )
         bridge.delivered.connect(self.on_event)
         self._wire()
 
@@ -141,6 +150,17 @@ class ChatController(QObject):
 
         return await self.runtime.submit(run())
 
+    async def _offer_view(self, card: ToolCard, result: ToolResult) -> None:
+        """A placeholder for the view under a card whose tool has one."""
+        if self.service is None:
+            return
+        state = card.state
+        uri = await self._call(self.service.view_of, state.qualified_name)
+        if uri is not None and self.cards.get(state.id) is card:
+            self.views.add(
+                card, uri, state.server, state.qualified_name, dict(state.arguments), result
+            )
+
     def _fetch_task(self, call_id: str) -> None:
         """Fetch result on a card: follow the call's task on its server (the card
         shows the task's status meanwhile, then the result)."""
@@ -165,6 +185,7 @@ class ChatController(QObject):
         self._spawn(fetch())
 
     def close(self) -> None:
+        self.views.clear()
         self.ops.cancel_all()
 
     # --- chats ---------------------------------------------------------------------------
@@ -204,6 +225,7 @@ class ChatController(QObject):
     async def show(self, snapshot: ChatSnapshot) -> None:
         assert self.service is not None
         self.current = snapshot
+        self.views.clear()
         self.cards.clear()
         self._pending_user = None
         self.transcript.set_messages(list(snapshot.messages), snapshot.siblings)
@@ -495,6 +517,8 @@ class ChatController(QObject):
             card = self.cards.get(event.id)
             if card is not None:
                 card.finish(apply_finished(card.state, event))
+                if event.outcome == "ok" and event.result is not None:
+                    self._spawn(self._offer_view(card, event.result))
         elif isinstance(event, ev.Usage):
             self.pane.set_usage(
                 event.turn_input_tokens or event.input_tokens,

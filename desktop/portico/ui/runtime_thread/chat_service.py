@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import copy
+import json
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.chat.events import Event, TurnFailed, TurnFinished
+from portico.chat.events import Notice as ChatNotice
 from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
 from portico.chat.task_store import ChatTask
 from portico.prompts import (
@@ -47,7 +49,9 @@ from portico.prompts import (
 if TYPE_CHECKING:
     from portico.chat.conversation import Chat
     from portico.chat.host import ChatHost
+    from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.session import RuntimeSession
+    from portico.ui.runtime_thread.view_service import ViewOpened
 
 log = logging.getLogger(__name__)
 
@@ -400,11 +404,14 @@ class ChatService:
 
             raise ChatBusy("a turn is already running in this chat; stop it first")
         events: AsyncIterator[Event] = getattr(chat, kind)(*args)
-        task = asyncio.get_running_loop().create_task(self._drive(conversation_id, events))
+        given = chat.view_context
+        task = asyncio.get_running_loop().create_task(self._drive(conversation_id, events, given))
         self.turns[conversation_id] = task
         self._unstarted.add(task)
 
-    async def _drive(self, conversation_id: str, events: AsyncIterator[Event]) -> None:
+    async def _drive(
+        self, conversation_id: str, events: AsyncIterator[Event], given: str | None = None
+    ) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._unstarted.discard(task)
@@ -424,6 +431,9 @@ class ChatService:
                 self.emit(conversation_id, TurnFailed(f"The turn failed: {exc}", True))
         finally:
             self.turns.pop(conversation_id, None)
+            chat = self.chats.get(conversation_id)
+            if chat is not None and given is not None and chat.view_context == given:
+                chat.view_context = None  # given once; a newer one waits for the next turn
             self.emit(conversation_id, TurnEnded())
 
     def send(self, conversation_id: str, text: str, files: Sequence[str] = ()) -> None:
@@ -452,6 +462,64 @@ class ChatService:
     def answer(self, call_id: str, value: Any) -> bool:
         return self.prompter.answer(call_id, value)
 
+    # --- views ------------------------------------------------------------------------
+
+    def view_of(self, qualified: str) -> str | None:
+        """The ``ui://`` view of a tool's results, or None (also for unknown tools)."""
+        try:
+            tool = self.session.hub.registry.resolve(qualified)
+        except LookupError:
+            return None
+        return tool.view.resource_uri if tool.view is not None else None
+
+    async def open_view(
+        self,
+        conversation_id: str,
+        qualified: str,
+        arguments: dict[str, Any],
+        result: ToolResult,
+        deliver: Callable[[str], None],
+        *,
+        theme: str = "light",
+        on_display_mode: Callable[[str], None] | None = None,
+    ) -> ViewOpened:
+        """A view under a card of this chat: its tool calls spend this chat's budget and
+        use its session approvals; its ``ui/message`` is the person's next message here
+        and its model context goes into this chat's next turn."""
+        chat = self.chats[conversation_id]
+        opened: ViewOpened = await self.session.pages.views.open(
+            qualified,
+            arguments,
+            result,
+            deliver,
+            theme=theme,
+            chat=chat.context,
+            on_message=lambda text: self._view_message(conversation_id, text),
+            on_display_mode=on_display_mode,
+            on_model_context=lambda ctx: self._view_context(conversation_id, qualified, ctx),
+        )
+        return opened
+
+    def _view_message(self, conversation_id: str, text: str) -> None:
+        if conversation_id not in self.chats:
+            return
+        try:
+            self.send(conversation_id, text)
+        except Exception as exc:  # ChatBusy: a turn runs; the person is told
+            self.emit(
+                conversation_id, ChatNotice(f"A view's message was not sent: {exc}", "warning")
+            )
+
+    def _view_context(self, conversation_id: str, qualified: str, context: dict[str, Any]) -> None:
+        chat = self.chats.get(conversation_id)
+        if chat is None:
+            return
+        chat.view_context = _context_text(context)
+        self.emit(
+            conversation_id,
+            ChatNotice(f"The view of {qualified} updated the context the model gets next turn."),
+        )
+
     async def fetch_task(self, conversation_id: str, call_id: str) -> ToolCall:
         """Fetch the result of a call's task (one left running when Portico closed)."""
         record = await self._host().fetch_task(conversation_id, call_id)
@@ -466,3 +534,17 @@ class ChatService:
                 await task
         if self.host is not None:
             await self.host.close()
+
+
+def _context_text(context: dict[str, Any]) -> str:
+    """A view's model context as the model reads it: its text blocks, then its
+    structured content as JSON."""
+    parts: list[str] = []
+    content = context.get("content")
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+    if "structuredContent" in context:
+        parts.append(json.dumps(context["structuredContent"], ensure_ascii=False, default=str))
+    return "\n".join(p for p in parts if p)

@@ -20,6 +20,7 @@ from portico.apps.resource import ViewCache, ViewUnavailable
 from portico.apps.session import HostContext, ViewSession
 
 if TYPE_CHECKING:
+    from portico.policy.guard import ChatContext
     from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.page_service import PageService
 
@@ -59,8 +60,14 @@ class ViewService:
         deliver: Callable[[str], None],
         *,
         theme: str = "light",
+        chat: ChatContext | None = None,
+        on_message: Callable[[str], None] | None = None,
+        on_display_mode: Callable[[str], None] | None = None,
+        on_model_context: Callable[[dict[str, Any]], None] | None = None,
     ) -> ViewOpened:
-        """The view of ``qualified``'s result, or ViewUnavailable saying why not."""
+        """The view of ``qualified``'s result, or ViewUnavailable saying why not.
+        ``chat``: the chat the view is in (its spend and session approvals; Try it's own
+        when None); the callbacks are the session's and run on this thread."""
         hub = self.pages.hub
         try:
             tool = hub.registry.resolve(qualified)
@@ -86,12 +93,15 @@ class ViewService:
             send=lambda message: deliver(json.dumps(message)),
             registry=hub.registry,
             guard=guard,
-            chat=self.pages.direct_chat,
+            chat=chat if chat is not None else self.pages.direct_chat,
             read_resource=connection.read_resource,
             prompter=guard.prompter,
             open_url=open_url,
             tool=tool,
             host=HostContext(theme=theme),
+            on_message=on_message,
+            on_display_mode=on_display_mode,
+            on_model_context=on_model_context,
         )
         session.tool_input(arguments)
         session.tool_result(result)
@@ -119,6 +129,12 @@ class ViewService:
         except ValueError:
             message = None
         await session.handle(message)
+
+    async def set_display_mode(self, view_id: str, mode: str) -> None:
+        """The face changed the view's mode itself (its window was closed): tell it."""
+        session = self._sessions.get(view_id)
+        if session is not None and session.host.display_mode != mode:
+            session.context_changed(display_mode=mode)
 
     async def close(self, view_id: str, reason: str = "the view was closed") -> None:
         session = self._sessions.pop(view_id, None)

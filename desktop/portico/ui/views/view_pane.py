@@ -1,9 +1,13 @@
 """The widget a view is shown in, under a tool's result (Try it) or its card (the chat).
 
-It asks the runtime side for the view (``PageService.views``), renders the page
-(``page_html``) in a web view on the server's own profile (``engine``), and carries the
-view's messages both ways. The web engine is imported on the first :meth:`show_view`,
-so an app that never shows a view never loads it.
+It asks the runtime side for the view (``PageService.views``, or the chat's own opener),
+renders the page (``page_html``) in a web view on the server's own profile (``engine``),
+and carries the view's messages both ways. The web engine is imported on the first
+view shown, so an app that never shows a view never loads it.
+
+Display modes: the view's ``ui/request-display-mode`` moves its web view into a
+fullscreen window or a small floating one kept on top (``pip``), and back; closing that
+window brings the view back inline and tells it so.
 """
 
 from __future__ import annotations
@@ -13,9 +17,11 @@ import hashlib
 import importlib.util
 import logging
 import os
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from portico.text import visible
@@ -23,11 +29,37 @@ from portico.ui.pages.common import PageBackend
 
 if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
+    from portico.ui.runtime_thread.page_service import PageService
     from portico.ui.runtime_thread.view_service import ViewOpened
 
 log = logging.getLogger(__name__)
 
 MAX_HEIGHT = 600  # pixels; the view scrolls inside beyond that
+PIP_SIZE = (420, 300)  # pixels, the floating window's first size
+
+# (deliver, theme, on_display_mode) -> the opened view; runs on the runtime thread
+Opener = Callable[[Callable[[str], None], str, Callable[[str], None]], Awaitable["ViewOpened"]]
+
+
+class ViewWindow(QWidget):
+    """The window a view is shown in fullscreen or as a floating window."""
+
+    closed = Signal()
+
+    def __init__(self, title: str, mode: str) -> None:
+        flags = Qt.WindowType.Window
+        if mode == "pip":
+            flags |= Qt.WindowType.WindowStaysOnTopHint | Qt.WindowType.Tool
+        super().__init__(None, flags)
+        self.setWindowTitle(title)
+        self.setAccessibleName(f"view window ({mode})")
+        self.mode = mode
+        self.column = QVBoxLayout(self)
+        self.column.setContentsMargins(0, 0, 0, 0)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        self.closed.emit()
+        super().closeEvent(event)
 
 
 def engine_refusal() -> str | None:
@@ -53,6 +85,8 @@ class ViewPane(QWidget):
         self.page: Any = None
         self.ready = False
         self.heard: list[str] = []  # what the view sent, in order (a face's log, and tests)
+        self.display_mode = "inline"
+        self.window_of_mode: ViewWindow | None = None
         self.column = layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.caption = QLabel()
@@ -62,9 +96,15 @@ class ViewPane(QWidget):
         self.hide()
 
     def open_view(
-        self, server: str, qualified: str, arguments: dict[str, Any], result: ToolResult
+        self,
+        server: str,
+        qualified: str,
+        arguments: dict[str, Any],
+        result: ToolResult,
+        opener: Opener | None = None,
     ) -> None:
-        """Ask for the view of this result and show it when it comes."""
+        """Ask for the view of this result and show it when it comes; ``opener``: how
+        (the chat's, for a view in a chat), else Try it's ``PageService.views.open``."""
         self.close_view()
         refusal = engine_refusal()
         if refusal is not None:
@@ -78,9 +118,20 @@ class ViewPane(QWidget):
         def deliver(text: str) -> None:  # called on the runtime thread
             loop.call_soon_threadsafe(self._deliver, token, text)
 
+        def display_mode(mode: str) -> None:  # called on the runtime thread
+            loop.call_soon_threadsafe(self._mode_asked, token, mode)
+
         theme = "dark" if self.palette().window().color().lightness() < 128 else "light"
+
+        def open_it(pages: PageService) -> Awaitable[ViewOpened]:
+            if opener is not None:
+                return opener(deliver, theme, display_mode)
+            return pages.views.open(
+                qualified, arguments, result, deliver, theme=theme, on_display_mode=display_mode
+            )
+
         self.backend.op(
-            lambda pages: pages.views.open(qualified, arguments, result, deliver, theme=theme),
+            open_it,
             f"Show the view of {qualified}",
             server=server,
         ).success(lambda opened: self._show(token, opened)).failure(self._failed).run()
@@ -90,7 +141,11 @@ class ViewPane(QWidget):
         self.show()
 
     def _show(self, token: object, opened: ViewOpened) -> None:
-        if token is not self._token:
+        if token is not self._token:  # closed (or suspended) while it was opening
+            view_id = opened.id
+            self.backend.op(
+                lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
+            ).run()
             return
         from PySide6.QtWebChannel import QWebChannel
         from PySide6.QtWebEngineWidgets import QWebEngineView
@@ -148,8 +203,56 @@ class ViewPane(QWidget):
             server=opened.server,
         ).run()
 
+    # --- display modes ----------------------------------------------------------------
+
+    def _mode_asked(self, token: object, mode: str) -> None:
+        if token is self._token and self.web is not None:
+            self.set_display_mode(mode)
+
+    def set_display_mode(self, mode: str) -> None:
+        """Show the web view inline, fullscreen or floating (the session already holds
+        the mode; :meth:`_window_closed` tells it when the person goes back inline)."""
+        web, opened = self.web, self.opened
+        if web is None or opened is None or mode == self.display_mode:
+            return
+        old, self.window_of_mode = self.window_of_mode, None
+        if mode == "inline":
+            self.column.addWidget(web)
+            web.setMaximumHeight(MAX_HEIGHT)
+        else:
+            window = ViewWindow(f"{opened.uri} — {opened.server}", mode)
+            window.column.addWidget(web)
+            web.setMaximumHeight(16777215)
+            web.setMinimumHeight(150)
+            window.closed.connect(lambda: self._window_closed(window))
+            self.window_of_mode = window
+            if mode == "fullscreen":
+                window.showFullScreen()
+            else:
+                window.resize(*PIP_SIZE)
+                window.show()
+        self.display_mode = mode
+        if old is not None:
+            old.closed.disconnect()
+            old.close()
+            old.deleteLater()
+
+    def _window_closed(self, window: ViewWindow) -> None:
+        """The person closed the view's window: the view comes back inline."""
+        opened = self.opened
+        if window is not self.window_of_mode or opened is None:
+            return
+        self.set_display_mode("inline")
+        view_id = opened.id
+        self.backend.op(
+            lambda pages: pages.views.set_display_mode(view_id, "inline"),
+            f"Show the view {opened.uri} inline",
+        ).run()
+
     def close_view(self) -> None:
         """Tear the view down (it is told first, on the runtime side)."""
+        if self.display_mode != "inline" and self.web is not None:
+            self.set_display_mode("inline")
         self._token = object()
         opened, self.opened = self.opened, None
         if opened is not None:
