@@ -117,6 +117,7 @@ class Chat:
         self._row_marked = False  # the row is marked for the store's next batch
         self._images = ImageCache()
         self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
+        self._turn_costs: dict[str, float] = {}  # answer id -> its model cost (this session)
 
     # --- state --------------------------------------------------------------------
     @property
@@ -162,6 +163,21 @@ class Chat:
     def tokens(self) -> tuple[int, int]:
         """(input, output) tokens of every model request of this conversation."""
         return self._stored.input_tokens, self._stored.output_tokens
+
+    @property
+    def cost(self) -> float:
+        """What this conversation's model requests cost (from the price tables; shared
+        with its branches)."""
+        return sum(self._context.spend.models.values())
+
+    @property
+    def currency(self) -> str:
+        """The currency of the chat's provider when it has a price table, else ""."""
+        try:
+            spec = self._host.models.spec(self._host.models.resolve(self.model)[0])
+        except ProviderError:
+            return ""
+        return spec.currency if spec.prices else ""
 
     # --- turns ----------------------------------------------------------------------
     def send(self, text: str, attachments: Sequence[Attachment] = ()) -> AsyncIterator[Event]:
@@ -411,6 +427,7 @@ class Chat:
         s.active_tools = list(self._active)
         s.spend = dict(self._context.spend.totals)
         s.past_limit = sorted(self._context.spend.past_limit)
+        s.model_spend = dict(self._context.spend.models)
         s.yolo = self._context.yolo
 
     def _add(self, message: Message) -> None:
@@ -623,7 +640,7 @@ class Chat:
                     done = part
             if done is None:
                 raise ProviderError(f"'{provider}' ended its answer without finishing it.")
-            self._count_usage(emit, assistant, provider, done)
+            self._count_usage(emit, assistant, provider, model, done)
             if not done.calls:
                 assistant.status = "complete"
                 host.store.save_message(self.id, assistant)
@@ -726,11 +743,22 @@ class Chat:
             emit(ToolsChanged(tuple(self._active)))
         self._save_row()
 
-    def _count_usage(self, emit: Emit, assistant: Message, provider: str, done: StreamDone) -> None:
+    def _count_usage(
+        self, emit: Emit, assistant: Message, provider: str, model: str, done: StreamDone
+    ) -> None:
         assistant.input_tokens += done.input_tokens
         assistant.output_tokens += done.output_tokens
         self._stored.input_tokens += done.input_tokens
         self._stored.output_tokens += done.output_tokens
+        spec = self._host.models.spec(provider)
+        price = spec.price(done.model) or spec.price(model)
+        cost = turn_cost = total_cost = None
+        if price is not None:
+            cost = price.cost(done.input_tokens, done.output_tokens)
+            self._context.spend.add_model(provider, cost)
+            turn_cost = self._turn_costs.get(assistant.id, 0.0) + cost
+            self._turn_costs[assistant.id] = turn_cost
+            total_cost = self.cost
         emit(
             Usage(
                 done.input_tokens,
@@ -741,6 +769,10 @@ class Chat:
                 assistant.input_tokens,
                 assistant.output_tokens,
                 assistant.id,
+                cost,
+                turn_cost,
+                total_cost,
+                spec.currency if price is not None else "",
             )
         )
 

@@ -188,6 +188,12 @@ class Usage:
     turn_input_tokens: int = 0
     turn_output_tokens: int = 0
     message_id: str = ""  # the answer they belong to
+    # From the provider's price table (None: no price for this model): this request's
+    # cost, the answer's so far and every model request of the conversation's.
+    cost: float | None = None
+    turn_cost: float | None = None
+    total_cost: float | None = None
+    currency: str = ""
 
 
 @dataclass(frozen=True)

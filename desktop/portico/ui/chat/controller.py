@@ -20,6 +20,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel
 
 from portico.chat import events as ev
+from portico.chat.cost import money
 from portico.chat.messages import Attachment as CoreAttachment
 from portico.chat.messages import Message
 from portico.ui.chat import task_cards
@@ -224,7 +225,7 @@ class ChatController(QObject):
         self.composer.yolo.blockSignals(False)
         self.composer.yolo_warning.setVisible(snapshot.yolo)
         self.pane.set_spend(snapshot.spend, snapshot.limits)
-        self.pane.set_chat_usage(*snapshot.tokens)
+        self.pane.set_chat_usage(*snapshot.tokens, snapshot.cost, snapshot.currency)
         self.set_running(snapshot.busy)
         self.pane.show_transcript()
         self.place.conversations.select(snapshot.id)
@@ -508,10 +509,17 @@ class ChatController(QObject):
                 event.turn_output_tokens or event.output_tokens,
                 event.total_input_tokens,
                 event.total_output_tokens,
+                None
+                if event.turn_cost is None or event.total_cost is None
+                else (event.turn_cost, event.total_cost, event.currency),
             )
             answered = t.message_widget(event.message_id) if event.message_id else None
             if answered is not None:
-                answered.set_tokens(event.turn_input_tokens, event.turn_output_tokens)
+                answered.set_tokens(
+                    event.turn_input_tokens,
+                    event.turn_output_tokens,
+                    None if event.turn_cost is None else money(event.turn_cost, event.currency),
+                )
         elif isinstance(event, ev.SpendChanged):
             limits = self.current.limits if self.current else {}
             self.pane.set_spend(dict(event.totals), limits)

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.chat.cost import money
 from portico.runtime.events import ServerState, Status
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList
@@ -129,18 +130,30 @@ class ChatPane(QWidget):
         set_tone(self.spend, "warning" if over else "muted")
 
     def set_usage(
-        self, input_tokens: int, output_tokens: int, total_in: int, total_out: int
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        total_in: int,
+        total_out: int,
+        cost: tuple[float, float, str] | None = None,
     ) -> None:
-        """The turn's tokens and the chat's (as the providers counted them)."""
+        """The turn's tokens and the chat's (as the providers counted them); ``cost``:
+        (the turn's, the chat's, currency) when the model has a price."""
+        turn = chat = ""
+        if cost is not None:
+            turn, chat = f" · {money(cost[0], cost[2])}", f" · {money(cost[1], cost[2])}"
         self.usage.setText(
-            f"Turn: {input_tokens:,} in · {output_tokens:,} out"
-            f"  ·  Chat: {total_in:,} in · {total_out:,} out"
+            f"Turn: {input_tokens:,} in · {output_tokens:,} out{turn}"
+            f"  ·  Chat: {total_in:,} in · {total_out:,} out{chat}"
         )
 
-    def set_chat_usage(self, total_in: int, total_out: int) -> None:
+    def set_chat_usage(
+        self, total_in: int, total_out: int, cost: float = 0.0, currency: str = ""
+    ) -> None:
         """An opened chat: its tokens so far (nothing before its first answer)."""
         shown = total_in or total_out
-        self.usage.setText(f"Chat: {total_in:,} in · {total_out:,} out" if shown else "")
+        spent = f" · {money(cost, currency)}" if currency else ""
+        self.usage.setText(f"Chat: {total_in:,} in · {total_out:,} out{spent}" if shown else "")
 
     # --- Select text ------------------------------------------------------------------
 

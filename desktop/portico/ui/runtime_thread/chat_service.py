@@ -97,6 +97,8 @@ class ChatSnapshot:
     spend: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
     tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
+    cost: float = 0.0  # what the chat's model requests cost (from the price tables)
+    currency: str = ""  # of the chat's provider ("" when it has no prices)
 
 
 @dataclass(frozen=True)
@@ -290,6 +292,8 @@ class ChatService:
             spend=spend,
             tasks=dict(chat.tasks),
             tokens=chat.tokens,
+            cost=chat.cost,
+            currency=chat.currency,
         )
 
     async def rows(self, query: str = "", archived: bool = False) -> list[ListRow]:
