@@ -24,7 +24,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from portico.chat import commands, title
+from portico.chat import commands, context_meter, title
+from portico.chat.context_meter import ContextEstimate
+from portico.chat.cost import money
 from portico.chat.events import (
     AttachmentAdded,
     ConversationChanged,
@@ -61,6 +63,9 @@ from portico.chat.store import StoredConversation
 from portico.chat.task_store import ChatTask, updated
 from portico.chat.tools import CallHandle, CallReport, PlannedCall, cancel_call, run_calls
 from portico.chat.tree import branches, newest_leaf, path_to
+from portico.config.model import ProviderSpec
+from portico.policy.ask import ask_outcome
+from portico.prompts import ApprovalChoice, SpendApprovalRequest
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
 
@@ -605,20 +610,8 @@ class Chat:
         client = await host.models.client(provider)
         rounds = 0
         while True:
-            path = path_to(self._messages, assistant.id)
-            turns = await to_turns(path, spec.vision, self._images)
-            tools = [
-                ToolOffer(t.name, t.description, t.input_schema)
-                for t in host.registry.model_tools(self._active)
-            ]
-            request = ModelRequest(
-                model=model,
-                turns=turns,
-                system=self._system_prompt(),
-                tools=tools,
-                max_tokens=spec.max_tokens,
-                temperature=spec.temperature,
-            )
+            request = await self._request(assistant.id, spec, model)
+            await self._check_model_spend(emit, spec, model, request)
             round_ = Round()
             assistant.rounds.append(round_)
             done: StreamDone | None = None
@@ -742,6 +735,92 @@ class Chat:
         if len(self._active) != loaded:
             emit(ToolsChanged(tuple(self._active)))
         self._save_row()
+
+    async def _request(self, leaf_id: str | None, spec: ProviderSpec, model: str) -> ModelRequest:
+        """The request a turn sends from ``leaf_id``: the path, the system prompt, tools."""
+        path = path_to(self._messages, leaf_id)
+        turns = await to_turns(path, spec.vision, self._images)
+        tools = [
+            ToolOffer(t.name, t.description, t.input_schema)
+            for t in self._host.registry.model_tools(self._active)
+        ]
+        return ModelRequest(
+            model=model,
+            turns=turns,
+            system=self._system_prompt(),
+            tools=tools,
+            max_tokens=spec.max_tokens,
+            temperature=spec.temperature,
+        )
+
+    async def context_estimate(self) -> ContextEstimate | None:
+        """What the next request will send, estimated locally (no network call); None
+        without a configured model."""
+        try:
+            provider, model = self._host.models.resolve(self.model)
+            spec = self._host.models.spec(provider)
+        except ProviderError:
+            return None
+        request = await self._request(self._leaf_id, spec, model)
+        return context_meter.estimate(request, spec.context_length)
+
+    async def _check_model_spend(
+        self, emit: Emit, spec: ProviderSpec, model: str, request: ModelRequest
+    ) -> None:
+        """A request that could take the chat past the provider's spend_limit asks first
+        (Allow Once / Deny, like a costed tool call); raises ProviderError(kind="spend")
+        when declined or when nobody can answer. Its cost is reckoned at the top: the
+        estimated input and the whole max_tokens of output."""
+        price = spec.price(model)
+        limit = spec.spend_limit
+        if price is None or limit is None:
+            return
+        ledger = self._context.spend
+        key = f"model:{spec.name}"
+        estimated = context_meter.estimate(request)
+        top = price.cost(estimated.total, request.max_tokens)
+        used = ledger.model_total(spec.name)
+        if key not in ledger.past_limit and used + top <= limit:
+            return
+        currency = spec.currency
+        if key in ledger.past_limit or used >= limit:
+            limit_line = (
+                f"This chat already reached the limit of {money(limit, currency)} on "
+                f"'{spec.name}': every further model request asks first."
+            )
+        else:
+            limit_line = (
+                f"This request could take the chat past the limit of "
+                f"{money(limit, currency)} on '{spec.name}'."
+            )
+        question = SpendApprovalRequest(
+            server=spec.name,
+            tool=model,
+            qualified_name=f"{spec.name}/{model}",
+            arguments_json=f"~{estimated.total:,} tokens in (estimate), up to "
+            f"{request.max_tokens:,} out",
+            cost_line=f"Costs up to about {money(top, currency)}.",
+            spend_line=f"This chat has used about {money(used, currency)} on '{spec.name}'.",
+            limit_line=limit_line,
+        )
+        guard = self._host.guard
+        outcome = await ask_outcome(guard.prompter.approve_spend(question), guard.question_timeout)
+        if outcome.answered and outcome.answer is ApprovalChoice.ONCE:
+            ledger.past_limit.add(key)
+            return
+        if outcome.ended_by == "refused":
+            raise ProviderError(
+                f"Not sent: {limit_line} Nobody can approve that here ({outcome.message}); "
+                "raise spend_limit or ask in an interactive chat.",
+                kind="spend",
+            )
+        reason = "declined" if outcome.answered else outcome.message
+        raise ProviderError(
+            f"Not sent: {limit_line} The request was not approved ({reason}); retry to be "
+            "asked again.",
+            kind="spend",
+            retryable=True,
+        )
 
     def _count_usage(
         self, emit: Emit, assistant: Message, provider: str, model: str, done: StreamDone

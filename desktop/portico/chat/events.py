@@ -57,6 +57,7 @@ FailureKind = Literal[
     "truncated",  # the answer's stream ended before its end (what arrived is kept)
     "no_model",  # a turn that needs a model, with none configured
     "config",  # the chosen provider/model is not configured or its key cannot be read
+    "spend",  # the request would pass the provider's spend_limit and was not approved
     "command",  # a slash command or mention that cannot run (the error has its usage)
     "internal",  # a bug in Portico (logged with its traceback; the message is one line)
 ]
