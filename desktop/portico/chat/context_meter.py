@@ -65,9 +65,10 @@ class ContextEstimate:
         return self.total + self.max_tokens >= NEAR * self.context_length
 
     def summary(self) -> str:
-        """One line for the pane: ``~12,300 tokens next request (est.) of 32,768``."""
+        """One line for the pane: ``Context: ~12,300 of 32,768 tokens (estimate)``."""
         of = f" of {self.context_length:,}" if self.context_length else ""
-        return f"Context: ~{self.total:,}{of} tokens (estimate)"
+        full = " · nearly full" if self.near_limit else ""
+        return f"Context: ~{self.total:,}{of} tokens (estimate){full}"
 
     def breakdown(self) -> list[str]:
         lines = [

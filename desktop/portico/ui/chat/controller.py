@@ -233,6 +233,16 @@ class ChatController(QObject):
         await self._call(self.service.show, snapshot.id)
         self.opened.emit(snapshot.id)
         self._spawn(self._load_prompt_hints())
+        self._spawn(self.refresh_context())
+
+    async def refresh_context(self) -> None:
+        """The context meter: what the next request of the shown chat will send."""
+        if self.current is None or self.service is None:
+            return
+        shown = self.current.id
+        estimate = await self.runtime.submit(self.service.context_estimate(shown))
+        if self.current is not None and self.current.id == shown:
+            self.pane.set_context(estimate)
 
     async def _load_prompt_hints(self) -> None:
         assert self.service is not None
@@ -597,6 +607,7 @@ class ChatController(QObject):
             self.current = snapshot
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
         await self.refresh_list()
+        await self.refresh_context()
 
     async def _follow(self, conversation_id: str) -> None:
         assert self.service is not None

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.chat.context_meter import ContextEstimate
 from portico.chat.cost import money
 from portico.runtime.events import ServerState, Status
 from portico.ui.chat.composer import Composer
@@ -84,6 +85,13 @@ class ChatPane(QWidget):
         self.spend = QLabel()
         self.spend.setAccessibleName("spend meter")
         header.addWidget(self.spend)
+        self.context = QPushButton()
+        self.context.setFlat(True)
+        self.context.setAutoDefault(False)
+        self.context.setAccessibleName("context meter")
+        self.context.setVisible(False)
+        self.context.clicked.connect(self._toggle_context_details)
+        header.addWidget(self.context)
         self.strip = QPushButton("No servers")
         self.strip.setFlat(True)
         self.strip.setAutoDefault(False)
@@ -102,6 +110,12 @@ class ChatPane(QWidget):
         self.select_button.toggled.connect(self._select_toggled)
         header.addWidget(self.select_button)
         column.addLayout(header)
+        self.context_details = QLabel()
+        self.context_details.setAccessibleName("context breakdown")
+        self.context_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.context_details.setVisible(False)
+        set_tone(self.context_details, "muted")
+        column.addWidget(self.context_details)
         self._needs: str | None = None
 
         self.stack = QStackedWidget()
@@ -154,6 +168,23 @@ class ChatPane(QWidget):
         shown = total_in or total_out
         spent = f" · {money(cost, currency)}" if currency else ""
         self.usage.setText(f"Chat: {total_in:,} in · {total_out:,} out{spent}" if shown else "")
+
+    def set_context(self, estimate: ContextEstimate | None) -> None:
+        """What the next request will send (a local estimate); a warning tone when it
+        nears the model's context length. Click for the breakdown."""
+        if estimate is None:
+            self.context.setVisible(False)
+            self.context_details.setVisible(False)
+            return
+        details = "\n".join(estimate.breakdown())
+        self.context.setText(estimate.summary())
+        self.context.setToolTip(details)
+        self.context_details.setText(details)
+        self.context.setVisible(True)
+        set_tone(self.context, "warning" if estimate.near_limit else "muted")
+
+    def _toggle_context_details(self) -> None:
+        self.context_details.setVisible(not self.context_details.isVisible())
 
     # --- Select text ------------------------------------------------------------------
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from portico.chat.context_meter import ContextEstimate
 from portico.chat.events import Event, TurnFailed, TurnFinished
 from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
 from portico.chat.task_store import ChatTask
@@ -295,6 +296,11 @@ class ChatService:
             cost=chat.cost,
             currency=chat.currency,
         )
+
+    async def context_estimate(self, conversation_id: str) -> ContextEstimate | None:
+        """What the chat's next request will send, estimated locally (no network)."""
+        chat = self.chats.get(conversation_id)
+        return None if chat is None else await chat.context_estimate()
 
     async def rows(self, query: str = "", archived: bool = False) -> list[ListRow]:
         """The list's rows: pinned first, then newest; ``archived``: the archived chats
