@@ -11,7 +11,7 @@ from portico.chat.detect import detect_local
 from portico.chat.providers.catalog import ModelCatalog
 from portico.chat.providers.errors import ProviderError
 from portico.config.load import load_files
-from portico.config.model import Scope
+from portico.config.model import ModelPrice, Scope
 from portico.model_port import ModelProvider
 from portico.prompts import SamplingMessage
 from tests.chat.conftest import provider
@@ -171,3 +171,54 @@ async def test_detect_finds_an_openai_compatible_server_and_skips_the_rest(model
     assert [(f.label, f.base_url) for f in found] == [("Scripted", models.openai_url)]
     assert found[0].models == ("claude-test", "gpt-test", "vision-test")
     assert found[0].as_provider().default_model == "claude-test"
+
+
+def test_prices_limits_and_context_length_in_both_dialects(tmp_path: Path) -> None:
+    yaml = _load(tmp_path, config_yaml=(
+        "models:\n"
+        "  providers:\n"
+        "    local:\n"
+        "      base_url: http://127.0.0.1:11434/v1\n"
+        "      models: [qwen3]\n"
+        "      currency: EUR\n"
+        "      spend_limit: 2\n"
+        "      context_length: 32768\n"
+        "      prices:\n"
+        "        qwen3: {input: 0.5, output: 1.5}\n", Scope.GLOBAL))
+    toml = _load(tmp_path, mcp_toml=(
+        "[models.providers.local]\n"
+        'base_url = "http://127.0.0.1:11434/v1"\n'
+        'models = ["qwen3"]\n'
+        'currency = "EUR"\n'
+        "spend_limit = 2\n"
+        "context_length = 32768\n"
+        "[models.providers.local.prices]\n"
+        "qwen3 = { input = 0.5, output = 1.5 }\n", Scope.GLOBAL))
+    for config in (yaml, toml):
+        assert not config.diagnostics, _lines(config)
+        [spec] = config.models.providers
+        assert spec.price("qwen3") == ModelPrice(0.5, 1.5) and spec.currency == "EUR"
+        assert (spec.spend_limit, spec.context_length) == (2.0, 32768)
+
+
+def test_bad_prices_name_file_line_and_key(tmp_path: Path) -> None:
+    config = _load(tmp_path, config_yaml=(
+        "models:\n"
+        "  providers:\n"
+        "    local:\n"
+        "      base_url: http://127.0.0.1:11434/v1\n"
+        "      models: [qwen3]\n"
+        "      spend_limit: -1\n"
+        "      context_length: lots\n"
+        "      prices:\n"
+        "        qwen3:\n"
+        "          input: cheap\n"
+        "          output: 1\n", Scope.GLOBAL))
+    lines = _lines(config)
+    assert any(ln.startswith("config.yaml:6: models.providers.local.spend_limit: must be more "
+                             "than 0") for ln in lines), lines
+    assert any(ln.startswith("config.yaml:7: models.providers.local.context_length: must be a "
+                             "whole number") for ln in lines), lines
+    assert any(ln.startswith("config.yaml:10: models.providers.local.prices.qwen3.input: must "
+                             "be a number, not 'cheap'") for ln in lines), lines
+    assert config.models.providers == ()

@@ -155,3 +155,18 @@ def test_a_plain_api_key_in_a_file_is_an_error_saying_how_to_store_it(portico_ho
     out = run("model", "list")
     assert "config.yaml:5: models.providers.openai.api_key: holds a plain API key" in out.stderr
     assert "portico secret set openai" in out.stderr and "sk-live-abc" not in out.stderr
+
+
+def test_chat_q_prints_the_answers_cost_and_the_chats(configured: ModelServer) -> None:
+    config = paths().global_toml.parent / "config.yaml"
+    config.write_text(
+        config.read_text().replace(
+            "      models: [gpt-test]\n",
+            "      models: [gpt-test]\n      prices: {gpt-test: {input: 10, output: 20}}\n",
+        )
+    )
+    configured.script(text("Hello there.", usage={"input": 1200, "output": 30}))
+    out = run("chat", "-q", "hi", env={"SCRIPTED_KEY": "k"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "Hello there.\n"
+    assert "(1,200 in · 30 out · $0.0126; this chat so far: $0.0126)" in out.stderr

@@ -12,7 +12,7 @@ from portico import paths
 from portico.cli.main import main
 from portico.config import Scope, load_files, schema
 from portico.config.example import uncomment
-from portico.config.model import Dialect
+from portico.config.model import Dialect, ModelPrice
 
 
 def write(path: Path, text: str) -> Path:
@@ -161,6 +161,9 @@ def test_example_round_trip(
     assert stdio.timeout == 30.0 and stdio.connect_timeout == 60.0
     assert http.oauth is not None and http.oauth.timeout == 300.0
     assert config.settings.defer_tools == 10
+    [local] = config.models.providers
+    assert local.price("example-model") == ModelPrice(0.5, 1.5)
+    assert (local.spend_limit, local.context_length) == (1.0, 32768)
 
 
 @pytest.mark.parametrize("dialect", list(Dialect))

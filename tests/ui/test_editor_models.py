@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from portico.config import load
+from portico.config.load import load_files
+from portico.config.model import ModelPrice, Scope
 from portico.paths import paths
 from portico.ui.editor.models_tab import AddProviderDialog, ModelsTab
 from portico.ui.editor.window import ConfigEditorWindow
@@ -295,3 +297,40 @@ async def test_fetch_list_offers_the_server_s_models_to_add(
         window.close()
     finally:
         models.set_models(MODELS)  # the module's server is shared
+
+
+@pytest.mark.parametrize("name", ["config.yaml", "mcp.toml"])
+def test_prices_spend_limit_and_context_length_in_the_form(
+    qtbot: QtBot, memory_keyring: MemoryKeyring, name: str
+) -> None:
+    body = YAML if name == "config.yaml" else (
+        '[models.providers.cloud]\nkind = "openai"\napi_key = "${env:CLOUD_KEY}"\n'
+        'models = ["gpt-4.1"]\n'
+    )
+    path = _write(paths().config_dir / name, body)
+    window = open_editor(qtbot)
+    tab = _models_tab(window, f"{name} (global")
+    assert tab.select("cloud")
+    assert tab.form.prices.text() == "" and tab.form.prices.isEnabled()
+    _type(qtbot, tab.form.context_length, "lots")
+    error = tab.form.error_text("context_length")
+    assert f"{path}:" in error and "models.providers.cloud.context_length" in error
+    assert "whole number of tokens" in error
+    _type(qtbot, tab.form.context_length, "128000")
+    assert tab.form.error_text("context_length") == ""
+    _type(qtbot, tab.form.prices, "gpt-4.1 is cheap")
+    assert "models.providers.cloud.prices: must map model names to their prices" in (
+        tab.form.error_text("prices")
+    )
+    _type(qtbot, tab.form.prices, "gpt-4.1: 2 / 8, gpt-4.1-mini: 0.4 / 1.6")
+    assert tab.form.error_text("prices") == ""
+    _type(qtbot, tab.form.spend_limit, "1.5")
+    window.save_button.click()
+    spec = load_files([(path, Scope.GLOBAL)]).models.providers[0]
+    assert spec.price("gpt-4.1") == ModelPrice(2, 8)
+    assert spec.price("gpt-4.1-mini") == ModelPrice(0.4, 1.6)
+    assert (spec.spend_limit, spec.context_length) == (1.5, 128000)
+    # shown again as written
+    assert tab.select("cloud")
+    assert tab.form.prices.text() == "gpt-4.1: 2 / 8, gpt-4.1-mini: 0.4 / 1.6"
+    window.close()

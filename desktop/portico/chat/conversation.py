@@ -24,7 +24,9 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from portico.chat import commands, title
+from portico.chat import commands, context_meter, title
+from portico.chat.context_meter import ContextEstimate
+from portico.chat.cost import money
 from portico.chat.events import (
     AttachmentAdded,
     ConversationChanged,
@@ -61,6 +63,9 @@ from portico.chat.store import StoredConversation
 from portico.chat.task_store import ChatTask, updated
 from portico.chat.tools import CallHandle, CallReport, PlannedCall, cancel_call, run_calls
 from portico.chat.tree import branches, newest_leaf, path_to
+from portico.config.model import ProviderSpec
+from portico.policy.ask import ask_outcome
+from portico.prompts import ApprovalChoice, SpendApprovalRequest
 from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
 
@@ -120,6 +125,7 @@ class Chat:
         self._row_marked = False  # the row is marked for the store's next batch
         self._images = ImageCache()
         self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
+        self._turn_costs: dict[str, float] = {}  # answer id -> its model cost (this session)
 
     # --- state --------------------------------------------------------------------
     @property
@@ -165,6 +171,21 @@ class Chat:
     def tokens(self) -> tuple[int, int]:
         """(input, output) tokens of every model request of this conversation."""
         return self._stored.input_tokens, self._stored.output_tokens
+
+    @property
+    def cost(self) -> float:
+        """What this conversation's model requests cost (from the price tables; shared
+        with its branches)."""
+        return sum(self._context.spend.models.values())
+
+    @property
+    def currency(self) -> str:
+        """The currency of the chat's provider when it has a price table, else ""."""
+        try:
+            spec = self._host.models.spec(self._host.models.resolve(self.model)[0])
+        except ProviderError:
+            return ""
+        return spec.currency if spec.prices else ""
 
     # --- turns ----------------------------------------------------------------------
     def send(self, text: str, attachments: Sequence[Attachment] = ()) -> AsyncIterator[Event]:
@@ -414,6 +435,7 @@ class Chat:
         s.active_tools = list(self._active)
         s.spend = dict(self._context.spend.totals)
         s.past_limit = sorted(self._context.spend.past_limit)
+        s.model_spend = dict(self._context.spend.models)
         s.yolo = self._context.yolo
 
     def _add(self, message: Message) -> None:
@@ -596,20 +618,8 @@ class Chat:
         client = await host.models.client(provider)
         rounds = 0
         while True:
-            path = path_to(self._messages, assistant.id)
-            turns = await to_turns(path, spec.vision, self._images)
-            tools = [
-                ToolOffer(t.name, t.description, t.input_schema)
-                for t in host.registry.model_tools(self._active)
-            ]
-            request = ModelRequest(
-                model=model,
-                turns=turns,
-                system=self._system_prompt(),
-                tools=tools,
-                max_tokens=spec.max_tokens,
-                temperature=spec.temperature,
-            )
+            request = await self._request(assistant.id, spec, model)
+            await self._check_model_spend(emit, spec, model, request)
             round_ = Round()
             assistant.rounds.append(round_)
             done: StreamDone | None = None
@@ -631,7 +641,7 @@ class Chat:
                     done = part
             if done is None:
                 raise ProviderError(f"'{provider}' ended its answer without finishing it.")
-            self._count_usage(emit, assistant, provider, done)
+            self._count_usage(emit, assistant, provider, model, done)
             if not done.calls:
                 assistant.status = "complete"
                 host.store.save_message(self.id, assistant)
@@ -734,11 +744,108 @@ class Chat:
             emit(ToolsChanged(tuple(self._active)))
         self._save_row()
 
-    def _count_usage(self, emit: Emit, assistant: Message, provider: str, done: StreamDone) -> None:
+    async def _request(self, leaf_id: str | None, spec: ProviderSpec, model: str) -> ModelRequest:
+        """The request a turn sends from ``leaf_id``: the path, the system prompt, tools."""
+        path = path_to(self._messages, leaf_id)
+        turns = await to_turns(path, spec.vision, self._images)
+        tools = [
+            ToolOffer(t.name, t.description, t.input_schema)
+            for t in self._host.registry.model_tools(self._active)
+        ]
+        return ModelRequest(
+            model=model,
+            turns=turns,
+            system=self._system_prompt(),
+            tools=tools,
+            max_tokens=spec.max_tokens,
+            temperature=spec.temperature,
+        )
+
+    async def context_estimate(self) -> ContextEstimate | None:
+        """What the next request will send, estimated locally (no network call); None
+        without a configured model."""
+        try:
+            provider, model = self._host.models.resolve(self.model)
+            spec = self._host.models.spec(provider)
+        except ProviderError:
+            return None
+        request = await self._request(self._leaf_id, spec, model)
+        return context_meter.estimate(request, spec.context_length)
+
+    async def _check_model_spend(
+        self, emit: Emit, spec: ProviderSpec, model: str, request: ModelRequest
+    ) -> None:
+        """A request that could take the chat past the provider's spend_limit asks first
+        (Allow Once / Deny, like a costed tool call); raises ProviderError(kind="spend")
+        when declined or when nobody can answer. Its cost is reckoned at the top: the
+        estimated input and the whole max_tokens of output."""
+        price = spec.price(model)
+        limit = spec.spend_limit
+        if price is None or limit is None:
+            return
+        ledger = self._context.spend
+        key = f"model:{spec.name}"
+        estimated = context_meter.estimate(request)
+        top = price.cost(estimated.total, request.max_tokens)
+        used = ledger.model_total(spec.name)
+        if key not in ledger.past_limit and used + top <= limit:
+            return
+        currency = spec.currency
+        if key in ledger.past_limit or used >= limit:
+            limit_line = (
+                f"This chat already reached the limit of {money(limit, currency)} on "
+                f"'{spec.name}': every further model request asks first."
+            )
+        else:
+            limit_line = (
+                f"This request could take the chat past the limit of "
+                f"{money(limit, currency)} on '{spec.name}'."
+            )
+        question = SpendApprovalRequest(
+            server=spec.name,
+            tool=model,
+            qualified_name=f"{spec.name}/{model}",
+            arguments_json=f"~{estimated.total:,} tokens in (estimate), up to "
+            f"{request.max_tokens:,} out",
+            cost_line=f"Costs up to about {money(top, currency)}.",
+            spend_line=f"This chat has used about {money(used, currency)} on '{spec.name}'.",
+            limit_line=limit_line,
+        )
+        guard = self._host.guard
+        outcome = await ask_outcome(guard.prompter.approve_spend(question), guard.question_timeout)
+        if outcome.answered and outcome.answer is ApprovalChoice.ONCE:
+            ledger.past_limit.add(key)
+            return
+        if outcome.ended_by == "refused":
+            raise ProviderError(
+                f"Not sent: {limit_line} Nobody can approve that here ({outcome.message}); "
+                "raise spend_limit or ask in an interactive chat.",
+                kind="spend",
+            )
+        reason = "declined" if outcome.answered else outcome.message
+        raise ProviderError(
+            f"Not sent: {limit_line} The request was not approved ({reason}); retry to be "
+            "asked again.",
+            kind="spend",
+            retryable=True,
+        )
+
+    def _count_usage(
+        self, emit: Emit, assistant: Message, provider: str, model: str, done: StreamDone
+    ) -> None:
         assistant.input_tokens += done.input_tokens
         assistant.output_tokens += done.output_tokens
         self._stored.input_tokens += done.input_tokens
         self._stored.output_tokens += done.output_tokens
+        spec = self._host.models.spec(provider)
+        price = spec.price(done.model) or spec.price(model)
+        cost = turn_cost = total_cost = None
+        if price is not None:
+            cost = price.cost(done.input_tokens, done.output_tokens)
+            self._context.spend.add_model(provider, cost)
+            turn_cost = self._turn_costs.get(assistant.id, 0.0) + cost
+            self._turn_costs[assistant.id] = turn_cost
+            total_cost = self.cost
         emit(
             Usage(
                 done.input_tokens,
@@ -749,6 +856,10 @@ class Chat:
                 assistant.input_tokens,
                 assistant.output_tokens,
                 assistant.id,
+                cost,
+                turn_cost,
+                total_cost,
+                spec.currency if price is not None else "",
             )
         )
 

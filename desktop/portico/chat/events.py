@@ -57,6 +57,7 @@ FailureKind = Literal[
     "truncated",  # the answer's stream ended before its end (what arrived is kept)
     "no_model",  # a turn that needs a model, with none configured
     "config",  # the chosen provider/model is not configured or its key cannot be read
+    "spend",  # the request would pass the provider's spend_limit and was not approved
     "command",  # a slash command or mention that cannot run (the error has its usage)
     "internal",  # a bug in Portico (logged with its traceback; the message is one line)
 ]
@@ -188,6 +189,12 @@ class Usage:
     turn_input_tokens: int = 0
     turn_output_tokens: int = 0
     message_id: str = ""  # the answer they belong to
+    # From the provider's price table (None: no price for this model): this request's
+    # cost, the answer's so far and every model request of the conversation's.
+    cost: float | None = None
+    turn_cost: float | None = None
+    total_cost: float | None = None
+    currency: str = ""
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,7 @@ class ChatHost:
         for server, total in stored.spend.items():
             ledger.totals[server] = total
         ledger.past_limit.update(stored.past_limit)
+        ledger.models.update(stored.model_spend)
         return ChatContext(chat_id=chat_id, spend=ledger, yolo=stored.yolo)
 
     async def new(self, model: str | None = None, *, title: str = "") -> Chat:

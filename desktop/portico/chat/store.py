@@ -82,6 +82,7 @@ class StoredConversation:
     active_tools: list[str] = field(default_factory=list)
     spend: dict[str, float] = field(default_factory=dict)
     past_limit: list[str] = field(default_factory=list)
+    model_spend: dict[str, float] = field(default_factory=dict)  # provider -> model cost
     input_tokens: int = 0
     output_tokens: int = 0
     messages: list[Message] = field(default_factory=list)  # the whole tree, oldest first
@@ -232,7 +233,7 @@ def _conversation_row(c: StoredConversation) -> tuple[Any, ...]:
         c.leaf_id,
         int(c.yolo),
         _json_text(c.active_tools),
-        _json_text({"totals": c.spend, "past_limit": c.past_limit}),
+        _json_text({"totals": c.spend, "past_limit": c.past_limit, "models": c.model_spend}),
         c.input_tokens,
         c.output_tokens,
     )
@@ -528,6 +529,7 @@ class ChatStore:
             active_tools=list(json.loads(row[8] or "[]")),
             spend={str(k): float(v) for k, v in (spend.get("totals") or {}).items()},
             past_limit=list(spend.get("past_limit") or []),
+            model_spend={str(k): float(v) for k, v in (spend.get("models") or {}).items()},
             input_tokens=row[10] or 0,
             output_tokens=row[11] or 0,
         )

@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from portico.chat.cost import money
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, err, load_config, project_of
 from portico.text import visible
 
 if TYPE_CHECKING:
     from portico.chat.conversation import Chat
-    from portico.chat.events import Event
+    from portico.chat.events import Event, Usage
     from portico.chat.host import ChatHost
     from portico.runtime.hub import Hub
 
@@ -213,6 +214,7 @@ class Renderer:
         self.task_states: dict[str, str] = {}  # call id -> its task's last status
         self.mid_line = False
         self.outcome: Event | None = None
+        self.usage: Usage | None = None  # the turn's last, for its cost line
         self.moved_to: str | None = None  # /new or /branch: the chat to go on in
         self.retry_with = "/retry"  # how this face runs a failed turn again
 
@@ -274,15 +276,29 @@ class Renderer:
             if event.message_id:  # a model turn: the question is kept, it can run again
                 wait = f"wait {event.retry_after:g} s, then " if event.retry_after else ""
                 self._say(f"(the question is kept: {wait}retry with {self.retry_with})")
+        elif isinstance(event, ev.Usage):
+            self.usage = event
         elif isinstance(event, ev.TurnFinished):
             if self.mid_line:
                 self.out.write("\n")
                 self.out.flush()
                 self.mid_line = False
+            self._say_cost()
             if event.stop_reason == "stopped":
                 self._say("(stopped)")
             elif event.stop_reason == "max_tokens":
                 self._say("(the answer was cut at the model's max_tokens)")
+
+    def _say_cost(self) -> None:
+        """The answer's tokens and cost, and the chat's cost, when the model has a price."""
+        usage, self.usage = self.usage, None
+        if usage is None or usage.turn_cost is None or usage.total_cost is None:
+            return
+        self._say(
+            f"({usage.turn_input_tokens:,} in · {usage.turn_output_tokens:,} out · "
+            f"{money(usage.turn_cost, usage.currency)}; this chat so far: "
+            f"{money(usage.total_cost, usage.currency)})"
+        )
 
     @property
     def ok(self) -> bool:

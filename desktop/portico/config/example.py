@@ -85,6 +85,21 @@ def _setting_line(spec: SettingSpec, dialect: Dialect, indent: str, key: str) ->
     return f"{indent}#{key}{sep} {text}  # {spec.help}"
 
 
+# One example provider: (key, value, what it means). Prices are the person's to write:
+# there are no built-in ones (a price table Portico ships would go stale unseen).
+MODEL_KEYS: tuple[tuple[str, Any, str], ...] = (
+    ("kind", "openai", "openai (any OpenAI-compatible server) | anthropic"),
+    ("base_url", "http://127.0.0.1:11434/v1", "the server; unset: the kind's public API"),
+    ("models", ["example-model"], "the models offered in the pickers"),
+    ("max_tokens", 4096, "the longest answer, in tokens"),
+    ("context_length", 32768, "tokens one request may hold (the context meter warns)"),
+    ("currency", "USD", "of the prices and the spend limit"),
+    ("spend_limit", 1.0, "per chat: a request that would pass it asks first"),
+)
+MODEL_PRICES = {"example-model": {"input": 0.5, "output": 1.5}}
+PRICES_HELP = "price per million tokens, input and output, per model (in currency)"
+
+
 def toml_example() -> str:
     d = Dialect.TOML
     out = [
@@ -117,6 +132,10 @@ def toml_example() -> str:
                 if spec.parent == table.name and spec.type != "table":
                     value = _toml_value(_shown(spec, d))
                     out.append(f"#{spec.spelling(d)} = {value}  # {_note(spec, d)}")
+    out += ["", "# A model provider for the chat.", "#[models.providers.local]"]
+    out += [f"#{k} = {_toml_value(v)}  # {note}" for k, v, note in MODEL_KEYS]
+    out += [f"# The {PRICES_HELP}.", "#[models.providers.local.prices]"]
+    out += [f"#{_toml_key(k)} = {_toml_value(v)}" for k, v in MODEL_PRICES.items()]
     return "\n".join(out) + "\n"
 
 
@@ -150,6 +169,10 @@ def yaml_example() -> str:
     ):
         out += [f"  # {title}", f"  #{server}:"]
         _yaml_keys(_keys_for(server), None, "    ", out)
+    out += ["", "#models:", "  # A model provider for the chat.", "  #providers:", "    #local:"]
+    out += [f"      #{k}: {_yaml_value(v)}  # {note}" for k, v, note in MODEL_KEYS]
+    out.append(f"      #prices:  # {PRICES_HELP}")
+    out += [f"        #{k}: {_yaml_value(v)}" for k, v in MODEL_PRICES.items()]
     return "\n".join(out) + "\n"
 
 

@@ -338,6 +338,18 @@ ProviderKind = Literal["openai", "anthropic"]
 
 
 @dataclass(frozen=True)
+class ModelPrice:
+    """What one model costs, per million tokens (``models.providers.P.prices.MODEL``),
+    in the provider's ``currency``."""
+
+    input: float
+    output: float
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input + output_tokens * self.output) / 1_000_000
+
+
+@dataclass(frozen=True)
 class ProviderSpec:
     """One model provider (``models.providers.NAME``): an OpenAI-compatible server or the
     Anthropic Messages API. ``api_key`` is a ``${keyring:...}`` / ``${env:...}``
@@ -354,6 +366,23 @@ class ProviderSpec:
     temperature: float | None = None
     vision: bool = False  # images in tool results go to the model as images
     headers: tuple[tuple[str, str], ...] = ()
+    # model name -> its price; no built-in prices: a price the person did not write
+    # would be a guess, and providers change theirs
+    prices: tuple[tuple[str, ModelPrice], ...] = ()
+    currency: str = "USD"
+    spend_limit: float | None = None  # per chat, in currency; None: no limit
+    context_length: int | None = None  # tokens a request may hold; None: unknown
+
+    def price(self, model: str) -> ModelPrice | None:
+        """The price of ``model``: its own entry, else the longest priced name it starts
+        with (a dated snapshot such as ``gpt-4.1-2025-04-14`` answers for ``gpt-4.1``)."""
+        best: tuple[str, ModelPrice] | None = None
+        for name, price in self.prices:
+            if name == model:
+                return price
+            if model.startswith(name) and (best is None or len(name) > len(best[0])):
+                best = (name, price)
+        return best[1] if best else None
 
     @property
     def headers_dict(self) -> dict[str, str]:

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from portico.config import masking, secrets
-from portico.config.model import Dialect, ModelsConfig, ProviderSpec, Scope, Source
+from portico.config.model import Dialect, ModelPrice, ModelsConfig, ProviderSpec, Scope, Source
 from portico.config.raw import KeyPath, RawFile, RawModels
 
 KINDS = ("openai", "anthropic")
@@ -38,8 +38,13 @@ KEYS = (
     "temperature",
     "vision",
     "headers",
+    "prices",
+    "currency",
+    "spend_limit",
+    "context_length",
 )
 MAX_TOKENS_LIMIT = 1_000_000
+CONTEXT_LIMIT = 100_000_000
 _SECRET_HEADERS = ("authorization", "x-api-key", "api-key", "proxy-authorization")
 
 
@@ -216,6 +221,24 @@ class _Reader:
             if not isinstance(value, bool):
                 return bad(f"must be true or false, not {value!r}")
             return value
+        if key == "prices":
+            return self.prices(value, where, path)
+        if key == "currency":
+            if not isinstance(value, str) or not value.strip() or len(value.strip()) > 8:
+                return bad(f"must be a short currency name such as USD or EUR, not {value!r}")
+            return value.strip()
+        if key == "spend_limit":
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return bad(f"must be an amount in the provider's currency, not {value!r}")
+            if not math.isfinite(value) or value <= 0:
+                return bad(f"must be more than 0, not {value}")
+            return float(value)
+        if key == "context_length":
+            if isinstance(value, bool) or not isinstance(value, int):
+                return bad(f"must be a whole number of tokens, not {value!r}")
+            if not 1 <= value <= CONTEXT_LIMIT:
+                return bad(f"must be between 1 and {CONTEXT_LIMIT:,}, not {value}")
+            return value
         # headers
         if not isinstance(value, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in value.items()
@@ -233,6 +256,30 @@ class _Reader:
                 )
             pairs.append((header, text))
         return tuple(pairs)
+
+    def prices(self, value: Any, where: str, path: KeyPath) -> Any:
+        example = "e.g. {gpt-4.1: {input: 2.0, output: 8.0}} (per million tokens)"
+        if not isinstance(value, dict):
+            self.error(f"must map model names to their prices, {example}", where, *path)
+            return _BAD
+        out: list[tuple[str, ModelPrice]] = []
+        for model, entry in value.items():
+            at, key = (*path, str(model)), f"{where}.{model}"
+            if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
+                self.error(f"must have an input and an output price only, {example}", key, *at)
+                return _BAD
+            amounts: list[float] = []
+            for side in ("input", "output"):
+                amount = entry[side]
+                if isinstance(amount, bool) or not isinstance(amount, int | float):
+                    self.error(f"must be a number, not {amount!r}", f"{key}.{side}", *at, side)
+                    return _BAD
+                if not math.isfinite(amount) or amount < 0:
+                    self.error(f"must be 0 or more, not {amount}", f"{key}.{side}", *at, side)
+                    return _BAD
+                amounts.append(float(amount))
+            out.append((str(model), ModelPrice(amounts[0], amounts[1])))
+        return tuple(out)
 
     def default(self) -> tuple[str | None, int]:
         if self.file.dialect is Dialect.TOML:

@@ -199,3 +199,51 @@ def _super(name: str, fields: Mapping[str, Any], *, depth: int) -> Any:
         outer.add("providers", node)
         return outer
     return node
+
+
+def prices_text(value: Any) -> str:
+    """``{m: {input: 2, output: 8}}`` -> ``"m: 2 / 8"`` (one line for a form field)."""
+    if not isinstance(value, dict):
+        return "" if value is None else str(value)
+    parts = []
+    for model, entry in value.items():
+        if isinstance(entry, dict):
+            parts.append(f"{model}: {entry.get('input', '?')} / {entry.get('output', '?')}")
+        else:
+            parts.append(f"{model}: {entry}")
+    return ", ".join(parts)
+
+
+def parse_prices(text: str) -> dict[str, Any] | str | None:
+    """``"m: 2 / 8, n: 0.4 / 1.6"`` -> the ``prices`` value; text that does not read
+    as prices comes back as it is, for the validator to say what is wrong with it."""
+    if not text.strip():
+        return None
+    out: dict[str, Any] = {}
+    for part in text.split(","):
+        model, sep, amounts = part.rpartition(":")
+        pair = amounts.split("/")
+        if not sep or not model.strip() or len(pair) != 2:
+            return text
+        try:
+            low, high = (float(a) for a in pair)
+        except ValueError:
+            return text
+        out[model.strip()] = {"input": _number(low), "output": _number(high)}
+    return out
+
+
+def parse_number(text: str) -> int | float | str | None:
+    """A form field's number (int when whole); other text as it is, for the validator."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        value = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        return text
+    return _number(value)
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value.is_integer() else value

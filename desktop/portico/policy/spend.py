@@ -49,6 +49,15 @@ class SpendLedger:
     # Held from the limit check until the cost is added, so two parallel costed calls
     # cannot both slip under the limit.
     lock: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False, compare=False)
+    # What the chat's model requests cost, per provider (in its currency, from its
+    # price table); providers without a price for the model add nothing.
+    models: dict[str, float] = field(default_factory=dict)
+
+    def model_total(self, provider: str) -> float:
+        return self.models.get(provider, 0.0)
+
+    def add_model(self, provider: str, amount: float) -> None:
+        self.models[provider] = self.models.get(provider, 0.0) + amount
 
     def total(self, server: str) -> float:
         return self.totals.get(server, 0.0)

@@ -20,6 +20,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel
 
 from portico.chat import events as ev
+from portico.chat.cost import money
 from portico.chat.messages import Attachment as CoreAttachment
 from portico.chat.messages import Message
 from portico.ui.chat import task_cards
@@ -239,7 +240,7 @@ class ChatController(QObject):
         self.composer.yolo.blockSignals(False)
         self.composer.yolo_warning.setVisible(snapshot.yolo)
         self.pane.set_spend(snapshot.spend, snapshot.limits)
-        self.pane.set_chat_usage(*snapshot.tokens)
+        self.pane.set_chat_usage(*snapshot.tokens, snapshot.cost, snapshot.currency)
         self.set_running(snapshot.busy)
         self.pane.show_transcript()
         self.place.conversations.select(snapshot.id)
@@ -247,6 +248,16 @@ class ChatController(QObject):
         await self._call(self.service.show, snapshot.id)
         self.opened.emit(snapshot.id)
         self._spawn(self._load_prompt_hints())
+        self._spawn(self.refresh_context())
+
+    async def refresh_context(self) -> None:
+        """The context meter: what the next request of the shown chat will send."""
+        if self.current is None or self.service is None:
+            return
+        shown = self.current.id
+        estimate = await self.runtime.submit(self.service.context_estimate(shown))
+        if self.current is not None and self.current.id == shown:
+            self.pane.set_context(estimate)
 
     async def _load_prompt_hints(self) -> None:
         assert self.service is not None
@@ -525,10 +536,17 @@ class ChatController(QObject):
                 event.turn_output_tokens or event.output_tokens,
                 event.total_input_tokens,
                 event.total_output_tokens,
+                None
+                if event.turn_cost is None or event.total_cost is None
+                else (event.turn_cost, event.total_cost, event.currency),
             )
             answered = t.message_widget(event.message_id) if event.message_id else None
             if answered is not None:
-                answered.set_tokens(event.turn_input_tokens, event.turn_output_tokens)
+                answered.set_tokens(
+                    event.turn_input_tokens,
+                    event.turn_output_tokens,
+                    None if event.turn_cost is None else money(event.turn_cost, event.currency),
+                )
         elif isinstance(event, ev.SpendChanged):
             limits = self.current.limits if self.current else {}
             self.pane.set_spend(dict(event.totals), limits)
@@ -606,6 +624,7 @@ class ChatController(QObject):
             self.current = snapshot
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
         await self.refresh_list()
+        await self.refresh_context()
 
     async def _follow(self, conversation_id: str) -> None:
         assert self.service is not None

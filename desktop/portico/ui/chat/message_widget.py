@@ -310,7 +310,7 @@ class MessageWidget(QFrame):
         self.status.setVisible(bool(self.status.text()))
         self._show_action(2, status in ("stopped", "failed", "streaming"))
 
-    def set_tokens(self, input_tokens: int, output_tokens: int) -> None:
+    def set_tokens(self, input_tokens: int, output_tokens: int, cost: str | None = None) -> None:
         """The answer's tokens (every request of its turn), at the end of its row."""
         if not (input_tokens or output_tokens):
             return
@@ -319,7 +319,8 @@ class MessageWidget(QFrame):
             self.tokens.setAccessibleName("tokens of this answer")
             set_tone(self.tokens, "muted")
             self._row.addWidget(self.tokens)
-        self.tokens.setText(f"{input_tokens:,} in · {output_tokens:,} out")
+        spent = f" · {cost}" if cost else ""
+        self.tokens.setText(f"{input_tokens:,} in · {output_tokens:,} out{spent}")
 
     _retry_at = 0.0  # monotonic time Retry waits for (a 429's retry-after)
     _retry_timer: QTimer | None = None

@@ -19,6 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.chat.context_meter import ContextEstimate
+from portico.chat.cost import money
 from portico.runtime.events import ServerState, Status
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList
@@ -83,6 +85,13 @@ class ChatPane(QWidget):
         self.spend = QLabel()
         self.spend.setAccessibleName("spend meter")
         header.addWidget(self.spend)
+        self.context = QPushButton()
+        self.context.setFlat(True)
+        self.context.setAutoDefault(False)
+        self.context.setAccessibleName("context meter")
+        self.context.setVisible(False)
+        self.context.clicked.connect(self._toggle_context_details)
+        header.addWidget(self.context)
         self.strip = QPushButton("No servers")
         self.strip.setFlat(True)
         self.strip.setAutoDefault(False)
@@ -101,6 +110,12 @@ class ChatPane(QWidget):
         self.select_button.toggled.connect(self._select_toggled)
         header.addWidget(self.select_button)
         column.addLayout(header)
+        self.context_details = QLabel()
+        self.context_details.setAccessibleName("context breakdown")
+        self.context_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.context_details.setVisible(False)
+        set_tone(self.context_details, "muted")
+        column.addWidget(self.context_details)
         self._needs: str | None = None
 
         self.stack = QStackedWidget()
@@ -129,18 +144,47 @@ class ChatPane(QWidget):
         set_tone(self.spend, "warning" if over else "muted")
 
     def set_usage(
-        self, input_tokens: int, output_tokens: int, total_in: int, total_out: int
+        self,
+        input_tokens: int,
+        output_tokens: int,
+        total_in: int,
+        total_out: int,
+        cost: tuple[float, float, str] | None = None,
     ) -> None:
-        """The turn's tokens and the chat's (as the providers counted them)."""
+        """The turn's tokens and the chat's (as the providers counted them); ``cost``:
+        (the turn's, the chat's, currency) when the model has a price."""
+        turn = chat = ""
+        if cost is not None:
+            turn, chat = f" · {money(cost[0], cost[2])}", f" · {money(cost[1], cost[2])}"
         self.usage.setText(
-            f"Turn: {input_tokens:,} in · {output_tokens:,} out"
-            f"  ·  Chat: {total_in:,} in · {total_out:,} out"
+            f"Turn: {input_tokens:,} in · {output_tokens:,} out{turn}"
+            f"  ·  Chat: {total_in:,} in · {total_out:,} out{chat}"
         )
 
-    def set_chat_usage(self, total_in: int, total_out: int) -> None:
+    def set_chat_usage(
+        self, total_in: int, total_out: int, cost: float = 0.0, currency: str = ""
+    ) -> None:
         """An opened chat: its tokens so far (nothing before its first answer)."""
         shown = total_in or total_out
-        self.usage.setText(f"Chat: {total_in:,} in · {total_out:,} out" if shown else "")
+        spent = f" · {money(cost, currency)}" if currency else ""
+        self.usage.setText(f"Chat: {total_in:,} in · {total_out:,} out{spent}" if shown else "")
+
+    def set_context(self, estimate: ContextEstimate | None) -> None:
+        """What the next request will send (a local estimate); a warning tone when it
+        nears the model's context length. Click for the breakdown."""
+        if estimate is None:
+            self.context.setVisible(False)
+            self.context_details.setVisible(False)
+            return
+        details = "\n".join(estimate.breakdown())
+        self.context.setText(estimate.summary())
+        self.context.setToolTip(details)
+        self.context_details.setText(details)
+        self.context.setVisible(True)
+        set_tone(self.context, "warning" if estimate.near_limit else "muted")
+
+    def _toggle_context_details(self) -> None:
+        self.context_details.setVisible(not self.context_details.isVisible())
 
     # --- Select text ------------------------------------------------------------------
 

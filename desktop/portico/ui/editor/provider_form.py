@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from portico.config.model import Diagnostic
 from portico.config.models_config import KINDS
+from portico.config.models_edit import parse_number, parse_prices, prices_text
 from portico.ui.palette import set_tone
 
 KEYCHAIN_TEXT = "Store in keychain"
@@ -121,6 +122,27 @@ class ProviderForm(QWidget):
         )
         self.vision = QCheckBox("The models take images")
         self.vision.toggled.connect(lambda on: self._emit("vision", True if on else None))
+        self.prices = QLineEdit()
+        self.prices.setPlaceholderText("(no prices)  e.g. gpt-4.1: 2 / 8, gpt-4.1-mini: 0.4 / 1.6")
+        self.prices.setToolTip(
+            "Price per million tokens, input / output, per model (in the provider's currency,"
+            " USD unless set in the file): the chat shows each answer's cost"
+        )
+        self.prices.editingFinished.connect(
+            lambda: self._emit("prices", parse_prices(self.prices.text()))
+        )
+        self.spend_limit = QLineEdit()
+        self.spend_limit.setPlaceholderText("(no limit)  per chat, e.g. 1.50")
+        self.spend_limit.setToolTip("A model request that could pass it asks first")
+        self.spend_limit.editingFinished.connect(
+            lambda: self._emit("spend_limit", parse_number(self.spend_limit.text()))
+        )
+        self.context_length = QLineEdit()
+        self.context_length.setPlaceholderText("(unknown)  e.g. 128000")
+        self.context_length.setToolTip("Tokens one request may hold: the context meter warns")
+        self.context_length.editingFinished.connect(
+            lambda: self._emit("context_length", parse_number(self.context_length.text()))
+        )
 
         rows: list[tuple[str, str, QWidget, QWidget]] = [
             ("&Kind:", "kind", self.kind, self.kind),
@@ -130,6 +152,9 @@ class ProviderForm(QWidget):
             ("&Models:", "models", self.models, models_row),
             ("De&fault model:", "default_model", self.default_model, self.default_model),
             ("", "vision", self.vision, self.vision),
+            ("&Prices:", "prices", self.prices, self.prices),
+            ("Spend &limit:", "spend_limit", self.spend_limit, self.spend_limit),
+            ("Conte&xt length:", "context_length", self.context_length, self.context_length),
         ]
         for text, key, editor, shown in rows:
             editor.setAccessibleName(key.replace("_", " "))
@@ -176,7 +201,7 @@ class ProviderForm(QWidget):
             self.key.clear()
             if not has:
                 self.title.setText("Select a provider, or add one.")
-                for field in (self.base_url, self.api_key, self.models, self.default_model):
+                for field in self._lines():
                     field.clear()
                 self.vision.setChecked(False)
                 self.set_diagnostics([])
@@ -194,6 +219,9 @@ class ProviderForm(QWidget):
             self.models.setText(_list_text(fields.get("models")))
             self.default_model.setText(_list_text(fields.get("default_model")))
             self.vision.setChecked(fields.get("vision") is True)
+            self.prices.setText(prices_text(fields.get("prices")))
+            self.spend_limit.setText(_list_text(fields.get("spend_limit")))
+            self.context_length.setText(_list_text(fields.get("context_length")))
         finally:
             self._filling = False
 
@@ -219,9 +247,20 @@ class ProviderForm(QWidget):
 
     def commit_pending(self, focused: QWidget | None) -> None:
         """Apply the field that still has focus (Ctrl+S while typing)."""
-        if focused in (self.base_url, self.api_key, self.models, self.default_model):
+        if focused in self._lines():
             assert isinstance(focused, QLineEdit)
             focused.editingFinished.emit()
+
+    def _lines(self) -> tuple[QLineEdit, ...]:
+        return (
+            self.base_url,
+            self.api_key,
+            self.models,
+            self.default_model,
+            self.prices,
+            self.spend_limit,
+            self.context_length,
+        )
 
     def error_text(self, key: str) -> str:
         label = self.errors[key]

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from portico.chat.context_meter import ContextEstimate
 from portico.chat.events import Event, TurnFailed, TurnFinished
 from portico.chat.events import Notice as ChatNotice
 from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
@@ -101,6 +102,8 @@ class ChatSnapshot:
     spend: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
     tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
+    cost: float = 0.0  # what the chat's model requests cost (from the price tables)
+    currency: str = ""  # of the chat's provider ("" when it has no prices)
 
 
 @dataclass(frozen=True)
@@ -294,7 +297,14 @@ class ChatService:
             spend=spend,
             tasks=dict(chat.tasks),
             tokens=chat.tokens,
+            cost=chat.cost,
+            currency=chat.currency,
         )
+
+    async def context_estimate(self, conversation_id: str) -> ContextEstimate | None:
+        """What the chat's next request will send, estimated locally (no network)."""
+        chat = self.chats.get(conversation_id)
+        return None if chat is None else await chat.context_estimate()
 
     async def rows(self, query: str = "", archived: bool = False) -> list[ListRow]:
         """The list's rows: pinned first, then newest; ``archived``: the archived chats
