@@ -9,7 +9,7 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from portico.chat.messages import Message
 from portico.ui.chat.card_state import from_stored
+from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
 from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.tool_card import CardState, ToolCard
@@ -87,9 +88,14 @@ class MessageWidget(QFrame):
 
         row = QHBoxLayout()
         row.setSpacing(2)
-        self.copy_button = _button("Copy", "Copy message")
+        self.copy_button = _button("Copy", "Copy message", "Copy the message as plain text")
         self.copy_button.clicked.connect(self.copy)
         row.addWidget(self.copy_button)
+        self.copy_markdown_button = _button(
+            "Copy Markdown", "Copy message as Markdown", "Copy the message's Markdown source"
+        )
+        self.copy_markdown_button.clicked.connect(self.copy_markdown)
+        row.addWidget(self.copy_markdown_button)
         row.addStretch(1)
         self.tokens: QLabel | None = None  # an answer's tokens, once it has any
         column.addLayout(row)
@@ -129,10 +135,10 @@ class MessageWidget(QFrame):
         next_branch = _button("›", "Next version")
         next_branch.clicked.connect(lambda: self._switch(1))
         self._actions = (edit, regenerate, retry, prev_branch, label, next_branch)
-        before: QWidget = self.copy_button
+        before: QWidget = self.copy_markdown_button
         for offset, widget in enumerate(self._actions):
             widget.hide()
-            self._row.insertWidget(1 + offset, widget)
+            self._row.insertWidget(2 + offset, widget)
             if widget.focusPolicy() != Qt.FocusPolicy.NoFocus:
                 QWidget.setTabOrder(before, widget)  # Tab goes along the row
                 before = widget
@@ -263,6 +269,7 @@ class MessageWidget(QFrame):
         card = ToolCard(state, self.icon_for(state.server, state.tool))
         card.cancelRequested.connect(self.cancelCall)
         card.approvalAnswered.connect(self.approvalAnswered)
+        card.resized.connect(self.thaw)
         self.parts.addWidget(card)
         # A layout shows a widget added to a visible parent only on a queued call, and the
         # approval that can follow in the same batch of events must find its buttons
@@ -286,10 +293,22 @@ class MessageWidget(QFrame):
         return out
 
     def plain_text(self) -> str:
+        """The message's Markdown source (every text part)."""
         return "\n\n".join(t for t in self._texts if t)
 
     def copy(self) -> None:
+        """Plain text on the clipboard (what a reader sees), its Markdown beside it for
+        applications that take text/markdown."""
+        mime = QMimeData()
+        mime.setText("\n\n".join(to_plain(t) for t in self._texts if t))
+        mime.setData("text/markdown", self.plain_text().encode("utf-8"))
+        QGuiApplication.clipboard().setMimeData(mime)
+        self.copy_button.setText("Copied")
+        self.copyDone.emit()
+
+    def copy_markdown(self) -> None:
         QGuiApplication.clipboard().setText(self.plain_text())
+        self.copy_markdown_button.setText("Copied")
         self.copyDone.emit()
 
     # --- state -----------------------------------------------------------------------

@@ -19,6 +19,9 @@ from portico.chat.messages import Message
 from portico.ui.chat.markdown import parse_blocks
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.segments import Segment, author, message_segments
+from portico.ui.shortcuts import Key, bind
+
+JUMP = Key(("End", "Ctrl+End"), "Jump to the latest message", "Chats: the transcript")
 
 FIRST_WINDOW = 24  # messages built when a chat opens
 BATCH = 1  # messages built per event-loop turn when scrolling (one widget is ~10-30 ms)
@@ -114,7 +117,9 @@ class TranscriptView(QScrollArea):
         self.jump_button.setAccessibleName("Jump to latest")
         self.jump_button.setAutoDefault(False)
         self.jump_button.clicked.connect(self.jump_to_latest)
+        self.jump_button.setToolTip("Jump to the latest message (End)")
         self.jump_button.hide()
+        bind(self, JUMP, self.jump_to_latest, Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
     # --- whole chats -------------------------------------------------------------------
 

@@ -1,0 +1,92 @@
+"""Keyboard shortcuts, each described where it is bound, so F1 can list them all.
+
+A shortcut is a ``QAction`` (its text says what it does) or a ``QShortcut`` made by
+:func:`bind` (which writes what it does and where it works on it). Keys a widget handles
+itself (Enter in the message input) are :class:`Key` constants in that widget's module,
+named in :data:`WIDGET_KEYS` by the module. :func:`collect` reads all of them from a
+live window: the F1 list is never a second, hand-kept copy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+
+WHERE = "portico_where"  # the property naming where a shortcut works
+
+
+@dataclass(frozen=True)
+class Key:
+    """A key (or keys: "Enter", "F3") that does ``what`` in ``where``."""
+
+    keys: tuple[str, ...]
+    what: str
+    where: str
+
+    def matches(self, sequence: QKeySequence) -> bool:
+        return any(
+            QKeySequence(k).matches(sequence) == QKeySequence.SequenceMatch.ExactMatch
+            for k in self.keys
+        )
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of the F1 list."""
+
+    keys: str  # as the platform writes them ("Ctrl+Shift+F")
+    what: str
+    where: str
+
+
+def bind(
+    parent: QObject,
+    key: Key,
+    slot: Callable[[], object],
+    context: Qt.ShortcutContext = Qt.ShortcutContext.WindowShortcut,
+) -> list[QShortcut]:
+    """A ``QShortcut`` for each of ``key``'s keys on ``parent``, carrying its description."""
+    made = []
+    for text in key.keys:
+        shortcut = QShortcut(QKeySequence(text), parent)
+        shortcut.setContext(context)
+        shortcut.setWhatsThis(key.what)
+        shortcut.setProperty(WHERE, key.where)
+        shortcut.activated.connect(slot)
+        made.append(shortcut)
+    return made
+
+
+def describe(action: QAction, where: str) -> None:
+    """Say where ``action``'s shortcut works (its text says what it does)."""
+    action.setProperty(WHERE, where)
+
+
+def _native(sequence: QKeySequence) -> str:
+    return sequence.toString(QKeySequence.SequenceFormat.NativeText)
+
+
+def collect(root: QObject, widget_keys: Iterable[Key] = ()) -> list[Row]:
+    """Every shortcut bound under ``root`` (QActions and QShortcuts with their
+    descriptions) and the widgets' own ``widget_keys``, sorted by place and keys,
+    each (keys, what, where) once."""
+    rows: dict[tuple[str, str, str], Row] = {}
+
+    def add(keys: str, what: str, where: str) -> None:
+        if keys and what:
+            rows.setdefault((where, keys, what), Row(keys, what, where))
+
+    for action in root.findChildren(QAction):
+        where = action.property(WHERE) or "Everywhere"
+        what = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&")
+        what = what.removesuffix("…")
+        keys = ", ".join(_native(s) for s in action.shortcuts() if not s.isEmpty())
+        add(keys, what, str(where))
+    for shortcut in root.findChildren(QShortcut):
+        add(_native(shortcut.key()), shortcut.whatsThis(), str(shortcut.property(WHERE) or ""))
+    for key in widget_keys:
+        add(", ".join(_native(QKeySequence(k)) for k in key.keys), key.what, key.where)
+    return sorted(rows.values(), key=lambda r: (r.where, r.keys.lower(), r.what))
