@@ -8,6 +8,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from portico.chat.messages import Message
@@ -129,3 +130,105 @@ def test_jump_to_latest_by_its_button_end_and_ctrl_end(qtbot: QtBot) -> None:
         qtbot.waitUntil(lambda: bar.value() == bar.maximum())
         assert view.following and not view.jump_button.isVisible()
         assert view.last == len(messages) and "m79" in view.widgets
+
+
+def _find_keys(field, key: Qt.Key, shift: bool = False) -> None:  # type: ignore[no-untyped-def]
+    modifier = Qt.KeyboardModifier.ShiftModifier if shift else Qt.KeyboardModifier.NoModifier
+    QTest.keyClick(field, key, modifier)
+
+
+@pytest.mark.slow
+@needs_npm
+async def test_find_in_chat_counts_highlights_and_steps_through_messages_and_results(
+    models, qtbot: QtBot
+) -> None:
+    write_config(models)
+    models.script(
+        tool_call("everything__echo", {"message": "a needle in the result"}),
+        text("The **needle** answer."),
+        text("Nothing to see."),
+    )
+    async with running_app() as desktop:
+        chat = desktop.chat
+        window = desktop.window
+        qtbot.keyClicks(chat.composer.input, "Find the needle")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        card = await until(lambda: next(iter(chat.cards.values()), None), 30, "the card")
+
+        def settled() -> bool:
+            if card.approval is not None:
+                card.approval.buttons[ApprovalChoice.ONCE].click()
+            return card.state.outcome == "ok"
+
+        await until(settled, 30, "the echo call")
+        await until(lambda: not chat.running, 30, "the first turn")
+        qtbot.keyClicks(chat.composer.input, "And now?")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        await until(lambda: not chat.running and len(chat.transcript.messages) == 4, 30, "two")
+
+        pane = chat.pane
+        bar = pane.find_bar
+        assert not bar.isVisible()
+        make_active(window)
+        QTest.keyClick(chat.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+        assert bar.isVisible() and window.focusWidget() is bar.field
+        QTest.keyClicks(bar.field, "NEEDLE")  # any case
+        await until(lambda: bar.count.text() == "3 of 3", 10, "three matches, the newest")
+        answer = chat.transcript.widgets[chat.transcript.messages[1].id]
+        question = chat.transcript.widgets[chat.transcript.messages[0].id]
+
+        def current_in(widget) -> bool:  # type: ignore[no-untyped-def]
+            from portico.ui.chat.marks import CURRENT
+
+            texts = [w.text() for w in widget.findChildren(QLabel)]
+            return any(CURRENT in t for t in texts)
+
+        assert current_in(answer) and not current_in(question)
+        assert card.result_text is not None and "ffe27a" in card.result_text.text()  # marked
+        _find_keys(bar.field, Qt.Key.Key_Return)  # next: round to the first
+        assert bar.count.text() == "1 of 3" and current_in(question)
+        _find_keys(bar.field, Qt.Key.Key_Return)
+        assert bar.count.text() == "2 of 3" and current_in(card)  # the tool's result
+        _find_keys(bar.field, Qt.Key.Key_Return, shift=True)
+        assert bar.count.text() == "1 of 3"
+        QTest.keyClick(bar.field, Qt.Key.Key_F3)
+        assert bar.count.text() == "2 of 3"
+        QTest.keyClick(bar.field, Qt.Key.Key_F3, Qt.KeyboardModifier.ShiftModifier)
+        assert bar.count.text() == "1 of 3"
+        qtbot.mouseClick(bar.previous_button, Qt.MouseButton.LeftButton)
+        assert bar.count.text() == "3 of 3"
+
+        bar.field.clear()
+        QTest.keyClicks(bar.field, "haystack")
+        await until(lambda: bar.count.text() == "No matches", 10, "no match")
+        QTest.keyClick(bar.field, Qt.Key.Key_Escape)
+        assert not bar.isVisible()
+        assert not current_in(answer) and not current_in(question)
+        assert "ffe27a" not in card.result_text.text()
+
+
+def test_find_goes_to_a_match_in_an_old_message_that_had_no_widget(qtbot: QtBot) -> None:
+    from portico.ui.chat.pane import ChatPane
+
+    pane = ChatPane()
+    qtbot.addWidget(pane)
+    pane.resize(700, 500)
+    pane.show()
+    messages = [
+        Message(id=f"m{i}", role="user" if i % 2 == 0 else "assistant", text=f"Message {i}")
+        for i in range(300)
+    ]
+    messages[3].text = "The rare word zebra, long ago."
+    pane.transcript.set_messages(messages, {})
+    assert "m3" not in pane.transcript.widgets
+    pane.open_find()
+    QTest.keyClicks(pane.find_bar.field, "zebra")
+    qtbot.waitUntil(lambda: pane.find_bar.count.text() == "1 of 1")
+    widget = pane.transcript.widgets["m3"]
+    from portico.ui.chat.marks import CURRENT
+
+    assert any(CURRENT in w.text() for w in widget.findChildren(QLabel))
+    bar = pane.transcript.verticalScrollBar()
+    top = widget.mapTo(pane.transcript.inner, widget.rect().topLeft()).y()
+    qtbot.waitUntil(lambda: bar.value() <= top <= bar.value() + pane.transcript.viewport().height())
+    assert pane.transcript.jump_button.isVisible()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QKeyCombination, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 
 WHERE = "portico_where"  # the property naming where a shortcut works
@@ -26,11 +26,9 @@ class Key:
     what: str
     where: str
 
-    def matches(self, sequence: QKeySequence) -> bool:
-        return any(
-            QKeySequence(k).matches(sequence) == QKeySequence.SequenceMatch.ExactMatch
-            for k in self.keys
-        )
+    def matches(self, pressed: QKeyCombination) -> bool:
+        """Whether a key press is one of these keys (Return and the keypad's Enter alike)."""
+        return _plain(pressed) in {_plain(QKeySequence(k)[0]) for k in self.keys}  # type: ignore[index]
 
 
 @dataclass(frozen=True)
@@ -65,19 +63,27 @@ def describe(action: QAction, where: str) -> None:
     action.setProperty(WHERE, where)
 
 
+def _plain(combination: QKeyCombination) -> tuple[int, int]:
+    # As numbers: PySide6's flag values do not hash alike when made differently.
+    key = combination.key()
+    modifiers = combination.keyboardModifiers().value & ~Qt.KeyboardModifier.KeypadModifier.value
+    return (Qt.Key.Key_Enter if key == Qt.Key.Key_Return else key).value, modifiers
+
+
 def _native(sequence: QKeySequence) -> str:
     return sequence.toString(QKeySequence.SequenceFormat.NativeText)
 
 
 def collect(root: QObject, widget_keys: Iterable[Key] = ()) -> list[Row]:
     """Every shortcut bound under ``root`` (QActions and QShortcuts with their
-    descriptions) and the widgets' own ``widget_keys``, sorted by place and keys,
-    each (keys, what, where) once."""
-    rows: dict[tuple[str, str, str], Row] = {}
+    descriptions) and the widgets' own ``widget_keys``, sorted by place and keys; the
+    keys that do one thing in one place share a row."""
+    rows: dict[tuple[str, str], list[str]] = {}  # (where, what) -> its keys
 
     def add(keys: str, what: str, where: str) -> None:
         if keys and what:
-            rows.setdefault((where, keys, what), Row(keys, what, where))
+            known = rows.setdefault((where, what), [])
+            known += [k for k in keys.split(", ") if k not in known]
 
     for action in root.findChildren(QAction):
         where = action.property(WHERE) or "Everywhere"
@@ -89,4 +95,5 @@ def collect(root: QObject, widget_keys: Iterable[Key] = ()) -> list[Row]:
         add(_native(shortcut.key()), shortcut.whatsThis(), str(shortcut.property(WHERE) or ""))
     for key in widget_keys:
         add(", ".join(_native(QKeySequence(k)) for k in key.keys), key.what, key.where)
-    return sorted(rows.values(), key=lambda r: (r.where, r.keys.lower(), r.what))
+    out = [Row(", ".join(keys), what, where) for (where, what), keys in rows.items()]
+    return sorted(out, key=lambda r: (r.where, r.keys.lower(), r.what))

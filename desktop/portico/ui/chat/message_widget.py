@@ -292,6 +292,49 @@ class MessageWidget(QFrame):
                 out.append(Segment("note", f"Attached: {widget.text().removeprefix('📎 ')}"))
         return out
 
+    # --- find in chat -----------------------------------------------------------------
+
+    def searchable_text(self) -> str:
+        """What find looks through, in the order shown: text parts and tool results."""
+        parts = []
+        for widget in self._parts():
+            if isinstance(widget, MarkdownView):
+                parts.append(widget.text)
+            elif isinstance(widget, ToolCard):
+                parts.append(widget.state.text)
+        return "\n".join(p for p in parts if p)
+
+    def _parts(self) -> list[QWidget]:
+        items = (self.parts.itemAt(i) for i in range(self.parts.count()))
+        return [w for item in items if item is not None and (w := item.widget()) is not None]
+
+    _find_targets: tuple[tuple[int, int, QWidget], ...] = ()  # (first, end, widget) marked
+
+    def mark(self, query: str, current: int | None) -> bool:
+        """Find's marks on every occurrence of ``query`` (none: ``""``), occurrence
+        ``current`` as the current one; True if any was marked."""
+        start = 0
+        targets: list[tuple[int, int, QWidget]] = []
+        for widget in self._parts():
+            if isinstance(widget, MarkdownView):
+                for found, block in widget.mark(query, current, start):
+                    targets.append((start, start + found, block))
+                    start += found
+            elif isinstance(widget, ToolCard):
+                found = widget.mark(query, current, start)
+                holder = widget.result_text or widget
+                targets.append((start, start + found, holder))
+                start += found
+        self._find_targets = tuple(targets) if query else ()
+        return start > 0
+
+    def find_target(self, occurrence: int) -> QWidget | None:
+        """The widget that shows occurrence ``occurrence`` of the marked query."""
+        for first, end, widget in self._find_targets:
+            if first <= occurrence < end:
+                return widget
+        return None
+
     def plain_text(self) -> str:
         """The message's Markdown source (every text part)."""
         return "\n\n".join(t for t in self._texts if t)

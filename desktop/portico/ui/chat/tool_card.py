@@ -8,6 +8,7 @@ the server.
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from collections.abc import Mapping
@@ -39,6 +40,7 @@ from portico.prompts import (
     ToolApprovalRequest,
 )
 from portico.ui.chat.markdown_view import RichLabel
+from portico.ui.chat.marks import count, mark_html
 from portico.ui.palette import set_tone
 from portico.ui.text import plain_label, rich, set_plain
 
@@ -555,6 +557,25 @@ class ToolCard(QFrame):
                 Qt.ArrowType.DownArrow if self.expanded else Qt.ArrowType.RightArrow
             )
             button.setAccessibleName("Collapse result" if self.expanded else "Expand result")
+
+    def mark(self, query: str, current: int | None, start: int) -> int:
+        """Find's marks in the result (expanded when the current match is in it); how
+        many occurrences the whole result holds."""
+        label = self.result_text
+        found = count(self.state.text, query)
+        if label is None or not found:
+            if label is not None and label.textFormat() == Qt.TextFormat.RichText:
+                self._fill_result()
+            return found
+        button = self.expand_button
+        if current is not None and start <= current < start + found and button is not None:
+            button.setChecked(True)  # the match may be below the first lines
+        self._fill_result()
+        escaped = html.escape(label.text(), quote=False)
+        marked, _n = mark_html(escaped, query, current, start)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setText(f"<pre style='white-space:pre-wrap'>{marked}</pre>")
+        return found
 
     def _toggle_result(self, expanded: bool) -> None:
         self.expanded = expanded

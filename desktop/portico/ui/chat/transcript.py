@@ -50,6 +50,7 @@ class TranscriptView(QScrollArea):
     cancelCall = Signal(str)
     approvalAnswered = Signal(str, object)
     selectAllRequested = Signal()  # Ctrl+A anywhere in the transcript
+    rebuilt = Signal()  # another chat or branch is shown (every widget is new)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -141,6 +142,34 @@ class TranscriptView(QScrollArea):
         self.following = True
         self.jump_button.hide()
         self._bottom_timer.start()
+        self.rebuilt.emit()
+
+    def reveal(self, index: int) -> MessageWidget | None:
+        """Message ``index`` built and laid out (find goes to it): the built range moves
+        around it when it is outside, as scrolling there would have built it."""
+        if not 0 <= index < len(self.messages):
+            return None
+        message = self.messages[index]
+        widget = self.widgets.get(message.id)
+        if widget is None:
+            self._drop_ahead()
+            self._clear_from(1)
+            self.widgets.clear()
+            self.first = max(0, index - FIRST_WINDOW // 2)
+            self.last = min(len(self.messages), self.first + FIRST_WINDOW)
+            for built in self.messages[self.first : self.last]:
+                self.column.insertWidget(self.column.count(), self._build(built))
+            self._mark_last()
+            self._freeze([w for w in self.widgets.values() if w.message_id not in self._live_ids()])
+            self.following = False
+            self.jump_button.show()
+            self._place_jump()
+            widget = self.widgets[message.id]
+        self._bottom_timer.stop()
+        self.following = self.following and index >= len(self.messages) - 1
+        self.column.activate()
+        self.inner.adjustSize()
+        return widget
 
     def _build(self, message: Message) -> MessageWidget:
         ahead, self._ahead = self._ahead, None
