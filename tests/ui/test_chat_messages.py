@@ -232,3 +232,51 @@ def test_find_goes_to_a_match_in_an_old_message_that_had_no_widget(qtbot: QtBot)
     top = widget.mapTo(pane.transcript.inner, widget.rect().topLeft()).y()
     qtbot.waitUntil(lambda: bar.value() <= top <= bar.value() + pane.transcript.viewport().height())
     assert pane.transcript.jump_button.isVisible()
+
+
+@pytest.mark.slow
+async def test_f1_lists_every_shortcut_from_where_it_is_bound(models, qtbot: QtBot) -> None:
+    write_config(models, everything=False)
+    async with running_app(wait_for_server=False) as desktop:
+        window = desktop.window
+        make_active(window)
+        QTest.keyClick(desktop.chat.composer.input, Qt.Key.Key_F1)
+        dialog = window.shortcuts_dialog
+        assert dialog is not None and dialog.isVisible()
+        rows = {(what, where): keys.split(", ") for keys, what, where in dialog.shown_rows()}
+        expected = {
+            ("Keyboard Shortcuts", "Everywhere"): ["F1"],
+            ("Find in this chat", "Everywhere"): ["Ctrl+F"],
+            ("Search all chats", "Everywhere"): ["Ctrl+Shift+F"],
+            ("New chat", "Everywhere"): ["Ctrl+N"],
+            ("Go to Servers", "Everywhere"): ["Ctrl+2"],
+            ("Config Editor", "Everywhere"): ["Ctrl+,"],
+            ("Restart", "Servers"): ["Ctrl+R"],
+            ("Retry now", "Servers"): ["F5"],
+            ("Remove", "Servers: the server list"): ["Del"],
+            ("Send the message", "Chats: the message input"): ["Enter"],
+            ("Stop the answer", "Chats: the message input"): ["Esc"],
+            ("Rename the chat", "Chats: the conversation list"): ["F2"],
+            ("Jump to the latest message", "Chats: the transcript"): ["End", "Ctrl+End"],
+            ("Call tool", "Servers: Try it"): ["Ctrl+Return"],
+        }
+        for row, keys in expected.items():
+            assert sorted(rows.get(row, [])) == sorted(keys), (row, rows.get(row))
+        assert sorted(rows[("Next match", "Chats: find in chat")]) == ["Enter", "F3"]
+        assert len(rows) == len(dialog.shown_rows())  # one row per thing done in a place
+
+        # The filter narrows what is shown.
+        QTest.keyClicks(dialog.filter, "chat list")
+        QTest.keyClick(dialog.filter, Qt.Key.Key_Backspace)  # "chat lis"
+        dialog.filter.setText("rename")
+        assert [r[1] for r in dialog.shown_rows()] == ["Rename the chat"]
+        qtbot.mouseClick(dialog.close_button, Qt.MouseButton.LeftButton)
+        await until(lambda: window.shortcuts_dialog is None, 10, "the dialog closed")
+
+        # A shortcut bound anywhere in the window is listed: no second list to keep.
+        from portico.ui.shortcuts import Key, bind
+
+        bind(window, Key(("Ctrl+Shift+K",), "Something new", "Everywhere"), lambda: None)
+        dialog = window.show_shortcuts()
+        assert ("Ctrl+Shift+K", "Something new", "Everywhere") in dialog.shown_rows()
+        dialog.close()

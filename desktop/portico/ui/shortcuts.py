@@ -14,8 +14,15 @@ from dataclasses import dataclass
 
 from PySide6.QtCore import QKeyCombination, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QAbstractButton
 
 WHERE = "portico_where"  # the property naming where a shortcut works
+WIDGET_KEYS: list[Key] = []  # keys widgets handle themselves, as their modules say
+
+
+def handled_by_widget(*keys: Key) -> None:
+    """Name keys a widget's own key handling answers (listed with the shortcuts)."""
+    WIDGET_KEYS.extend(k for k in keys if k not in WIDGET_KEYS)
 
 
 @dataclass(frozen=True)
@@ -74,7 +81,7 @@ def _native(sequence: QKeySequence) -> str:
     return sequence.toString(QKeySequence.SequenceFormat.NativeText)
 
 
-def collect(root: QObject, widget_keys: Iterable[Key] = ()) -> list[Row]:
+def collect(root: QObject, widget_keys: Iterable[Key] | None = None) -> list[Row]:
     """Every shortcut bound under ``root`` (QActions and QShortcuts with their
     descriptions) and the widgets' own ``widget_keys``, sorted by place and keys; the
     keys that do one thing in one place share a row."""
@@ -93,7 +100,12 @@ def collect(root: QObject, widget_keys: Iterable[Key] = ()) -> list[Row]:
         add(keys, what, str(where))
     for shortcut in root.findChildren(QShortcut):
         add(_native(shortcut.key()), shortcut.whatsThis(), str(shortcut.property(WHERE) or ""))
-    for key in widget_keys:
+    for button in root.findChildren(QAbstractButton):
+        keys = _native(button.shortcut())
+        mnemonic = "&" in button.text() and keys.startswith("Alt+")
+        if keys and not mnemonic:
+            add(keys, button.accessibleName() or button.text(), str(button.property(WHERE) or ""))
+    for key in WIDGET_KEYS if widget_keys is None else widget_keys:
         add(", ".join(_native(QKeySequence(k)) for k in key.keys), key.what, key.where)
     out = [Row(", ".join(keys), what, where) for (where, what), keys in rows.items()]
-    return sorted(out, key=lambda r: (r.where, r.keys.lower(), r.what))
+    return sorted(out, key=lambda r: (r.where != "Everywhere", r.where, r.keys.lower(), r.what))

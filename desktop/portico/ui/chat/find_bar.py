@@ -20,7 +20,7 @@ from portico.chat.messages import Message
 from portico.ui.chat.marks import count
 from portico.ui.chat.transcript import TranscriptView
 from portico.ui.palette import set_tone
-from portico.ui.shortcuts import Key, bind
+from portico.ui.shortcuts import Key, bind, handled_by_widget
 
 FIND = Key(("Ctrl+F",), "Find in this chat", "Everywhere")
 NEXT = Key(("Enter",), "Next match", "Chats: find in chat")
@@ -28,7 +28,7 @@ PREVIOUS = Key(("Shift+Enter",), "Previous match", "Chats: find in chat")
 CLOSE = Key(("Esc",), "Close the find bar", "Chats: find in chat")
 NEXT_F3 = Key(("F3",), "Next match", "Chats: find in chat")
 PREVIOUS_F3 = Key(("Shift+F3",), "Previous match", "Chats: find in chat")
-WIDGET_KEYS = (NEXT, PREVIOUS, CLOSE)  # the find field's own keys (the F3s are shortcuts)
+handled_by_widget(NEXT, PREVIOUS, CLOSE)  # by FindBar.eventFilter (the F3s are shortcuts)
 
 
 def searchable(message: Message) -> str:

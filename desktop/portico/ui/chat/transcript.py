@@ -12,16 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QIcon, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from portico.chat.messages import Message
 from portico.ui.chat.markdown import parse_blocks
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.segments import Segment, author, message_segments
-from portico.ui.shortcuts import Key, bind
+from portico.ui.shortcuts import Key, bind, handled_by_widget
 
 JUMP = Key(("End", "Ctrl+End"), "Jump to the latest message", "Chats: the transcript")
+SELECT_ALL = Key(("Ctrl+A",), "Select text: the whole chat selected", "Chats: the transcript")
+handled_by_widget(SELECT_ALL)  # by TranscriptView.keyPressEvent
 
 FIRST_WINDOW = 24  # messages built when a chat opens
 BATCH = 1  # messages built per event-loop turn when scrolling (one widget is ~10-30 ms)
@@ -479,7 +481,7 @@ class TranscriptView(QScrollArea):
         return max(0, self.last - 1)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.matches(QKeySequence.StandardKey.SelectAll):
+        if SELECT_ALL.matches(event.keyCombination()):
             self.selectAllRequested.emit()
             return
         super().keyPressEvent(event)
