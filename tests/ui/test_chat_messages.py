@@ -280,3 +280,49 @@ async def test_f1_lists_every_shortcut_from_where_it_is_bound(models, qtbot: QtB
         dialog = window.show_shortcuts()
         assert ("Ctrl+Shift+K", "Something new", "Everywhere") in dialog.shown_rows()
         dialog.close()
+
+
+def _switcher(widget) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(
+        (widget.prev_branch.text(), widget.branch_label.text(), widget.next_branch.text())
+    )
+
+
+@pytest.mark.slow
+async def test_regenerate_an_earlier_answer_makes_a_branch(models, qtbot: QtBot) -> None:
+    write_config(models, everything=False)
+    models.script(text("Paris."), text("Berlin."), text("It is Paris, on the Seine."))
+    async with running_app(wait_for_server=False) as desktop:
+        chat = desktop.chat
+        transcript = chat.transcript
+        for question, count in (("Capital of France?", 2), ("And of Germany?", 4)):
+            qtbot.keyClicks(chat.composer.input, question)
+            qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+            await until(
+                lambda n=count: not chat.running and len(transcript.messages) == n, 30, question
+            )
+
+        def widget(index: int):  # type: ignore[no-untyped-def]
+            return transcript.widgets[transcript.messages[index].id]
+
+        first, last = widget(1), widget(3)
+        assert first.regenerate_button.isVisible() and last.regenerate_button.isVisible()
+        qtbot.mouseClick(first.regenerate_button, Qt.MouseButton.LeftButton)
+        await until(
+            lambda: (
+                not chat.running
+                and len(transcript.messages) == 2
+                and widget(1).plain_text() == "It is Paris, on the Seine."
+            ),
+            30,
+            "the first answer again",
+        )
+        # The model was asked the first question only (the later turn is on the old branch).
+        told = [(m["role"], m["content"]) for m in models.requests[-1].body["messages"][1:]]
+        assert told == [("user", "Capital of France?")]
+        await until(lambda: widget(1).branch_label.isVisible(), 10, "the switcher")
+        assert _switcher(widget(1)) == "‹ 2/2 ›"
+        qtbot.mouseClick(widget(1).prev_branch, Qt.MouseButton.LeftButton)
+        await until(lambda: len(transcript.messages) == 4, 30, "the old branch back")
+        assert [widget(i).plain_text() for i in (1, 3)] == ["Paris.", "Berlin."]
+        assert _switcher(widget(1)) == "‹ 1/2 ›"

@@ -1,7 +1,7 @@
 """One message of the transcript: the person's (text, attachments) or the assistant's
-(text and tool cards in the order they happened), with Copy, Edit (any question: the
-edit is a new version of it), Regenerate (last answer), a branch switcher (‹ 2/3 ›), and
-Retry on a stopped or failed turn."""
+(text and tool cards in the order they happened), with Copy and Copy Markdown, Edit (any
+question: the edit is a new version of it), Regenerate (any answer: a new version of it),
+a branch switcher (‹ 2/3 ›), and Retry on a stopped or failed turn."""
 
 from __future__ import annotations
 
@@ -124,7 +124,9 @@ class MessageWidget(QFrame):
             return self._actions
         edit = _button("Edit", "Edit and resend", "Edit this message and send it again")
         edit.clicked.connect(self.start_edit)
-        regenerate = _button("Regenerate", "Regenerate answer", "A new answer")
+        regenerate = _button(
+            "Regenerate", "Regenerate answer", "A new answer to this question (a new version)"
+        )
         regenerate.clicked.connect(lambda: self.regenerateRequested.emit(self.message_id))
         retry = _button("Retry", "Retry", "Run this turn again")
         retry.clicked.connect(self.retryRequested)
@@ -414,7 +416,8 @@ class MessageWidget(QFrame):
 
     def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
         self._show_action(0, self.role == "user" and not running)  # any question
-        self._show_action(1, self.role == "assistant" and last_answer and not running)
+        # Any answer: a new version of it (a branch; the later messages stay on the old one).
+        self._show_action(1, self.role == "assistant" and not running)
         if running:
             self._show_action(2, False)
 
