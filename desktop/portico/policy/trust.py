@@ -209,6 +209,53 @@ def _computed_key(spec: ServerSpec) -> tuple[str, str, str]:
 _remembered_key = functools.lru_cache(maxsize=2048)(_computed_key)
 
 
+class _PinBatch:
+    """Pins the launch files of every spec asked for in one turn of the loop in one
+    worker-thread hop: a config applied at once has each project stdio server's gate ask
+    together, and a hop each cost more than the pinning (0.3 ms of CPU per server)."""
+
+    def __init__(self) -> None:
+        self._waiting: list[tuple[ServerSpec, asyncio.Future[tuple[PinnedFile, ...]]]] = []
+
+    async def pins(self, spec: ServerSpec) -> tuple[PinnedFile, ...]:
+        loop = asyncio.get_running_loop()
+        if self._waiting and self._waiting[0][1].get_loop() is not loop:
+            self._waiting = []  # left by a loop that ended before its turn came
+        future: asyncio.Future[tuple[PinnedFile, ...]] = loop.create_future()
+        self._waiting.append((spec, future))
+        if len(self._waiting) == 1:
+            loop.call_soon(self._flush, loop)
+        return await future
+
+    def _flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        batch, self._waiting = self._waiting, []
+        specs = [spec for spec, _ in batch]
+        done = loop.run_in_executor(None, _pin_all, specs)
+
+        def hand_out(done: asyncio.Future[list[tuple[PinnedFile, ...] | BaseException]]) -> None:
+            failed = done.exception() if not done.cancelled() else asyncio.CancelledError()
+            for i, (_, future) in enumerate(batch):
+                if future.done():
+                    continue
+                result = failed or done.result()[i]
+                if isinstance(result, BaseException):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+        done.add_done_callback(hand_out)
+
+
+def _pin_all(specs: list[ServerSpec]) -> list[tuple[PinnedFile, ...] | BaseException]:
+    out: list[tuple[PinnedFile, ...] | BaseException] = []
+    for spec in specs:
+        try:
+            out.append(pinned_files(spec))
+        except Exception as exc:  # one server's failure is its own
+            out.append(exc)
+    return out
+
+
 class TrustGate:
     """The policy's trust gate. ``ask=False`` only parks servers (the app asks later)."""
 
@@ -229,6 +276,7 @@ class TrustGate:
         self._once: set[tuple[str, str, str]] = set()
         self._pins: dict[tuple[str, str, str], dict[str, tuple[str, ...]]] = {}
         self._pins_by_name: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._files = _PinBatch()
         self.pending: dict[str, Review] = {}
 
     # --- hooks ---------------------------------------------------------------------
@@ -329,7 +377,7 @@ class TrustGate:
             project = spec.source.scope is Scope.PROJECT
             reasons.append(STDIO_REASON if project else LINK_STDIO_REASON)
             if project:
-                files = await asyncio.to_thread(pinned_files, spec)
+                files = await self._files.pins(spec)
         else:
             pinned = self._pins.get(key)
             if pinned is not None:
