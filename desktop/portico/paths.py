@@ -20,6 +20,15 @@ TOML_NAME = "mcp.toml"
 YAML_NAME = "config.yaml"
 
 
+def find_project(start: Path | None = None) -> Path | None:
+    """The nearest folder from ``start`` (default: the cwd) up that has ``.portico/``."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / PROJECT_DIR_NAME).is_dir():
+            return folder
+    return None
+
+
 @dataclass(frozen=True)
 class Paths:
     config_dir: Path

@@ -87,16 +87,17 @@ class UnsandboxedRequest:
 # --- tool approval and spend ----------------------------------------------------------
 
 
-CallerKind = Literal["chat", "try_it", "cli", "view"]
+CallerKind = Literal["chat", "try_it", "cli", "view", "client"]
 
 
 @dataclass(frozen=True)
 class Caller:
     """Who makes a tool call: a chat (``id``: its conversation), a server page's Try it,
-    ``portico mcp call``, or a server's view (MCP Apps; ``id``: the shown view,
-    ``server``: whose view it is, the only server it may call). A call's context names
-    it, and so does every question the call asks, so a face can show the question where
-    the call is (the chat's card)."""
+    ``portico mcp call``, a server's view (MCP Apps; ``id``: the shown view,
+    ``server``: whose view it is, the only server it may call), or another MCP client
+    through the local endpoint (``id``: the client's name, e.g. ``claude-code``). A
+    call's context names it, and so does every question the call asks, so a face can
+    show the question where the call is (the chat's card)."""
 
     kind: CallerKind
     id: str = ""
@@ -109,6 +110,8 @@ class Caller:
             return f"chat {self.id[:8]}" if self.id else "a chat"
         if self.kind == "view":
             return f"the view {self.view or '(unnamed)'} of {self.server}"
+        if self.kind == "client":
+            return f"client {self.id}" if self.id else "another MCP client"
         return "Try it" if self.kind == "try_it" else "portico mcp call"
 
 

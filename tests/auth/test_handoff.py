@@ -3,6 +3,7 @@ time-outs, device-code login and an authorization server that changes."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from urllib.parse import parse_qs, urlparse
 
@@ -11,7 +12,8 @@ import pytest
 from protected import ProtectedState
 
 from portico.auth.errors import AuthError
-from portico.auth.manager import AuthManager
+from portico.auth.manager import DISCOVERY_MAX_AGE, AuthManager
+from portico.auth.token_storage import PorticoTokenStorage
 from portico.prompts import AuthorizeRequest
 from tests.helpers.logs import AllowLogs
 from tests.helpers.oauth import (
@@ -130,9 +132,19 @@ async def test_device_flow(oidc: Oidc, protected: ProtectedState) -> None:
     assert await call_echo(manager, spec) == "echo: hi"
 
 
+async def _expire_kept_discovery(storage: PorticoTokenStorage) -> None:
+    record = json.loads(await storage.store.get_record(storage.key) or "{}")
+    record["discovered"]["at"] -= DISCOVERY_MAX_AGE + 1
+    await storage.store.set_record(storage.key, json.dumps(record))
+
+
 async def test_issuer_change_drops_refresh_token(
     oidc: Oidc, protected: ProtectedState, allow_logs: AllowLogs
 ) -> None:
+    """The resource names a new authorization server: a process that discovers it drops
+    the refresh token (never sent there). A process within a day of the sign-in uses the
+    discovery kept with the tokens and sends the token at once (issue 26, item 7): its
+    refresh would go to the issuer that granted it, and only there."""
     allow_logs(r"the authorization server changed from .* the stored refresh token is dropped")
     manager = AuthManager(ScriptedPrompter(mode="cancel"), endpoint_policy=None)
     spec = server_spec("moving", oidc.resource)
@@ -146,6 +158,12 @@ async def test_issuer_change_drops_refresh_token(
     try:
         protected.authorization_server = issuer2
         protected.trusted_issuers.add(issuer2)
+        served = protected.metadata_served
+        assert await call_echo(manager, spec) == "echo: hi"  # the kept discovery: no lookup
+        assert protected.metadata_served == served
+        kept = await storage.raw_tokens()
+        assert kept is not None and kept.refresh_token == before.refresh_token
+        await _expire_kept_discovery(storage)  # a day later: discovered again
         assert await call_echo(manager, spec) == "echo: hi"  # the access token still works
         after = await storage.raw_tokens()
         assert after is not None

@@ -68,3 +68,32 @@ def test_a_bad_link_is_refused_before_any_window(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert proc.stderr.startswith("portico: cannot open the link: unknown link action")
     assert "portico://add?name=NAME" in proc.stderr
+
+
+def test_project_arguments_open_the_app_on_that_project(tmp_path: Path) -> None:
+    """`portico --project DIR` opens the app (it was a usage error), and without it the
+    app opens the project it is started in (issue 26, item 15)."""
+    from portico.cli.desktop import start_project
+
+    (tmp_path / "proj" / ".portico").mkdir(parents=True)
+    (tmp_path / "proj" / "src" / "deep").mkdir(parents=True)
+    assert is_desktop_invocation(["--project", "proj"])
+    assert is_desktop_invocation(["--project=proj", "--hidden"])
+    assert not is_desktop_invocation(["--project", "proj", "mcp", "list"])
+    assert start_project(parse_args(["--project", "proj"]), tmp_path) == tmp_path / "proj"
+    started_in = tmp_path / "proj" / "src" / "deep"
+    assert start_project(parse_args([]), started_in) == tmp_path / "proj"
+    assert start_project(parse_args([]), tmp_path) is None  # no project here: the last one
+
+
+def test_a_missing_project_folder_is_refused_before_any_window(tmp_path: Path) -> None:
+    env = {**os.environ, "PORTICO_HOME": str(tmp_path), "QT_QPA_PLATFORM": "offscreen"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "portico.cli.main", "--project", str(tmp_path / "nope")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert f"cannot open the project {tmp_path / 'nope'}: no such folder" in proc.stderr

@@ -11,6 +11,7 @@ from portico.policy.guard import ChatContext
 from portico.policy.prompters import NonInteractivePrompter
 from portico.policy.setup import Policy
 from portico.prompts import ElicitationAnswer
+from portico.runtime.errors import RuntimeFailure
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 
@@ -151,3 +152,45 @@ async def test_server_everything_trigger_elicitation_request(person: ScriptedPer
         assert first.defaults["firstLine"] == "It was a dark and stormy night."
         assert first.defaults["untitledMultipleSelectEnum"] == ["Guitar"]
         assert second.error is not None and "email" in second.error
+
+
+async def test_a_call_that_needs_a_page_first_asks_then_goes_on_when_the_server_says_done(
+    person: ScriptedPerson,
+) -> None:
+    """Issue 26, item 3: error -32042 came back raw and elicitation/complete went unheard.
+    The person is asked to open the page (the URL-mode question); the browser's visit
+    makes the server send notifications/elicitation/complete, and the call goes on."""
+    import httpx2
+
+    policy = Policy(person)
+    visited: list[str] = []
+
+    async def browser(url: str) -> None:  # what the person's browser does: visit the page
+        visited.append(url)
+        async with httpx2.AsyncClient() as http:
+            (await http.get(url)).raise_for_status()
+
+    policy.elicitation.opener = browser
+    allowed = asker_spec("u", elicitation=ElicitationSpec(allow_url=True))
+    async with Hub(hooks=policy.hooks()) as hub:
+        await hub.apply(config_of(asker_spec("off"), allowed))
+        person.add("elicit", ElicitationAnswer("accept"))
+        result = await hub.registry.call("u__gated", {})
+        assert result.text() == "gate opened"
+        [request] = person.requests("elicit")
+        assert request.mode == "url" and request.message == "Connect your account to open the gate"
+        assert request.url is not None and request.url.endswith("/connect?id=gate-1")
+        assert visited == [request.url]
+        log = hub.connection("u").log.lines
+        assert any("URL elicitation gate-1 completed" in line for line in log)
+
+        # Without allow_url the question is not asked; the call says what it needed.
+        with pytest.raises(RuntimeFailure) as refused:
+            await hub.registry.call("off__gated", {})
+        text = str(refused.value)
+        assert text.startswith("off: tool 'gated' needs you to open http://127.0.0.1:")
+        assert text.endswith(
+            "(Connect your account to open the gate); declined, so the call was not made"
+        )
+        assert len(person.requests("elicit")) == 1
+        assert any("elicitation.allow_url" in n.text for n in person.notices)

@@ -18,6 +18,11 @@ Tools (text results, structured_output=False):
   roots()                 roots/list; returns JSON {"roots": [uri, ...]} or {"error": message}
                           (also when the client declared no roots capability)
   link()                  URL elicitation of https://example.com/connect; returns the action
+  gated()                 needs a URL elicitation first: until its page was visited it
+                          answers error -32042 (URL elicitation required) naming
+                          http://127.0.0.1:PORT/connect?id=gate-N, a page this process
+                          serves; a visit (what the person's browser does) sends
+                          notifications/elicitation/complete; then returns "gate opened"
   sample(prompt, max_tokens=100, model="", system="")
                           sampling/createMessage; returns JSON {"model", "text"} or
                           {"error": message}
@@ -34,6 +39,7 @@ Tools (text results, structured_output=False):
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -41,7 +47,9 @@ from typing import Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
+from mcp.shared.exceptions import UrlElicitationRequiredError
 from mcp_types import (
+    ElicitRequestURLParams,
     ModelHint,
     ModelPreferences,
     NotificationParams,
@@ -132,6 +140,49 @@ def build(desc: str) -> MCPServer:
         ran()
         result = await ctx.elicit_url("Please connect your account", url, "e1")
         return str(result.action)
+
+    gate: dict[str, Any] = {"open": False, "port": None, "asked": 0}
+
+    async def serve_page(session: Any) -> int:
+        """The page the URL names: a visit opens the gate and says so to the client."""
+
+        async def visit(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            line = (await reader.readline()).decode("latin-1")
+            while (await reader.readline()) not in (b"\r\n", b""):
+                pass
+            target = line.split(" ")[1] if " " in line else ""
+            writer.write(
+                b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\nConnection: close\r\n\r\nconnected"
+            )
+            await writer.drain()
+            writer.close()
+            if "id=" in target and not gate["open"]:
+                gate["open"] = True
+                await session.send_elicit_complete(target.split("id=", 1)[1])
+
+        listener = await asyncio.start_server(visit, "127.0.0.1", 0)
+        gate["listener"] = listener  # kept alive for the process
+        return int(listener.sockets[0].getsockname()[1])
+
+    @server.tool(structured_output=False)
+    async def gated(ctx: Context) -> str:
+        """Needs the person to connect an account on a web page first."""
+        ran()
+        if gate["open"]:
+            return "gate opened"
+        if gate["port"] is None:
+            gate["port"] = await serve_page(ctx.request_context.session)
+        gate["asked"] += 1
+        elicitation_id = f"gate-{gate['asked']}"
+        raise UrlElicitationRequiredError(
+            [
+                ElicitRequestURLParams(
+                    message="Connect your account to open the gate",
+                    url=f"http://127.0.0.1:{gate['port']}/connect?id={elicitation_id}",
+                    elicitation_id=elicitation_id,
+                )
+            ]
+        )
 
     @server.tool(structured_output=False)
     async def sample(

@@ -35,6 +35,7 @@ class ProtectedState:
     # revoked grant), and every bearer token it was shown, in order.
     revoked: set[str] = field(default_factory=set)
     seen_tokens: list[str] = field(default_factory=list)
+    metadata_served: int = 0  # protected-resource metadata documents served
     _jwks: dict[str, jwt.PyJWKSet] = field(default_factory=dict)
 
     def metadata(self) -> dict[str, Any]:
@@ -99,6 +100,7 @@ class ProtectedApp:
             return
         path: str = scope["path"]
         if path.startswith("/.well-known/oauth-protected-resource"):
+            self.state.metadata_served += 1
             await _json(send, 200, self.state.metadata())
             return
         headers = dict(scope.get("headers") or [])

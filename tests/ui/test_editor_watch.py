@@ -6,7 +6,8 @@ Save / Discard / Cancel."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QMessageBox, QPlainTextEdit
 
 from portico.config.document import ConfigDocument
 from tests.ui.pages_helpers import command, running_app, write_global
@@ -27,6 +28,25 @@ timeout = 30000
 
 def _button(box: QMessageBox, text: str) -> object:
     return next(b for b in box.buttons() if b.text().replace("&", "") == text)
+
+
+def _lines_in_view(view: QPlainTextEdit) -> set[str]:
+    """The lines of ``view`` a person sees whole without scrolling."""
+    area = view.viewport().rect()
+    seen = set()
+    block = view.document().firstBlock()
+    while block.isValid():
+        rect = view.cursorRect(QTextCursor(block))
+        if area.contains(rect.topLeft()) and area.contains(rect.bottomLeft()):
+            seen.add(block.text())
+        block = block.next()
+    return seen
+
+
+def _line_colour(view: QPlainTextEdit, text: str) -> str:
+    block = view.document().find(text).block()
+    formats = block.layout().formats()
+    return formats[0].format.foreground().color().name() if formats else "plain"
 
 
 async def test_the_editor_follows_changes_on_disk() -> None:
@@ -65,9 +85,16 @@ async def test_the_editor_follows_changes_on_disk() -> None:
         assert "tiny.timeout" in editor.conflict_label.text()
         keep = editor.keep_mine()
         assert keep is not None
-        diff = keep.detailedText()
-        assert "-timeout = 60000" in diff and "+timeout = 50000" in diff
-        _button(keep, "Overwrite").click()  # type: ignore[attr-defined]
+        await until(lambda: keep.view.viewport().isVisible(), 5, "the difference shown")
+        # Both changed lines are on screen at once, coloured, without scrolling or a
+        # Show Details click (a message box's details showed six lines, these below them).
+        assert _lines_in_view(keep.view) >= {"-timeout = 60000", "+timeout = 50000"}
+        lines = ("-timeout = 60000", "+timeout = 50000", "[mcp.tiny]")
+        colours = await until(
+            lambda: len({_line_colour(keep.view, line) for line in lines}) == 3, 5, "colours"
+        )
+        assert colours  # removed, added and context lines each look different
+        keep.overwrite_button.click()
         await until(lambda: "timeout = 50000" in path.read_text(encoding="utf-8"), 10, "mine")
         assert not editor.dirty and not editor.conflict_bar.isVisibleTo(editor)
 

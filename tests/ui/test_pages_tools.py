@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 import subprocess
 import sys
@@ -86,7 +87,8 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
         assert isinstance(widget, QLineEdit)
         widget.setText("42")
         page.call_button.click()
-        assert page.call_status.text() == "Calling delete_item… (you may be asked to approve it)"
+        hinted = "Calling delete_item… (you may be asked to approve it)"
+        await until(lambda: page.call_status.text() == hinted, 10, "the approval hint")
         dialog = await until(lambda: desktop.prompter.current, 30, "the approval dialog")  # type: ignore[union-attr]
         assert isinstance(dialog, ApprovalDialog)
         assert dialog.request.tool == "delete_item" and dialog.request.arguments == {
@@ -104,6 +106,25 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
         assert page.result_view.toPlainText().strip() == "You denied this call, so it was not run."
         assert page.call_status.text() == "Not run."
         assert page.result_view.is_error
+
+        # Allow for Session: the same call again neither asks nor says it may (issue 26,
+        # item 17: Try it kept saying "you may be asked to approve it")
+        page.call_button.click()
+        dialog = await until(lambda: desktop.prompter.current, 30, "the third approval")  # type: ignore[union-attr]
+        dialog.choice_buttons[ApprovalChoice.SESSION].click()
+        await until(lambda: "deleted 42" in page.result_view.toPlainText(), 30, "allowed")
+        await until(lambda: page.call_button.isEnabled(), 10, "Call enabled again")
+        page.call_button.click()
+        statuses = [page.call_status.text()]
+        for _ in range(3000):  # 30 s at most
+            if "deleted 42" in page.result_view.toPlainText():
+                break
+            await asyncio.sleep(0.01)
+            statuses.append(page.call_status.text())
+        assert statuses[0] == "Calling delete_item…"
+        assert not any("may be asked" in text for text in statuses), statuses
+        assert desktop.prompter.current is None  # type: ignore[union-attr]
+        await until(lambda: page.call_button.isEnabled(), 10, "Call enabled again")
 
         # an image result renders; structured content is shown
         page.select_tool("chart")

@@ -44,6 +44,32 @@ class Discovered:
     def issuer(self) -> str:
         return str(self.metadata.issuer)
 
+    def to_cache(self) -> dict[str, Any]:
+        """What the token record keeps, so a later process skips the discovery."""
+        return {
+            "prm": self.prm.model_dump(mode="json", exclude_none=True) if self.prm else None,
+            "auth_server_url": self.auth_server_url,
+            "metadata": self.metadata.model_dump(mode="json", exclude_none=True),
+            "resource": self.resource,
+            "raw": self.raw,
+        }
+
+    @classmethod
+    def from_cache(cls, data: dict[str, Any]) -> Discovered | None:
+        """``to_cache``'s output back, or None when it does not read as one."""
+        try:
+            prm = data.get("prm")
+            raw = data.get("raw")
+            return cls(
+                ProtectedResourceMetadata.model_validate(prm) if prm else None,
+                data.get("auth_server_url"),
+                OAuthMetadata.model_validate(data["metadata"]),
+                str(data["resource"]),
+                raw if isinstance(raw, dict) else {},
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+
 
 PROBE_VERSION = "2026-07-28"
 

@@ -71,6 +71,9 @@ log = logging.getLogger(__name__)
 # A Client ID Metadata Document URL (HTTPS, non-root path) Portico may present to
 # servers that support CIMD. Unset by default: only a URL you control can serve it.
 CLIENT_METADATA_URL_ENV = "PORTICO_CLIENT_METADATA_URL"
+# A stored sign-in keeps the discovery of its issuer this long: a process that connects
+# with it sends the token at once instead of an unauthenticated probe and the metadata.
+DISCOVERY_MAX_AGE = 24 * 3600.0
 
 SecretLookup = Callable[[str], Awaitable[str | None]]
 # (spec, url, *, mcp_pins=...) -> the host -> IPs pins to dial; raises to refuse
@@ -499,12 +502,17 @@ class AuthManager:
         """Discover the authorization server now, so a refresh goes to the issuer that
         granted the token (and only to it)."""
         assert spec.url is not None
-        try:
-            async with self._net(spec).client() as http:
-                found = await discover(spec.name, spec.url, http)
-        except AuthError as exc:
-            log.info("server '%s': discovery before connecting failed: %s", spec.name, exc)
-            return None
+        cached = await storage.cached_discovery(DISCOVERY_MAX_AGE)
+        found = Discovered.from_cache(cached) if cached is not None else None
+        if found is None:
+            try:
+                async with self._net(spec).client() as http:
+                    found = await discover(spec.name, spec.url, http)
+            except AuthError as exc:
+                log.info("server '%s': discovery before connecting failed: %s", spec.name, exc)
+                return None
+            if await storage.stored_issuer() == found.issuer:
+                await storage.cache_discovery(found.issuer, found.to_cache())
         await storage.verify_issuer(found.issuer)
         context = provider.context
         context.protected_resource_metadata = found.prm
@@ -560,7 +568,21 @@ class AuthManager:
             committed = await staged.commit()
         if committed:
             await storage.set_wanted_scope(None)
+            await self._keep_discovery(spec, storage, provider)
         return committed
+
+    async def _keep_discovery(
+        self, spec: ServerSpec, storage: PorticoTokenStorage, provider: PorticoOAuthProvider
+    ) -> None:
+        """What the sign-in discovered, kept with its tokens (see ``_prime``)."""
+        context = provider.context
+        metadata = context.oauth_metadata
+        if metadata is None or await storage.stored_issuer() != str(metadata.issuer):
+            return
+        prm = context.protected_resource_metadata
+        resource = str(prm.resource) if prm and prm.resource else (spec.url or "")
+        found = Discovered(prm, context.auth_server_url, metadata, resource, {})
+        await storage.cache_discovery(found.issuer, found.to_cache())
 
     async def _device_login(self, spec: ServerSpec, storage: PorticoTokenStorage) -> None:
         assert spec.url is not None

@@ -9,9 +9,10 @@ Two namespaces that never meet:
 
 - **user secrets**: what ``${keyring:NAME}`` reads and ``portico secret set NAME`` writes.
   Names are ``[A-Za-z0-9_.-]+`` (no ``/``), checked on every call.
-- **internal records**: OAuth tokens and client registrations (``mcp-tokens/<server>``).
-  Their keys always contain ``/``, so no user-secret name can reach them, and the user
-  API refuses such names outright.
+- **internal records**: OAuth tokens and client registrations (``mcp-tokens/<server>``),
+  the local endpoint's client tokens (``gateway-clients/<client>``). Their keys always
+  contain ``/``, so no user-secret name can reach them, and the user API refuses such
+  names outright.
 
 Every keyring call runs in a worker thread (``asyncio.to_thread``): some backends talk to
 D-Bus or prompt for an unlock and would otherwise block the loop.
@@ -42,6 +43,8 @@ log = logging.getLogger(__name__)
 
 SERVICE = "portico"
 TOKEN_PREFIX = "mcp-tokens/"
+CLIENT_PREFIX = "gateway-clients/"  # the local endpoint's per-client bearer tokens
+_INTERNAL_PREFIXES = (TOKEN_PREFIX, CLIENT_PREFIX)
 USER_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 
 StorageKind = Literal["keyring", "file", "memory"]
@@ -222,7 +225,7 @@ class SecretStore:
 
     @staticmethod
     def _internal(key: str) -> None:
-        if not key.startswith(TOKEN_PREFIX):
+        if not key.startswith(_INTERNAL_PREFIXES):
             raise ValueError(f"not an internal record key: {key!r}")
 
     # --- the backends -------------------------------------------------------------------
@@ -237,6 +240,9 @@ class SecretStore:
         if name.startswith(TOKEN_PREFIX):
             safe = _SAFE.sub("_", name[len(TOKEN_PREFIX) :])
             return self.state_dir / "mcp-tokens" / f"{safe}.json"
+        if name.startswith(CLIENT_PREFIX):
+            safe = _SAFE.sub("_", name[len(CLIENT_PREFIX) :])
+            return self.state_dir / "gateway-clients" / f"{safe}.json"
         return self.state_dir / "secrets" / f"{_SAFE.sub('_', name)}.json"
 
     def _file_get(self, name: str) -> str | None:

@@ -139,6 +139,26 @@ class PorticoTokenStorage:
             await self._save(record)
         return False
 
+    async def cached_discovery(self, max_age: float) -> dict[str, Any] | None:
+        """The discovery kept with the tokens, when it is of the issuer that granted them
+        and younger than ``max_age`` seconds."""
+        record = await self._load()
+        cached = record.get("discovered")
+        if not isinstance(cached, dict) or cached.get("issuer") != record.get("issuer"):
+            return None
+        at = cached.get("at")
+        if not isinstance(at, (int, float)) or not 0 <= self.clock() - at <= max_age:
+            return None
+        data = cached.get("data")
+        return data if isinstance(data, dict) else None
+
+    async def cache_discovery(self, issuer: str, data: dict[str, Any]) -> None:
+        record = await self._load()
+        if not record:
+            return  # nothing signed in to keep it with
+        record["discovered"] = {"issuer": issuer, "at": self.clock(), "data": data}
+        await self._save(record)
+
     async def stored_issuer(self) -> str | None:
         value = (await self._load()).get("issuer")
         return value if isinstance(value, str) else None

@@ -26,10 +26,18 @@ MODULES = (
     "portico.cli.auth_cmds",
     "portico.cli.model_cmds",
     "portico.cli.chat_cmds",
+    "portico.cli.serve_cmds",
+    "portico.cli.connect_cmds",
 )
 
 
-def registrars() -> Iterator[Callable[[Groups], None]]:
-    for name in MODULES:
+# `portico mcp list|tools|call|test` build a parser of their own module only: a one-shot
+# call answered by the running app then imports none of the config machinery.
+RUNTIME_COMMANDS = frozenset({"list", "tools", "call", "test"})
+RUNTIME_MODULE = "portico.cli.runtime_cmds"
+
+
+def registrars(modules: tuple[str, ...] = MODULES) -> Iterator[Callable[[Groups], None]]:
+    for name in modules:
         module = importlib.import_module(name)
         yield module.register

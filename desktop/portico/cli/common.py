@@ -10,11 +10,11 @@ from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from portico.config.model import Config, ServerSpec
-from portico.paths import PROJECT_DIR_NAME
-from portico.prompts import Prompter
+from portico.paths import PROJECT_DIR_NAME, find_project
 
 if TYPE_CHECKING:
+    from portico.config.model import Config, ServerSpec
+    from portico.prompts import Prompter
     from portico.services import Services
 
 
@@ -55,14 +55,6 @@ def add_project_option(parser: argparse.ArgumentParser) -> None:
         help=f"project folder (default: the nearest folder from here up that has "
         f"{PROJECT_DIR_NAME}/, else the current directory)",
     )
-
-
-def find_project(start: Path | None = None) -> Path | None:
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / PROJECT_DIR_NAME).is_dir():
-            return folder
-    return None
 
 
 def project_of(args: argparse.Namespace) -> Path:

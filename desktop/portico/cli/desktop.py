@@ -2,8 +2,10 @@
 
 Everything here runs before Qt is imported: a missing display or a platform plugin whose
 system libraries are absent gets one clear message and a non-zero exit instead of Qt's
-abort. Arguments: ``--hidden`` (start in the tray; the login item uses it) and
-``--open-url URL`` or a bare ``portico:`` URL (the desktop entry's ``%u``).
+abort. Arguments: ``--hidden`` (start in the tray; the login item uses it),
+``--open-url URL`` or a bare ``portico:`` URL (the desktop entry's ``%u``), and
+``--project DIR``. Without ``--project`` the app opens the project it is started in (the
+nearest folder from the cwd up with ``.portico/``), else the one it showed last.
 
 A link is checked here first and what it would add is printed (the same lines as the
 app's confirmation: the origin or command, each secret it would receive, every value,
@@ -17,6 +19,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
@@ -87,6 +90,10 @@ def is_desktop_invocation(args: Sequence[str]) -> bool:
     if not args:
         return True
     first = args[0]
+    if first == "--project":  # `portico --project DIR [app options]`
+        return is_desktop_invocation(args[2:])
+    if first.startswith("--project="):
+        return is_desktop_invocation(args[1:])
     return first in ("--open-url", "--hidden") or first.lower().startswith("portico:")
 
 
@@ -96,11 +103,28 @@ def parse_args(args: Sequence[str]) -> argparse.Namespace:
     )
     parser.add_argument("--hidden", action="store_true", help="start in the system tray")
     parser.add_argument("--open-url", metavar="URL", help="open a portico:// link in the app")
+    parser.add_argument(
+        "--project",
+        type=Path,
+        metavar="DIR",
+        help="the project folder to open (default: the one the app is started in)",
+    )
     parser.add_argument("url", nargs="?", help="a portico:// link (what the desktop passes)")
     parsed = parser.parse_args(list(args))
     if parsed.url and not parsed.open_url:
         parsed.open_url = parsed.url
     return parsed
+
+
+def start_project(parsed: argparse.Namespace, cwd: Path | None = None) -> Path | None:
+    """The project the app opens: ``--project``, else the one it is started in, else None
+    (the app then shows the project it showed last)."""
+    from portico.paths import find_project
+
+    explicit: Path | None = parsed.project
+    if explicit is not None:
+        return (cwd or Path.cwd()).joinpath(explicit.expanduser()).resolve()
+    return find_project(cwd)
 
 
 def link_confirmation(link: str) -> tuple[Prepared, list[str]]:
@@ -150,6 +174,10 @@ def confirm_link_in_terminal(link: str, stdin: TextIO, stdout: TextIO) -> int:
 
 def open_desktop(args: Sequence[str] = ()) -> int:
     parsed = parse_args(args)
+    project = start_project(parsed)
+    if project is not None and not project.is_dir():
+        print(f"portico: cannot open the project {project}: no such folder", file=sys.stderr)
+        return 2
     if parsed.open_url:
         from portico.config.deeplink import DeepLinkError
         from portico.text import visible
@@ -183,7 +211,7 @@ def open_desktop(args: Sequence[str] = ()) -> int:
         return 1
     from portico.ui.app import main as app_main
 
-    return app_main(sys.argv[:1], open_url=parsed.open_url, hidden=parsed.hidden)
+    return app_main(sys.argv[:1], open_url=parsed.open_url, hidden=parsed.hidden, project=project)
 
 
 def main() -> int:

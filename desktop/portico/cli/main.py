@@ -17,7 +17,7 @@ from portico.cli import commands
 Handler = Callable[[argparse.Namespace], int]
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: tuple[str, ...] = commands.MODULES) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="portico",
         description="Portico: a desktop host for MCP servers. Run without arguments to "
@@ -32,7 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
         config=config.add_subparsers(dest="config_command", metavar="SUBCOMMAND", required=True),
         mcp=mcp.add_subparsers(dest="mcp_command", metavar="SUBCOMMAND", required=True),
     )
-    for register in commands.registrars():
+    for register in commands.registrars(modules):
         register(groups)
     return parser
 
@@ -45,7 +45,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from portico.cli.desktop import open_desktop
 
         return open_desktop(args_list)
-    parser = build_parser()
+    runtime_only = (
+        args_list[:1] == ["mcp"]
+        and args_list[1:2] != []
+        and (args_list[1] in commands.RUNTIME_COMMANDS)
+    )
+    parser = build_parser((commands.RUNTIME_MODULE,) if runtime_only else commands.MODULES)
     try:
         args = parser.parse_args(args_list)
     except BrokenPipeError:  # --help into a closed pipe

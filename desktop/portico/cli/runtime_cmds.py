@@ -16,14 +16,29 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from portico.cli.commands import Groups
 from portico.cli.common import add_project_option, cli_services, err, find_server, load_config
+from portico.cli.live import ask
+from portico.runtime.rows import server_row, tools_listing
 from portico.text import visible
 
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
     from portico.runtime.hub import Hub
-    from portico.runtime.tool_views import ToolView
 
 LIST_BUDGET = 20.0  # seconds `mcp list` waits for servers before printing what it knows
+
+
+def _live_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="say whether the running Portico answered or the command went direct",
+    )
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="start the servers for this command even when Portico is running",
+    )
 
 
 def register(groups: Groups) -> None:
@@ -33,6 +48,7 @@ def register(groups: Groups) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--budget", type=float, default=LIST_BUDGET, help="seconds to wait for servers")
     add_project_option(p)
+    _live_options(p)
     p.set_defaults(handler=cmd_list)
 
     p = mcp.add_parser("test", help="connect one server and show what it offers")
@@ -43,12 +59,14 @@ def register(groups: Groups) -> None:
     )
     p.add_argument("--sse", action="store_true", help="with --url: legacy SSE transport")
     add_project_option(p)
+    _live_options(p)
     p.set_defaults(handler=cmd_test)
 
     p = mcp.add_parser("tools", help="the tools one server offers, as the model sees them")
     p.add_argument("name")
     p.add_argument("--json", action="store_true", help="print JSON")
     add_project_option(p)
+    _live_options(p)
     p.set_defaults(handler=cmd_tools)
 
     p = mcp.add_parser("call", help="call one tool directly and print the processed result")
@@ -57,6 +75,7 @@ def register(groups: Groups) -> None:
     p.add_argument("--args", default="{}", help="arguments as a JSON object")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     add_project_option(p)
+    _live_options(p)
     p.set_defaults(handler=cmd_call)
 
 
@@ -69,6 +88,9 @@ def _config_with(config: Config, specs: tuple[ServerSpec, ...]) -> Config:
 
 def cmd_list(args: argparse.Namespace) -> int:
     config = load_config(args, report="all")
+    live = ask(args, "GET", "list")
+    if live is not None:
+        return _print_list(live["servers"], live["summary"], args.json)
     return asyncio.run(_list(config, args.json, args.budget))
 
 
@@ -83,9 +105,13 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
     try:
         summary = await hub.apply(config)
         progress.finish()
-        rows = [_row(hub, spec) for spec in config.servers]
+        rows = [server_row(hub, spec) for spec in config.servers]
     finally:
         await hub.close()
+    return _print_list(rows, summary, as_json)
+
+
+def _print_list(rows: list[dict[str, Any]], summary: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"servers": rows, "summary": summary}, indent=2))
         return 0
@@ -166,28 +192,6 @@ def _clock(when: float) -> str:
     return time.strftime("%H:%M:%S", time.localtime(when))
 
 
-def _row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
-    from portico.runtime.events import Status
-    from portico.runtime.sandbox.describe import sandbox_badge
-
-    conn = hub.connections.get(spec.name)
-    state = conn.state if conn is not None else None
-    tools = len(hub.registry.server_tools(spec.name))
-    status = str(state.status) if state else "Stopped"
-    if state is not None and state.status is Status.COOLDOWN:
-        status = "Failed"  # it failed; the cooldown only says when it is tried again
-    return {
-        "name": spec.name,
-        "status": status,
-        "transport": str(spec.transport),
-        "sandbox": sandbox_badge(spec),  # sandboxed | network | off | "" (not a process)
-        "tools": tools,
-        "source": f"{spec.source} ({spec.source.scope})",
-        "error": state.error if state else None,
-        "retry_at": state.retry_at if state else None,
-    }
-
-
 # --- mcp test ----------------------------------------------------------------------
 
 
@@ -205,6 +209,14 @@ def cmd_test(args: argparse.Namespace) -> int:
         spec = find_server(config, args.name)
         if spec is None:
             return 2
+        live = ask(args, "GET", f"test/{spec.name}")
+        if live is not None:
+            from portico.runtime.probe import ProbeResult, report_lines
+
+            result = ProbeResult(**live)
+            for line in report_lines(result):
+                print(line)
+            return result.exit_code
     return asyncio.run(_test(replace(spec, lazy=False), config))
 
 
@@ -240,21 +252,26 @@ async def _test(spec: ServerSpec, config: Config | None) -> int:
 
 
 async def _one_server(config: Config, spec: ServerSpec) -> tuple[Hub, bool]:
-    from portico.runtime.events import Status
     from portico.runtime.hub import Hub
 
     hub = Hub(hooks=cli_services(config).hooks)
     await hub.apply(_config_with(config, (spec,)))
-    state = hub.connection(spec.name).state
-    ok = state.status in (Status.RUNNING, Status.LAZY)
-    if not ok:
-        shown = "Failed" if state.status is Status.COOLDOWN else str(state.status)
-        when = f" (retries at {_clock(state.retry_at)})" if state.retry_at else ""
-        err(f"server {spec.name!r} is {shown}: {state.error or 'not running'}{when}")
-    return hub, ok
+    return hub, _running(server_row(hub, spec))
+
+
+def _running(row: dict[str, Any]) -> bool:
+    """True when the row's server takes calls; else say why (once, on stderr)."""
+    if row["status"] in ("Running", "Lazy"):
+        return True
+    when = f" (retries at {_clock(row['retry_at'])})" if row["retry_at"] else ""
+    err(f"server {row['name']!r} is {row['status']}: {row['error'] or 'not running'}{when}")
+    return False
 
 
 def cmd_tools(args: argparse.Namespace) -> int:
+    live = ask(args, "GET", f"tools/{args.name}")
+    if live is not None:
+        return _print_tools(live, args.json) if _running(live["state"]) else 1
     config = load_config(args, report="all")
     spec = find_server(config, args.name)
     if spec is None:
@@ -265,55 +282,26 @@ def cmd_tools(args: argparse.Namespace) -> int:
 async def _tools(config: Config, spec: ServerSpec, as_json: bool) -> int:
     hub, ok = await _one_server(config, spec)
     try:
-        if not ok:
-            return 1
-        tools = hub.registry.server_tools(spec.name)
-        hidden = hub.registry.filtered_out(spec.name)
-        if as_json:
-            data = {
-                "server": spec.name,
-                "tools": [
-                    {
-                        "name": t.qualified,
-                        "tool": t.tool,
-                        "description": t.description,
-                        "input_schema": t.input_schema,
-                        "annotations": t.annotations,
-                        "utility": t.utility,
-                        "digest": t.digest,
-                        "view": t.view.resource_uri if t.view else None,
-                        "for_model": t.for_model,
-                        "for_views": t.for_views,
-                    }
-                    for t in tools
-                ],
-                "filtered_out": [{"tool": d.tool, "reason": d.reason} for d in hidden],
-                "warnings": hub.registry.warnings(spec.name),
-            }
-            print(json.dumps(data, indent=2))
-            return 0
-        for t in tools:
-            first = t.description.strip().splitlines()[0] if t.description.strip() else ""
-            marks = _audience_marks(t.view)
-            print(visible(f"{t.qualified}  {marks}{first}".rstrip()))
-        for d in hidden:
-            print(visible(f"(hidden) {d.tool}: {d.reason}"))
-        for w in hub.registry.warnings(spec.name):
-            print(f"warning: {w}", file=sys.stderr)
-        return 0
+        return _print_tools(tools_listing(hub.registry, spec.name), as_json) if ok else 1
     finally:
         await hub.close()
 
 
-def _audience_marks(view: ToolView | None) -> str:
-    if view is None:
-        return ""
-    marks = [] if view.resource_uri is None else ["view"]
-    if not view.for_model:
-        marks.append("for views only")
-    elif not view.for_app:
-        marks.append("for models only")
-    return f"[{', '.join(marks)}] " if marks else ""
+def _print_tools(data: dict[str, Any], as_json: bool) -> int:
+    if as_json:
+        shown = {k: data[k] for k in ("server", "tools", "filtered_out", "warnings")}
+        shown["tools"] = [{k: v for k, v in t.items() if k != "marks"} for t in data["tools"]]
+        print(json.dumps(shown, indent=2))
+        return 0
+    for t in data["tools"]:
+        description = t["description"].strip()
+        first = description.splitlines()[0] if description else ""
+        print(visible(f"{t['name']}  {t.get('marks', '')}{first}".rstrip()))
+    for d in data["filtered_out"]:
+        print(visible(f"(hidden) {d['tool']}: {d['reason']}"))
+    for w in data["warnings"]:
+        print(f"warning: {w}", file=sys.stderr)
+    return 0
 
 
 def view_note(uri: str) -> str:
@@ -333,11 +321,48 @@ def cmd_call(args: argparse.Namespace) -> int:
     if not isinstance(arguments, dict):
         err('--args must be a JSON object, e.g. --args \'{"text": "hi"}\'')
         return 2
+    body = {"tool": args.tool, "arguments": arguments}
+    live = ask(args, "POST", f"call/{args.name}", body=body)
+    if live is not None:
+        return _print_live_call(args.name, args.tool, live, args.json)
     config = load_config(args, report="all")
     spec = find_server(config, args.name)
     if spec is None:
         return 2
     return asyncio.run(_call(config, spec, args.tool, arguments, args.json))
+
+
+def _no_tool(server: str, tool: str, hidden: str | None) -> int:
+    why = f" ({hidden})" if hidden else ""
+    err(
+        f"server {server!r} offers no tool {tool!r}{why}; "
+        f"run `portico mcp tools {server}` to see its tools"
+    )
+    return 2
+
+
+def _call_failed(server: str, tool: str, text: str) -> int:
+    # Runtime errors already name the server and request: say them once.
+    for prefix in (f"{server}: ", f"tools/call {tool}: "):
+        text = text.removeprefix(prefix)
+    err(f"{server}: calling {tool!r} failed: {text}")
+    return 1
+
+
+def _print_live_call(server: str, tool: str, live: dict[str, Any], as_json: bool) -> int:
+    if not _running(live["state"]):
+        return 1
+    if live.get("missing"):
+        return _no_tool(server, tool, live.get("hidden"))
+    if live.get("failed"):
+        return _call_failed(server, tool, str(live["failed"]))
+    if as_json:
+        print(json.dumps(live["json"], indent=2, ensure_ascii=False))
+    else:
+        print(live["text"])
+    if live.get("view"):
+        print(visible(view_note(str(live["view"]))), file=sys.stderr)
+    return 1 if live["is_error"] else 0
 
 
 async def _call(
@@ -355,22 +380,12 @@ async def _call(
         match = [t for t in registry.server_tools(spec.name) if tool in (t.tool, t.qualified)]
         if not match:
             hidden = [d for d in registry.filtered_out(spec.name) if d.tool == tool]
-            why = f" ({hidden[0].reason})" if hidden else ""
-            err(
-                f"server {spec.name!r} offers no tool {tool!r}{why}; "
-                f"run `portico mcp tools {spec.name}` to see its tools"
-            )
-            return 2
+            return _no_tool(spec.name, tool, hidden[0].reason if hidden else None)
         try:
             context = CallContext(Caller("cli"))
             result = await registry.call(match[0].qualified, arguments, context=context)
         except Exception as exc:
-            text = describe(exc)
-            # Runtime errors already name the server and request: say them once.
-            for prefix in (f"{spec.name}: ", f"tools/call {tool}: "):
-                text = text.removeprefix(prefix)
-            err(f"{spec.name}: calling {tool!r} failed: {text}")
-            return 1
+            return _call_failed(spec.name, tool, describe(exc))
         if as_json:
             print(json.dumps(result.to_json(), indent=2, ensure_ascii=False))
         else:

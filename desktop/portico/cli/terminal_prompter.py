@@ -213,6 +213,8 @@ class TerminalPrompter:
         async with self._lock:
             self.say()
             self.say(f"'{request.server}' wants to run {request.tool}")
+            if request.caller is not None and request.caller.kind == "client":
+                self.say(f"  asked by {request.caller.describe()}")
             if request.reason:
                 self.say(f"  ({request.reason})")
             if request.description:

@@ -321,6 +321,8 @@ class RuntimeSettings:
     default_roots: tuple[str, ...] = ()  # roots: what global servers without their own get
     sandbox_all: bool = False  # sandbox.enabled: sandbox global stdio servers too
     chat_model_titles: bool = False  # chat.model_titles: the model writes chat titles
+    endpoint_enabled: bool = False  # endpoint.enabled: the app serves the local endpoint
+    endpoint_port: int = 0  # endpoint.port (0: any free port)
 
 
 ProviderKind = Literal["openai", "anthropic"]

@@ -62,6 +62,9 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     "sandbox_all": lambda p, g: bool(p) or not g,
     # A title request sends the chat to the model once more: yours to turn on.
     "chat_model_titles": lambda p, g: not p or bool(g),
+    # Whether the app listens for other clients, and where, is yours to decide.
+    "endpoint_enabled": lambda p, g: not p or bool(g),
+    "endpoint_port": lambda p, g: p == g,
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}

@@ -1029,6 +1029,27 @@ SETTINGS: tuple[SettingSpec, ...] = (
         " first words of the first message.",
     ),
     SettingSpec(
+        "endpoint.enabled",
+        "endpoint_enabled",
+        None,
+        ("endpoint", "enabled"),
+        "bool",
+        False,
+        "The app serves your servers to other MCP clients and the CLI on 127.0.0.1"
+        " (each client with its own token; `portico serve` does it without the app).",
+    ),
+    SettingSpec(
+        "endpoint.port",
+        "endpoint_port",
+        None,
+        ("endpoint", "port"),
+        "int",
+        0,
+        "The local endpoint's port on 127.0.0.1 (0 = any free port; the discovery file names it).",
+        min=0,
+        max=65535,
+    ),
+    SettingSpec(
         "roots",
         "default_roots",
         ("roots",),
@@ -1043,7 +1064,7 @@ SETTINGS: tuple[SettingSpec, ...] = (
 
 # Top-level YAML keys this part reads; every other top-level key belongs to someone else.
 YAML_SERVERS_KEY = "mcp_servers"
-YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth", "sandbox")
+YAML_OWNED_TOP = ("mcp", "secrets", "approvals", "profile", "oauth", "sandbox", "endpoint")
 TOML_SERVERS_KEY = "mcp"
 
 _BY_NAME = {spec.name: spec for spec in KEYS}

@@ -111,12 +111,13 @@ class Refusal(ToolResult):
 def audience_refusal(tool: RegisteredTool, caller: Caller) -> str | None:
     """Why ``caller`` may not call ``tool`` (MCP Apps visibility), or None.
 
-    A chat (its model, and ``/call`` in it) calls only tools offered to models; a view
-    calls only its own server's tools offered to views; the person (Try it, the CLI)
-    calls any tool."""
-    if caller.kind == "chat" and not tool.for_model:
+    A chat (its model, and ``/call`` in it) and another client of the local endpoint
+    call only tools offered to models; a view calls only its own server's tools offered
+    to views; the person (Try it, the CLI) calls any tool."""
+    if caller.kind in ("chat", "client") and not tool.for_model:
+        who = "a chat" if caller.kind == "chat" else "another client"
         return (
-            f"There is no tool named '{tool.qualified}' for a chat: its server offers it to "
+            f"There is no tool named '{tool.qualified}' for {who}: its server offers it to "
             "the server's views only."
         )
     if caller.kind == "view":
@@ -217,22 +218,11 @@ class ToolGuard:
     ) -> Refusal | None:
         if cost is not None and chat.spend.needs_limit_prompt(spec, cost):
             return await self._ask_spend(chat, spec, tool, args, context)
-        off = self.approvals_off() if callable(self.approvals_off) else self.approvals_off
-        skip = chat.yolo or self.yolo or off
+        asked = self._approval_needed(chat, spec, tool, args)
+        if asked is None:
+            return None
+        reason, key, generation = asked
         annotations = tool.annotations or {}
-        reason = approval_reason(spec, annotations, skip_trust_prompts=skip)
-        if reason is None:
-            return None
-        key = ApprovalKey(
-            server=spec.name,
-            tool=tool.tool,
-            authority=server_authority(spec),
-            contract=tool.digest,
-            arguments=arguments_digest(args),
-        )
-        generation = self.registry.generation(spec.name)
-        if self.approvals.allows(key, generation):
-            return None
         call_id, caller = _named(context)
         request = ToolApprovalRequest(
             server=spec.name,
@@ -264,6 +254,46 @@ class ToolGuard:
         elif answer.choice is ApprovalChoice.ALWAYS:
             self.approvals.allow_always(remembered)
         return None
+
+    def _approval_needed(
+        self, chat: ChatContext, spec: ServerSpec, tool: RegisteredTool, args: dict[str, Any]
+    ) -> tuple[str, ApprovalKey, int | None] | None:
+        """Why this call asks the person (with its approval key and the session's
+        generation), or None when a rule or an earlier answer lets it through."""
+        off = self.approvals_off() if callable(self.approvals_off) else self.approvals_off
+        skip = chat.yolo or self.yolo or off
+        reason = approval_reason(spec, tool.annotations or {}, skip_trust_prompts=skip)
+        if reason is None:
+            return None
+        key = ApprovalKey(
+            server=spec.name,
+            tool=tool.tool,
+            authority=server_authority(spec),
+            contract=tool.digest,
+            arguments=arguments_digest(args),
+        )
+        generation = self.registry.generation(spec.name)
+        if self.approvals.allows(key, generation):
+            return None
+        return reason, key, generation
+
+    def would_ask(
+        self, chat: ChatContext, qualified: str, arguments: Mapping[str, Any] | None
+    ) -> bool:
+        """True when calling ``qualified`` with ``arguments`` now would ask the person
+        (an approval or the spend limit): what Try it says before a call, after an
+        Allow for Session too."""
+        try:
+            tool = self.registry.resolve(qualified)
+        except (KeyError, LookupError):
+            return False
+        spec = self.spec_for(tool.server)
+        if spec is None or not isinstance(arguments, Mapping):
+            return False
+        cost = cost_of(spec, tool.tool)
+        if cost is not None and chat.spend.needs_limit_prompt(spec, cost):
+            return True
+        return self._approval_needed(chat, spec, tool, dict(arguments)) is not None
 
     async def _ask_spend(
         self,

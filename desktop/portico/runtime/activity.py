@@ -226,7 +226,8 @@ def _answered(
 
 
 class ActivityLog:
-    """The recent exchanges of one server (kept across reconnects)."""
+    """The recent exchanges of one server (kept across reconnects, and across the restart
+    an edit of its config makes: Hub.apply hands it to the new connection)."""
 
     def __init__(
         self,

@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
-from portico.runtime import cache_context, roots, schema_cache, sdklog, server_log_level
+from portico.runtime import (
+    cache_context,
+    legacy_tasks,
+    roots,
+    schema_cache,
+    sdklog,
+    server_log_level,
+    url_elicitation,
+)
 from portico.runtime.activity import ActivityLog, tapped
 from portico.runtime.call_context import CallContext
 from portico.runtime.deadlines import LazyDeadlines
@@ -213,6 +221,7 @@ class Connection:
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
         self._deadlines = LazyDeadlines()  # the running calls' timeouts (deadlines.py)
+        self.url_elicitations = url_elicitation.Completions()  # elicitation/complete heard
 
     # --- public surface -------------------------------------------------------------
 
@@ -278,6 +287,13 @@ class Connection:
         if self._life.phase is not Phase.DISABLED:
             self._finish()
 
+    def hurry_stop(self) -> None:
+        """Quitting: a stdio server gets a short grace after its stdin closes, then TERM."""
+        from portico.runtime.transports.stdio import QUIT_GRACE_SECONDS
+
+        if self._proc is not None:
+            self._proc.grace = QUIT_GRACE_SECONDS
+
     async def restart(self) -> None:
         await self.stop()
         self._delay = self.cooldown_base
@@ -315,13 +331,34 @@ class Connection:
             client = await self._live_client()
         limit = self.spec.timeout if timeout is None else timeout
         mark = self._begin_call()
+
+        first = [(client, mark)]
+
+        async def call() -> Any:  # again after a URL elicitation: on the session of then
+            live, since = (
+                first.pop() if first else (await self._live_client(), self._recorder.count)
+            )
+            try:
+                return await self._timed_call(live, name, arguments, context, limit, since)
+            except Exception as exc:  # the server forgot the session: once more on a new one
+                live, since = await self._renewed(live, since, exc)
+                return await self._timed_call(live, name, arguments, context, limit, since)
+
+        async def satisfy(needed: list[Any]) -> None:  # -32042: the person opens a page
+            factory = self.hooks.elicitation_callback
+            await url_elicitation.satisfy(
+                self.name,
+                name,
+                needed,
+                ask=factory(self.spec) if factory is not None else None,
+                completions=self.url_elicitations,
+                timeout=self.spec.elicitation.timeout,
+                note=self.note,
+            )
+
         try:
             with sdklog.bind(self.log):
-                try:
-                    return await self._timed_call(client, name, arguments, context, limit, mark)
-                except Exception as exc:  # the server forgot the session: once more on a new one
-                    client, mark = await self._renewed(client, mark, exc)
-                    return await self._timed_call(client, name, arguments, context, limit, mark)
+                return await url_elicitation.calling(call, satisfy)
         finally:
             self._end_call()
 
@@ -407,6 +444,11 @@ class Connection:
 
                 try:
                     try:
+                        tool = next((t for t in self.tools if t.name == name), None)
+                        if legacy_tasks.requires_task(tool, self.protocol_version):
+                            return await legacy_tasks.call_as_task(
+                                client, name, arguments or {}, on_progress
+                            )
                         return await client.call_tool(
                             name,
                             arguments or {},
@@ -514,6 +556,16 @@ class Connection:
             "resources/list", lambda client: all_pages(client.list_resources, "resources")
         )
         return self.resources
+
+    async def list_resource_templates(self) -> list[Any]:
+        client = await self._live_client()
+        mark = self._begin_call()
+        try:
+            return await all_pages(client.list_resource_templates, "resource_templates")
+        except Exception as exc:
+            raise await self._call_failure(exc, "resources/templates/list", mark) from exc
+        finally:
+            self._end_call()
 
     async def read_resource(self, uri: str) -> Any:
         return await self._request(
@@ -1260,6 +1312,11 @@ class Connection:
             self.note(f"transport reported: {describe(message)}")
             return
         method = getattr(message, "method", None) or ""
+        if method == "notifications/elicitation/complete":
+            elicitation_id = getattr(getattr(message, "params", None), "elicitation_id", None)
+            self.note(f"the server says the URL elicitation {elicitation_id or ''} completed")
+            self.url_elicitations.completed(elicitation_id)
+            return
         if method == "notifications/resources/updated":
             from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 

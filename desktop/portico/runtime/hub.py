@@ -132,6 +132,9 @@ class Hub:
                 for n, s in desired.items()
                 if n in self.connections and self._digests.get(n) != _identity(s)
             ]
+            # A changed server is the same server: its Activity (and the health read
+            # from it) goes on in the connection that replaces this one.
+            history = {n: self.connections[n].activity for n in changed}
             stopping = [self.connections.pop(n) for n in [*removed, *changed]]
             for name in removed:
                 self._digests.pop(name, None)
@@ -151,6 +154,8 @@ class Hub:
                         self._spawn(kept.announce_roots(), f"roots:{spec.name}")
                     continue
                 conn = self._factory(spec, self.bus, self.hooks)
+                if spec.name in history:
+                    conn.activity = history[spec.name]
                 self.connections[spec.name] = conn
                 self._digests[spec.name] = _identity(spec)
                 fresh.append(conn)
@@ -202,6 +207,8 @@ class Hub:
                 await task
         conns = list(self.connections.values())
         self.connections.clear()
+        for conn in conns:
+            conn.hurry_stop()  # the app or the command quits: nobody waits on the servers
         await self._stop_all(conns)
         for conn in conns:
             self.registry.remove_server(conn.name)

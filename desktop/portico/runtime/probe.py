@@ -16,6 +16,7 @@ from portico.config.masking import mask_url
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
     from portico.runtime.hooks import ConnectionHooks
+    from portico.runtime.hub import Hub
 
 LOG_TAIL = 10
 
@@ -60,10 +61,8 @@ async def probe(
 ) -> ProbeResult:
     """Connect ``spec`` alone (lazy is ignored), list what it offers, then close it."""
     from portico.config.model import Config as ConfigCls
-    from portico.runtime.events import Status
     from portico.runtime.hooks import ConnectionHooks
     from portico.runtime.hub import Hub
-    from portico.runtime.sandbox.describe import blocked_lines, sandbox_lines
 
     spec = replace(spec, lazy=False)
     base = config or ConfigCls()
@@ -73,47 +72,57 @@ async def probe(
         started = time.perf_counter()
         await hub.apply(replace(base, servers=(spec,)))
         connect_s = time.perf_counter() - started
-        conn = hub.connection(spec.name)
-        state = conn.state
-        result = ProbeResult(
-            name=spec.name,
-            transport=str(spec.transport),
-            target=mask_url(spec.url) if spec.url else str(spec.command),
-            status="Failed" if state.status is Status.COOLDOWN else str(state.status),
-            source=str(spec.source),
-            connect_ms=connect_s * 1000,
-            sandbox=list(sandbox_lines(spec)),
-        )
-        if state.status is Status.DISABLED:
-            result.disabled = True
-            return result
-        if state.status is not Status.RUNNING:
-            result.error = state.error or "not running"
-            http = _last_http_error(conn)
-            if http and http not in (state.error or ""):
-                result.http_error = http
-            result.log_tail = _log_tail(conn)
-            result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
-            return result
-        result.ok = True
-        info = conn.server_info
-        result.server_name = getattr(info, "name", None) or "(no name given)"
-        result.server_version = getattr(info, "version", None)
-        result.protocol = str(conn.protocol_version)
-        result.tools = [tool.name for tool in conn.tools]
-        result.registered_tools = sum(not t.utility for t in hub.registry.server_tools(spec.name))
-        t0 = time.perf_counter()
-        result.prompts = _names(await _safe_list(conn.list_prompts, conn.capabilities, "prompts"))
-        result.prompts_ms = (time.perf_counter() - t0) * 1000
-        t0 = time.perf_counter()
-        resources = await _safe_list(conn.list_resources, conn.capabilities, "resources")
-        result.resources = _names(resources, key="uri")
-        result.resources_ms = (time.perf_counter() - t0) * 1000
-        result.warnings = list(hub.registry.warnings(spec.name))
-        result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
-        return result
+        return await describe_connection(hub, spec.name, connect_s)
     finally:
         await hub.close()
+
+
+async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> ProbeResult:
+    """What ``mcp test`` reports about the hub's connection ``name`` as it is now (the
+    probe's own, or a running app's live one, then ``connect_s`` is 0)."""
+    from portico.runtime.events import Status
+    from portico.runtime.sandbox.describe import blocked_lines, sandbox_lines
+
+    conn = hub.connection(name)
+    spec = conn.spec
+    state = conn.state
+    result = ProbeResult(
+        name=spec.name,
+        transport=str(spec.transport),
+        target=mask_url(spec.url) if spec.url else str(spec.command),
+        status="Failed" if state.status is Status.COOLDOWN else str(state.status),
+        source=str(spec.source),
+        connect_ms=connect_s * 1000,
+        sandbox=list(sandbox_lines(spec)),
+    )
+    if state.status is Status.DISABLED:
+        result.disabled = True
+        return result
+    if state.status is not Status.RUNNING:
+        result.error = state.error or "not running"
+        http = _last_http_error(conn)
+        if http and http not in (state.error or ""):
+            result.http_error = http
+        result.log_tail = _log_tail(conn)
+        result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
+        return result
+    result.ok = True
+    info = conn.server_info
+    result.server_name = getattr(info, "name", None) or "(no name given)"
+    result.server_version = getattr(info, "version", None)
+    result.protocol = str(conn.protocol_version)
+    result.tools = [tool.name for tool in conn.tools]
+    result.registered_tools = sum(not t.utility for t in hub.registry.server_tools(spec.name))
+    t0 = time.perf_counter()
+    result.prompts = _names(await _safe_list(conn.list_prompts, conn.capabilities, "prompts"))
+    result.prompts_ms = (time.perf_counter() - t0) * 1000
+    t0 = time.perf_counter()
+    resources = await _safe_list(conn.list_resources, conn.capabilities, "resources")
+    result.resources = _names(resources, key="uri")
+    result.resources_ms = (time.perf_counter() - t0) * 1000
+    result.warnings = list(hub.registry.warnings(spec.name))
+    result.blocked = blocked_lines(spec, _log_tail(conn, 1000))
+    return result
 
 
 def report_lines(result: ProbeResult) -> list[str]:

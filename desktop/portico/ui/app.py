@@ -76,12 +76,14 @@ class DesktopApp(QObject):
         *,
         open_url: str | None = None,
         hidden: bool = False,
+        project: Path | None = None,
     ) -> None:
         super().__init__()
         self.app = app
         self.instance = instance
         self.open_url = open_url  # a portico:// link to open once the window is up
         self.hidden = hidden  # started at login: stay in the tray (if there is one)
+        self.start_project = project  # --project, or the one started in: wins over the last
         self.model = ServerListModel()
         self.bridge = EventBridge()
         self.tray = Tray()
@@ -242,6 +244,8 @@ class DesktopApp(QObject):
         restore_signals = self._handle_stop_signals()
         try:
             self.window.restore_state()
+            if self.start_project is not None:
+                self.window.show_project(self.start_project)
             if self.hidden and self.tray.available:
                 self.tray.show()
             else:
@@ -567,7 +571,11 @@ class DesktopApp(QObject):
 
 
 def main(
-    argv: list[str] | None = None, *, open_url: str | None = None, hidden: bool = False
+    argv: list[str] | None = None,
+    *,
+    open_url: str | None = None,
+    hidden: bool = False,
+    project: Path | None = None,
 ) -> int:
     trace("app imported")
     argv = list(sys.argv[:1] if argv is None else argv)
@@ -584,7 +592,7 @@ def main(
     if not instance.acquire(url=open_url):
         return 0  # the running instance raised its window (and opens the link)
     trace("single instance")
-    desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden)
+    desktop = DesktopApp(app, instance, open_url=open_url, hidden=hidden, project=project)
     with asyncio.Runner(loop_factory=lambda: PorticoEventLoop(app)) as runner:
         return runner.run(desktop.run())
 

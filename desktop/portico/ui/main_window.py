@@ -253,9 +253,13 @@ class MainWindow(QMainWindow):
         dialog.open()  # never exec(): no nested loop
 
     def set_project(self, folder: str) -> None:
-        self.project = Path(folder)
-        self.setWindowTitle(f"Portico — {self.project.name}")
+        self.show_project(Path(folder))
         self.openProjectRequested.emit(folder)
+
+    def show_project(self, folder: Path) -> None:
+        """Make ``folder`` the project shown (its servers load with the next apply)."""
+        self.project = folder
+        self.setWindowTitle(f"Portico — {folder.name}")
 
     # --- persistence ---------------------------------------------------------------------
 
@@ -269,8 +273,7 @@ class MainWindow(QMainWindow):
             self.splitter.restoreState(splitter)
         project = store.value("project/last")
         if isinstance(project, str) and project and Path(project).is_dir():
-            self.project = Path(project)
-            self.setWindowTitle(f"Portico — {self.project.name}")
+            self.show_project(Path(project))
 
     def save_state(self) -> None:
         store = settings()

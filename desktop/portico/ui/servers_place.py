@@ -33,6 +33,7 @@ from portico.ui.actions import (
     label,
     toggle_for,
 )
+from portico.ui.models.clock import clock
 from portico.ui.models.servers import ServerListModel
 from portico.ui.notices import NoticeArea
 from portico.ui.pages.log_lines import LOG_LIMIT, LogBook
@@ -83,7 +84,7 @@ class ServerPage(QTabWidget):
             return
         rows = [
             ("Server", state.name),
-            ("Status", status_text(state)),
+            ("Status", status_text(state, clock().now())),
             ("Tools", str(state.tool_count)),
         ]
         if scope:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Iterable
 from enum import StrEnum
@@ -57,7 +58,9 @@ def status_text(state: ServerState, now: float | None = None) -> str:
     """What a person reads next to the server's name (with the Cooldown countdown)."""
     text = STATUS_TEXT[state.status]
     if state.status is Status.COOLDOWN and state.retry_at is not None:
-        left = max(0, round(state.retry_at - (time.time() if now is None else now)))
+        # Rounded up: "0 s" only once the retry is due, and every view that reads the
+        # same clock (ui/models/clock.py) shows the same second.
+        left = max(0, math.ceil(state.retry_at - (time.time() if now is None else now)))
         # A cooldown follows a failure: say so, with when the next try is.
         text = f"Failed, retrying in {left} s" if state.error else f"Retrying in {left} s"
     return text

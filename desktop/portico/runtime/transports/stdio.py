@@ -7,8 +7,8 @@ read by a task on the event loop, line by line, into the :class:`ServerLog`; no 
 no temp file. Messages go straight between the pipes and the SDK (see ``lines``): no task
 and no memory stream on either side, and the stdout is scanned once for newlines (the
 SDK's re-joins its whole buffer per chunk, quadratic on a 10 MiB result). Shutdown
-follows the spec order: close stdin, wait, then TERM/KILL the process group (the SDK's
-helper).
+follows the spec order: close stdin, wait (2 s; 0.3 s when the app or command quits),
+then TERM/KILL the process group (the SDK's helper).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ from portico.runtime.serverlog import ServerLog
 from portico.runtime.transports.lines import LineReader, LineWriter
 
 GRACE_SECONDS = 2.0  # after stdin closes, before TERM
+# At quit (Hub.close): a server that has not exited this soon after its stdin closed is
+# sent TERM. Seven SDK servers took 1.3-1.7 s to leave by themselves on 2 cores.
+QUIT_GRACE_SECONDS = 0.3
 TERM_SECONDS = 2.0  # after TERM, before KILL
 EXIT_WAIT_SECONDS = 1.0  # after stdout EOF, for the exit code to show up
 
@@ -43,6 +46,7 @@ class StdioProcessInfo:
     exited: asyncio.Event = field(default_factory=asyncio.Event)
     stderr_done: asyncio.Event = field(default_factory=asyncio.Event)
     closing: bool = False  # we are shutting it down on purpose
+    grace: float = GRACE_SECONDS  # after stdin closes, before TERM (shorter at quit)
     self_exit: bool = False  # it ended (as ``exited`` says) before we began shutting down
 
 
@@ -55,11 +59,11 @@ async def _wait_exit(process: Process, seconds: float) -> bool:
     return True
 
 
-async def _stop(process: Process) -> None:
+async def _stop(process: Process, grace: float) -> None:
     if process.stdin is not None:
         with suppress(Exception):
             await process.stdin.aclose()
-    if await _wait_exit(process, GRACE_SECONDS):
+    if await _wait_exit(process, grace):
         return
     if sys.platform == "win32":  # pragma: no cover
         with suppress(ProcessLookupError):
@@ -149,7 +153,7 @@ async def stdio_transport(
 
 
 async def _shut_down(process: Process, info: StdioProcessInfo) -> None:
-    await _stop(process)
+    await _stop(process, info.grace)
     with anyio.move_on_after(1.0):
         await info.stderr_done.wait()
     info.returncode = process.returncode

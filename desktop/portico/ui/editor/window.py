@@ -23,6 +23,7 @@ from PySide6.QtCore import QFileSystemWatcher, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
+    QDialog,
     QHBoxLayout,
     QLabel,
     QMainWindow,
@@ -40,6 +41,7 @@ from portico.config.atomic import ConflictError, read_bytes
 from portico.config.document import DocumentParseError, EditError
 from portico.config.secrets import has_references
 from portico.ui.editor.add_server import AddServerDialog
+from portico.ui.editor.diff_view import DiffDialog
 from portico.ui.editor.files import EditedFile, open_files
 from portico.ui.editor.form import UNSET, ServerForm
 from portico.ui.editor.merge import three_way
@@ -218,7 +220,7 @@ class ConfigEditorWindow(QMainWindow):
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(lambda _p: self._disk_due.start())
         self.watcher.directoryChanged.connect(lambda _p: self._disk_due.start())
-        self.confirmation: QMessageBox | None = None
+        self.confirmation: QDialog | None = None  # the open question (unsaved, Keep mine)
 
         self.resize(1040, 700)
         self.open_project(project)
@@ -672,44 +674,34 @@ class ConfigEditorWindow(QMainWindow):
         self.models.refresh()
         self._refresh_titles()
 
-    def keep_mine(self) -> QMessageBox | None:
+    def keep_mine(self) -> DiffDialog | None:
         """Show what writing the edits over the changed files would do; Overwrite saves."""
         files = [self.file_for(p) for p in self._conflicted] or [f for f in self.files if f.dirty]
         if not files:
             return None
-        diffs = []
+        diffs: list[str] = []
         for file in files:
             data, _snapshot = read_bytes(file.path)
             disk = data.decode("utf-8", errors="replace") if data is not None else ""
-            diffs.append(
-                "".join(
-                    difflib.unified_diff(
-                        disk.splitlines(keepends=True),
-                        file.text.splitlines(keepends=True),
-                        f"{file.path} (on disk)",
-                        f"{file.path} (yours)",
-                    )
+            diffs.extend(
+                difflib.unified_diff(
+                    disk.splitlines(),
+                    file.text.splitlines(),
+                    f"{file.path} (on disk)",
+                    f"{file.path} (yours)",
+                    lineterm="",
                 )
             )
-        box = QMessageBox(self)
-        box.setWindowTitle("Keep your version?")
-        box.setIcon(QMessageBox.Icon.Warning)
-        box.setText("Your version replaces what is on disk now. The difference:")
-        box.setDetailedText("\n".join(diffs))
-        overwrite = box.addButton("&Overwrite", QMessageBox.ButtonRole.DestructiveRole)
-        cancel = box.addButton("Cancel", QMessageBox.ButtonRole.RejectRole)
-        box.setDefaultButton(cancel)
-        box.setEscapeButton(cancel)
+        box = DiffDialog(self, "\n".join(diffs))
 
-        def clicked(button: Any) -> None:
-            if button is overwrite:
-                for file in files:
-                    file.take_disk_snapshot()
-                self._conflicted = []
-                self.conflict_bar.hide()
-                self.save()
+        def overwrite() -> None:
+            for file in files:
+                file.take_disk_snapshot()
+            self._conflicted = []
+            self.conflict_bar.hide()
+            self.save()
 
-        box.buttonClicked.connect(clicked)
+        box.accepted.connect(overwrite)
         box.setModal(False)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.confirmation = box

@@ -11,7 +11,6 @@ listeners that care about real state changes can tell a tick from a change.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -67,7 +66,7 @@ class ServerListModel(QAbstractListModel):
         self._scopes: dict[str, str] = {}
         self._sandboxes: dict[str, str] = {}
         self._rank: dict[str, int] = {}  # configured position by server name
-        self._clock = time.time
+        self._clock = clock().now  # the window's one reading per tick (models/clock.py)
         clock().ticked.connect(self._tick)
 
     # --- feeding -------------------------------------------------------------------------

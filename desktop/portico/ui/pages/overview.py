@@ -10,6 +10,7 @@ from PySide6.QtWidgets import QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from portico.runtime.events import ServerState
 from portico.runtime.health import HealthSnapshot
+from portico.ui.models.clock import clock
 from portico.ui.pages.common import esc
 from portico.ui.pages.health_view import HealthView
 from portico.ui.palette import set_tone
@@ -22,12 +23,12 @@ def _ago(stamp: float | None, now: float) -> str:
     if stamp is None:
         return "never"
     seconds = max(0, int(now - stamp))
-    clock = time.strftime("%H:%M:%S", time.localtime(stamp))
+    at = time.strftime("%H:%M:%S", time.localtime(stamp))
     if seconds < 60:
-        return f"{clock} ({seconds} s ago)"
+        return f"{at} ({seconds} s ago)"
     if seconds < 3600:
-        return f"{clock} ({seconds // 60} min ago)"
-    return f"{clock} ({seconds // 3600} h ago)"
+        return f"{at} ({seconds // 60} min ago)"
+    return f"{at} ({seconds // 3600} h ago)"
 
 
 class OverviewPage(QScrollArea):
@@ -83,7 +84,7 @@ class OverviewPage(QScrollArea):
             return
         if self.details is not None and self.details.name == state.name:
             return  # the full details follow from the controller
-        rows = [("Server", state.name), ("Status", status_text(state))]
+        rows = [("Server", state.name), ("Status", status_text(state, clock().now()))]
         if scope:
             rows.append(("Scope", scope))
         self.table.setText(_table(rows))
@@ -91,8 +92,8 @@ class OverviewPage(QScrollArea):
 
     def show_details(self, details: ServerDetails, state: ServerState | None) -> None:
         self.details = details
-        now = time.time()
-        status = status_text(state) if state is not None else details.status
+        now = clock().now()  # the list's reading too: both show the same second
+        status = status_text(state, now) if state is not None else details.status
         rows = [
             ("Server", details.name),
             ("Status", status),

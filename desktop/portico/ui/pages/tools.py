@@ -363,6 +363,11 @@ class ToolsPage(QWidget):
 
     # --- calling -------------------------------------------------------------------------
 
+    async def _approval_hint(self, qualified: str, arguments: dict[str, Any], calling: str) -> None:
+        asks = await self.backend.call(lambda pages: pages.call_asks(qualified, arguments))
+        if asks and self.call_status.text() == calling:  # the call has not moved on yet
+            set_plain(self.call_status, f"{calling} (you may be asked to approve it)")
+
     def call_selected(self) -> None:
         tool = self.selected_tool()
         if tool is None or self.form is None or self.server is None:
@@ -380,8 +385,10 @@ class ToolsPage(QWidget):
             return
         if self.running is not None:
             self.running.cancel()  # one call at a time from this tab
-        hint = " (you may be asked to approve it)" if tool.asks_approval else ""
-        set_plain(self.call_status, f"Calling {tool.name}…{hint}")
+        calling = f"Calling {tool.name}…"
+        set_plain(self.call_status, calling)
+        if tool.asks_approval:  # unless an earlier answer (Allow for Session) covers it
+            self.backend.ops.keep(self._approval_hint(tool.qualified, arguments, calling))
         self.result_view.clear()
         self.view_pane.close_view()
         self.progress.setRange(0, 0)  # busy until the server reports progress

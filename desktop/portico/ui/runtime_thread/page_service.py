@@ -122,6 +122,11 @@ class PageService:
         """The services' one ToolGuard (the chat's too)."""
         return self.session.services.guard
 
+    async def call_asks(self, qualified: str, arguments: dict[str, Any]) -> bool:
+        """Whether a Try it call of ``qualified`` with ``arguments`` would ask the person
+        now (an Allow for Session answered earlier lets it through)."""
+        return self.guard().would_ask(self._chat, qualified, arguments)
+
     @property
     def direct_chat(self) -> ChatContext:
         """Try it's chat context: its spend totals and session approvals."""

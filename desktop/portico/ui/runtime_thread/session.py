@@ -8,6 +8,7 @@ done after the first paint, on the runtime thread.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from portico.ui.runtime_thread.chat_service import Emit, InlinePrompter
 
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
+    from portico.gateway.endpoint import Endpoint
     from portico.runtime.hub import Hub
     from portico.runtime.watcher import ConfigWatcher
     from portico.services import Services
@@ -94,6 +96,10 @@ class RuntimeSession:
         self._watcher: ConfigWatcher | None = None
         self._watched: Path | None = None
         self._pages: Any = None
+        # The local endpoint (endpoint.enabled), started after the first apply.
+        self.endpoint: Endpoint | None = None
+        self._endpoint_stack = contextlib.AsyncExitStack()
+        self._stamp: str | None = None
 
     @classmethod
     async def create(
@@ -115,7 +121,10 @@ class RuntimeSession:
     async def load(self, project: Path | None) -> LoadResult:
         """Read the config files (in a worker thread); ``apply()`` then starts the servers."""
         from portico.config import keep_previous, load
+        from portico.gateway.discovery import config_stamp
 
+        # Taken before reading: an edit made meanwhile makes the CLI go direct, never stale.
+        self._stamp = await asyncio.to_thread(config_stamp, project)
         config = await asyncio.to_thread(load, project)
         # A file that stopped parsing (a half-typed edit) keeps its servers running.
         config = keep_previous(config, self.config)
@@ -136,7 +145,35 @@ class RuntimeSession:
         """Reconcile the hub with the last loaded config; returns the summary line."""
         if self.config is None:
             raise RuntimeError("load() the config before apply()")
-        return await self.hub.apply(self.config)
+        line = await self.hub.apply(self.config)
+        await self._serve(self.config)
+        return line
+
+    async def _serve(self, config: Config) -> None:
+        """Start the local endpoint once the setting asks for it (it stays until quit:
+        turning the setting off takes effect at the next start)."""
+        if self.endpoint is not None:
+            self.endpoint.config_stamp = self._stamp
+            return
+        if not config.settings.endpoint_enabled:
+            return
+        from portico.gateway.endpoint import EndpointError
+        from portico.gateway.run import running_endpoint
+
+        try:
+            self.endpoint = await self._endpoint_stack.enter_async_context(
+                running_endpoint(
+                    self.hub,
+                    self.services.guard,
+                    self.services.secrets,
+                    port=config.settings.endpoint_port,
+                )
+            )
+        except EndpointError as exc:
+            log.warning("the local endpoint did not start: %s", exc)
+            return
+        self.endpoint.config_stamp = self._stamp
+        log.info("local endpoint at %s", self.endpoint.url)
 
     async def retry(self, name: str) -> ServerState:
         return await self.hub.retry(name)
@@ -185,6 +222,8 @@ class RuntimeSession:
     async def close(self) -> None:
         if self._watcher is not None:
             await self._watcher.stop()
+        await self._endpoint_stack.aclose()  # before the hub: no client call lands on it
+        self.endpoint = None
         await self.hub.close()
 
 

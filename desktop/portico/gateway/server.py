@@ -1,0 +1,296 @@
+"""The endpoint's MCP server: the hub's servers as one, every call through the ToolGuard.
+
+Built on the SDK's low-level ``Server`` (both protocol revisions; sessions and the
+2026-07-28 per-request era are the SDK's). What a client sees:
+
+- ``tools/list``: every registered tool under its ``server__tool`` name, filters
+  applied; when the registry defers tools (``defer_tools``) only the always-loaded ones,
+  those this client loaded through ``tool_search``, and ``tool_search`` itself;
+- ``tools/call``: ``ToolGuard.call`` with a :class:`CallContext` whose caller is
+  ``Caller("client", NAME)``, so approvals (with the exact arguments) go to this
+  process's Prompter naming the client, a client's costed calls count against its own
+  spend totals, and a backend failure comes back as a tool error, never a dropped
+  connection;
+- ``resources/*`` and ``prompts/*``: the running servers' own, prompts prefixed like
+  tools; a resource keeps its URI and is read from the server that listed it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.shared.exceptions import MCPError
+
+from portico import __version__
+from portico.gateway import convert
+from portico.gateway.access import client_of
+from portico.gateway.activity import ClientActivity, ClientExchange
+from portico.gateway.clients import Client
+from portico.policy.guard import ChatContext, Refusal
+from portico.prompts import Caller
+from portico.runtime.call_context import CallContext
+from portico.runtime.errors import describe
+from portico.runtime.events import Status
+from portico.runtime.naming import SEPARATOR
+from portico.runtime.toolsearch import TOOL_SEARCH, ActiveSet
+
+if TYPE_CHECKING:
+    from portico.policy.guard import ToolGuard
+    from portico.runtime.connection import Connection
+    from portico.runtime.hub import Hub
+
+log = logging.getLogger(__name__)
+
+Ctx = ServerRequestContext[Any, Any]
+_LIVE = (Status.RUNNING, Status.LAZY)
+
+
+@dataclass
+class ClientState:
+    """What the endpoint keeps per client while this process runs."""
+
+    chat: ChatContext
+    active: ActiveSet = field(default_factory=ActiveSet)
+
+
+class Gateway:
+    """The hub and guard as one MCP server (see the module's docstring)."""
+
+    def __init__(self, hub: Hub, guard: ToolGuard, activity: ClientActivity | None = None) -> None:
+        self.hub = hub
+        self.guard = guard
+        self.activity = activity or ClientActivity()
+        self._clients: dict[str, ClientState] = {}
+        self._resource_owner: dict[str, str] = {}  # uri -> server that listed it
+        self.server: Server[Any] = Server(
+            "portico",
+            version=__version__,
+            instructions="Portico: the person's MCP servers, under their approvals.",
+            # 2026-07-28 calls check their Mcp-Param headers against the tool's schema;
+            # without this the SDK runs the whole tools/list handler for every call.
+            get_tool_input_schema=self._input_schema,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_list_resource_templates=self._list_templates,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
+        )
+
+    # --- clients -------------------------------------------------------------------
+
+    def state(self, client: Client) -> ClientState:
+        held = self._clients.get(client.name)
+        if held is None:
+            held = self._clients[client.name] = ClientState(ChatContext(f"client-{client.name}"))
+        return held
+
+    @staticmethod
+    def _client(ctx: Ctx) -> Client:
+        client = client_of(ctx.request)
+        if client is None:  # the access gate lets no request through without one
+            raise MCPError(-32600, "no client identified for this request")
+        return client
+
+    def _record(
+        self, client: Client, method: str, target: str, outcome: str, started: float
+    ) -> None:
+        self.activity.record(
+            ClientExchange(
+                time.time(), client.name, method, target, outcome, time.monotonic() - started
+            )
+        )
+
+    # --- tools ---------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        try:
+            return self.hub.registry.resolve(name).input_schema
+        except LookupError:
+            return None  # tool_search, or a name the call will refuse with a reason
+
+    async def _list_tools(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        client = self._client(ctx)
+        registry = self.hub.registry
+        started = time.monotonic()
+        offered: list[types.Tool] = []
+        if registry.deferring():
+            active = self.state(client).active
+            for t in registry.tools():
+                spec = registry.spec(t.server)
+                loaded = (spec and spec.always_load) or t.qualified in active
+                if not t.utility and t.for_model and loaded:
+                    offered.append(convert.tool(t))
+            offered += [
+                convert.model_tool(m) for m in registry.model_tools(active) if m.name == TOOL_SEARCH
+            ]
+        else:
+            offered = [convert.tool(t) for t in registry.tools() if t.for_model and not t.utility]
+        self._record(client, "tools/list", "", f"ok ({len(offered)} tools)", started)
+        return types.ListToolsResult(tools=offered)
+
+    async def _call_tool(
+        self, ctx: Ctx, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        client = self._client(ctx)
+        state = self.state(client)
+        started = time.monotonic()
+        before = len(state.active)
+        context = CallContext(Caller("client", client.name), progress=_progress_to(ctx))
+        try:
+            result = await self.guard.call(
+                state.chat, params.name, params.arguments, context=context, active=state.active
+            )
+        except Exception as exc:  # a backend that died or timed out: a tool error
+            text = describe(exc)
+            self._record(client, "tools/call", params.name, f"error: {text}", started)
+            return convert.error_result(f"Calling '{params.name}' failed: {text}")
+        outcome: str
+        if isinstance(result, Refusal):
+            outcome = result.reason
+        else:
+            outcome = "error" if result.is_error else "ok"
+        self._record(client, "tools/call", params.name, outcome, started)
+        if params.name == TOOL_SEARCH and len(state.active) != before:
+            with contextlib.suppress(Exception):  # a stateless request has nowhere to send it
+                await ctx.session.send_tool_list_changed()
+        return convert.call_result(result)
+
+    # --- resources -----------------------------------------------------------------
+
+    def _live(self, capability: str) -> list[Connection]:
+        out: list[Connection] = []
+        for name in self.hub.registry.servers():
+            conn = self.hub.connections.get(name)
+            if conn is None or conn.state.status not in _LIVE:
+                continue
+            caps = conn.capabilities
+            if caps is not None and getattr(caps, capability, None) is not None:
+                out.append(conn)
+        return out
+
+    async def _each(
+        self, capability: str, fetch: Callable[[Connection], Any]
+    ) -> list[tuple[Connection, Any]]:
+        found: list[tuple[Connection, Any]] = []
+        for conn in self._live(capability):
+            try:
+                found.append((conn, await fetch(conn)))
+            except Exception as exc:  # one server's failure leaves the others listed
+                log.info("gateway: %s of %s failed: %s", capability, conn.name, describe(exc))
+        return found
+
+    async def _list_resources(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        client = self._client(ctx)
+        started = time.monotonic()
+        out: list[types.Resource] = []
+        for conn, items in await self._each("resources", lambda c: c.list_resources()):
+            for item in items:
+                uri = str(item.uri)
+                self._resource_owner.setdefault(uri, conn.name)
+                out.append(types.Resource.model_validate(item.model_dump(by_alias=True)))
+        self._record(client, "resources/list", "", f"ok ({len(out)})", started)
+        return types.ListResourcesResult(resources=out)
+
+    async def _list_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        self._client(ctx)
+
+        out = [
+            types.ResourceTemplate.model_validate(t.model_dump(by_alias=True))
+            for _conn, items in await self._each("resources", lambda c: c.list_resource_templates())
+            for t in items
+        ]
+        return types.ListResourceTemplatesResult(resource_templates=out)
+
+    async def _read_resource(
+        self, ctx: Ctx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        client = self._client(ctx)
+        started = time.monotonic()
+        uri = str(params.uri)
+        owner = self._resource_owner.get(uri)
+        candidates = [c for c in self._live("resources") if owner in (None, c.name)]
+        if not candidates:
+            self._record(client, "resources/read", uri, "error: no server", started)
+            raise MCPError(-32002, f"no running server offers the resource {uri!r}")
+        last: Exception | None = None
+        for conn in candidates:
+            try:
+                result = await conn.read_resource(uri)
+            except Exception as exc:
+                last = exc
+                continue
+            self._record(client, "resources/read", uri, "ok", started)
+            return types.ReadResourceResult.model_validate(result.model_dump(by_alias=True))
+        text = describe(last) if last is not None else "not found"
+        self._record(client, "resources/read", uri, f"error: {text}", started)
+        raise MCPError(-32002, f"reading {uri!r} failed: {text}")
+
+    # --- prompts -------------------------------------------------------------------
+
+    async def _list_prompts(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        client = self._client(ctx)
+        started = time.monotonic()
+        out: list[types.Prompt] = []
+        for conn, items in await self._each("prompts", lambda c: c.list_prompts()):
+            for item in items:
+                data = item.model_dump(by_alias=True)
+                data["name"] = f"{conn.name}{SEPARATOR}{item.name}"
+                out.append(types.Prompt.model_validate(data))
+        self._record(client, "prompts/list", "", f"ok ({len(out)})", started)
+        return types.ListPromptsResult(prompts=out)
+
+    async def _get_prompt(
+        self, ctx: Ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        client = self._client(ctx)
+        started = time.monotonic()
+        server, sep, name = params.name.partition(SEPARATOR)
+        conn = self.hub.connections.get(server) if sep else None
+        if conn is None or conn.state.status not in _LIVE:
+            self._record(client, "prompts/get", params.name, "error: no server", started)
+            raise MCPError(
+                -32602,
+                f"no running server for the prompt {params.name!r} (names are server__prompt)",
+            )
+        try:
+            result = await conn.get_prompt(name, dict(params.arguments or {}) or None)
+        except Exception as exc:
+            text = describe(exc)
+            self._record(client, "prompts/get", params.name, f"error: {text}", started)
+            raise MCPError(-32603, f"getting the prompt {params.name!r} failed: {text}") from exc
+        self._record(client, "prompts/get", params.name, "ok", started)
+        return types.GetPromptResult.model_validate(result.model_dump(by_alias=True))
+
+
+def _progress_to(ctx: Ctx) -> Callable[[float, float | None, str | None], Any] | None:
+    """Forward the backend's progress to the client, if it asked for progress."""
+    meta: Any = ctx.meta or {}
+    token = meta.get("progress_token", meta.get("progressToken")) if hasattr(meta, "get") else None
+    if token is None:
+        return None
+
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        with contextlib.suppress(Exception):
+            await ctx.session.send_progress_notification(
+                token, progress, total, message, related_request_id=str(ctx.request_id)
+            )
+
+    return report
