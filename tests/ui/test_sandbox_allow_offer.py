@@ -65,7 +65,7 @@ async def test_allow_in_the_notice_writes_the_host_and_the_restarted_server_reac
             assert undeclared in row.notice.text and str(path) in row.notice.text
             assert "trust review" not in row.notice.text  # a global server: no review
             assert row.action_button is not None
-            assert row.action_button.text() == "Allow 127.0.0.3"
+            assert row.action_button.text() == "Allow 127.0.0.3 for this server"
             # refused again: still one notice for this server
             assert await _fetch(desktop, f"http://{undeclared}/y") == "refused: HTTP 403"
             await asyncio.sleep(0.3)

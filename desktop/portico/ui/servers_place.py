@@ -310,7 +310,7 @@ class ServersPlace(QWidget):
         offering to add the host to the server's ``sandbox.network.allow``."""
         self.notices.post(
             Notice("warning", sandbox_notice_text(refused), server=refused.server, kind=SANDBOX),
-            action=(f"Allow {refused.host}", allow),
+            action=(f"Allow {refused.host} for this server", allow),
         )
 
     def _request(self, action: ActionId, server: str) -> None:
