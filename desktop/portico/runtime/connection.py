@@ -58,6 +58,7 @@ from portico.runtime.events import (
     EventBus,
     LogLine,
     ResourceUpdated,
+    SandboxRefused,
     ServerState,
     Status,
     StatusChanged,
@@ -810,6 +811,8 @@ class Connection:
         params = {"host": host, "port": port, "allow": entry}
         method = SANDBOX_LEARNED if self.spec.sandbox_learns else SANDBOX_REFUSED
         self.activity.event(method, params)
+        if not self.spec.sandbox_learns:
+            self.bus.publish(SandboxRefused(self.name, host, port, entry, self.spec))
 
     # --- the owner task: the state machine's driver -------------------------------------
 

@@ -107,6 +107,19 @@ class ActivityChanged:
     version: int  # the log's change counter (ActivityLog.entries(since=...))
 
 
+@dataclass(frozen=True)
+class SandboxRefused:
+    """The sandbox's filtering proxy refused a host a server dialled; a face may offer to
+    add ``entry`` (``host:port``) to the server's ``sandbox.network.allow``. ``spec`` is the
+    server's ``config.model.ServerSpec`` (its file and scope)."""
+
+    server: str
+    host: str
+    port: int
+    entry: str
+    spec: Any
+
+
 Event = (
     StatusChanged
     | ToolsChanged
@@ -117,6 +130,7 @@ Event = (
     | ResourceUpdated
     | ActivityChanged
     | TaskChanged
+    | SandboxRefused
 )
 Subscriber = Callable[[Event], None]
 

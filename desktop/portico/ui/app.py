@@ -190,6 +190,7 @@ class DesktopApp(QObject):
             )
             self._pages = pages
             self.bridge.authRequired.connect(pages.auth_required)
+            self.bridge.sandboxRefused.connect(pages.sandbox_refused)
             self.bridge.activityChanged.connect(pages.activity_changed)
             self.bridge.resourceUpdated.connect(pages.resources.resource_updated)
             self.runtimeStarted.connect(pages.refresh)

@@ -20,6 +20,7 @@ from portico.runtime.events import (
     EventBus,
     LogLine,
     ResourceUpdated,
+    SandboxRefused,
     StatusChanged,
     ToolsChanged,
 )
@@ -34,6 +35,7 @@ class EventBridge(QObject):
     configChanged = Signal()  # a config file changed on disk
     activityChanged = Signal(str)  # server: new exchanges in its activity log
     resourceUpdated = Signal(str, str)  # server, uri: a subscribed resource changed
+    sandboxRefused = Signal(object)  # SandboxRefused: the sandbox's proxy refused a host
 
     _crossed = Signal(object)  # internal: emitted on the runtime thread
 
@@ -74,6 +76,8 @@ class EventBridge(QObject):
             self.activityChanged.emit(event.server)
         elif isinstance(event, ResourceUpdated):
             self.resourceUpdated.emit(event.server, event.uri)
+        elif isinstance(event, SandboxRefused):
+            self.sandboxRefused.emit(event)
 
 
 async def attach_on_runtime(bridge: EventBridge, bus: EventBus) -> Callable[[], None]:

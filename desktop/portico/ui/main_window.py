@@ -7,6 +7,7 @@ of the loop (``DesktopApp.load_chats``); ``chats`` builds it on first use otherw
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from portico.paths import paths
 from portico.prompts import Notice
-from portico.runtime.events import LogLine, ServerState
+from portico.runtime.events import LogLine, SandboxRefused, ServerState
 from portico.ui.icons import app_icon, place_icon
 from portico.ui.models.servers import ServerListModel
 from portico.ui.place_slot import PlaceSlot
@@ -265,6 +266,9 @@ class MainWindow(QMainWindow):
 
     def post_auth_notice(self, server: str, reason: str) -> None:
         self.servers.post_auth_notice(server, reason)
+
+    def post_sandbox_notice(self, refused: SandboxRefused, allow: Callable[[], None]) -> None:
+        self.servers.post_sandbox_notice(refused, allow)
 
     # --- project -------------------------------------------------------------------------
 

@@ -7,6 +7,8 @@ The window shows it as one of its places; it forwards ``serverActionRequested`` 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QContextMenuEvent, QKeyEvent
 from PySide6.QtWidgets import (
@@ -23,8 +25,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.config.model import Scope
 from portico.prompts import Notice
-from portico.runtime.events import LogLine, ServerState, Status
+from portico.runtime.events import LogLine, SandboxRefused, ServerState, Status
 from portico.ui.actions import (
     MENU_ORDER,
     ActionId,
@@ -302,6 +305,14 @@ class ServersPlace(QWidget):
             action=(label(ActionId.SIGN_IN), lambda: self._request(ActionId.SIGN_IN, server)),
         )
 
+    def post_sandbox_notice(self, refused: SandboxRefused, allow: Callable[[], None]) -> None:
+        """The sandbox refused a host: one notice per server (a newer refusal replaces it),
+        offering to add the host to the server's ``sandbox.network.allow``."""
+        self.notices.post(
+            Notice("warning", sandbox_notice_text(refused), server=refused.server, kind=SANDBOX),
+            action=(f"Allow {refused.host} for this server", allow),
+        )
+
     def _request(self, action: ActionId, server: str) -> None:
         self.serverActionRequested.emit(str(action), server)
 
@@ -344,6 +355,21 @@ class ServersPlace(QWidget):
             Notice("warning", text, kind="trust-waiting"),
             action=("Review…", lambda: self._request(ActionId.REVIEW_TRUST, first)),
         )
+
+
+SANDBOX = "sandbox-refused"
+
+
+def sandbox_notice_text(refused: SandboxRefused) -> str:
+    spec = refused.spec
+    text = (
+        f"The sandbox refused {refused.server} a connection to {refused.entry}."
+        f" Allow adds '{refused.entry}' to its sandbox.network.allow in {spec.source.path}"
+        " and restarts it."
+    )
+    if spec.source.scope is Scope.PROJECT:
+        text += " That is the project's file: its next trust review names the wider access."
+    return text
 
 
 def _esc(text: str) -> str:

@@ -10,6 +10,7 @@ countdown ticks every second and must not refetch anything (house rule 3: no pol
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -17,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget
 
+from portico.config.sandbox_allow import allow_host
 from portico.prompts import Notice
-from portico.runtime.events import ServerState, Status
+from portico.runtime.events import SandboxRefused, ServerState, Status
 from portico.ui.actions import ActionId
 from portico.ui.facade import RuntimeThread
 from portico.ui.models.clock import clock
@@ -371,6 +373,22 @@ class ServerPages(QObject):
             self.tray.notify(
                 "Sign-in needed", f"{server} needs you to sign in.", key=f"{server}:auth"
             )
+
+    # --- the sandbox refused a host ---------------------------------------------------------
+
+    def sandbox_refused(self, refused: SandboxRefused) -> None:
+        """A notice offering to allow the host; Allow writes it into the server's file off
+        the GUI thread. The config watcher's reload then restarts the server (its sandbox
+        is part of its digest); a project server waits for its trust review first."""
+
+        def allow() -> None:
+            self.ops.spawn(
+                asyncio.to_thread(allow_host, refused.spec, refused.entry),
+                f"Allowing {refused.entry} for {refused.server}",
+                server=refused.server,
+            )
+
+        self.window.post_sandbox_notice(refused, allow)
 
     def _tray_message_clicked(self) -> None:
         if self.last_auth_server is not None:
