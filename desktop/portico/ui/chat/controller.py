@@ -49,6 +49,7 @@ from portico.ui.text import plain_label
 
 if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
+    from portico.ui.facade import RuntimeThread
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +68,7 @@ class ChatController(QObject):
     runningChanged = Signal(bool)  # a turn started or ended (the app defers full GCs)
     eventRendered = Signal(object)  # every event, after it was rendered (tests wait on it)
 
-    def __init__(self, place: ChatsPlace, runtime: Any, bridge: ChatBridge) -> None:
+    def __init__(self, place: ChatsPlace, runtime: RuntimeThread, bridge: ChatBridge) -> None:
         super().__init__(place)
         self.place = place
         self.pane = place.pane
