@@ -21,10 +21,10 @@ from tests.ui.qt_helpers import until
 pytestmark = pytest.mark.slow  # a real server and a real endpoint
 
 
-def config() -> None:
+def config(enabled: bool = True) -> None:
     command = json.dumps([sys.executable, str(TOOLBOX), "stdio"])
     write_global(f"[mcp.tb]\ncommand = {command}\n")
-    paths().global_yaml.write_text("endpoint:\n  enabled: true\n")
+    paths().global_yaml.write_text(f"endpoint:\n  enabled: {'true' if enabled else 'false'}\n")
 
 
 def client_names(desktop: DesktopApp) -> list[str]:
@@ -44,6 +44,11 @@ async def test_the_clients_view_shows_use_and_revoke_makes_the_next_request_401(
         await desktop.runtime.submit(endpoint.book.add("cursor"))
         async with sdk_client(endpoint.url, token) as client:
             await client.list_tools()
+
+        # The tray says the endpoint is on, and where.
+        on = f"Endpoint for other MCP clients: on at {endpoint.url}"
+        await until(lambda: desktop.tray.endpoint_action.text() == on, 10, "the tray's line")
+        assert desktop.tray.icon_tooltip.endswith("\n" + on)
 
         place = desktop.window.servers
         desktop.window.show_servers()
@@ -72,3 +77,18 @@ async def test_the_clients_view_shows_use_and_revoke_makes_the_next_request_401(
 
         place.clients_button.click()  # back to the server's pages
         assert place.pages.currentWidget() is place.page
+
+
+async def test_with_the_endpoint_off_the_tray_and_the_view_say_so(
+    memory_keyring: MemoryKeyring,
+) -> None:
+    config(enabled=False)
+    async with running_app("tb") as desktop:
+        desktop.window.show_servers()
+        desktop.window.servers.clients_button.click()
+        page = desktop.pages.clients
+        await until(lambda: "is off" in page.endpoint_label.text(), 10, "the view's line")
+        assert "endpoint.enabled" in page.endpoint_label.text()
+        assert page.empty_label.isVisible() and page.table.topLevelItemCount() == 0
+        assert desktop.tray.endpoint_action.text() == "Endpoint for other MCP clients: off"
+        assert desktop.tray.icon_tooltip.endswith("\nEndpoint for other MCP clients: off")
