@@ -145,7 +145,11 @@ async def test_a_turn_and_its_approval_by_keyboard(models, qtbot: QtBot) -> None
         assert focused() is chat.composer.input
 
         make_active(window)
-        QTest.keyClick(chat.composer.input, Qt.Key.Key_F, Qt.KeyboardModifier.ControlModifier)
+        QTest.keyClick(
+            chat.composer.input,
+            Qt.Key.Key_F,
+            Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier,
+        )
         search = chat.place.conversations.search
         assert focused() is search
         QTest.keyClicks(search, "toggle")

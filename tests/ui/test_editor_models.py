@@ -300,7 +300,7 @@ async def test_fetch_list_offers_the_server_s_models_to_add(
 
 
 @pytest.mark.parametrize("name", ["config.yaml", "mcp.toml"])
-def test_prices_spend_limit_and_context_length_in_the_form(
+async def test_prices_spend_limit_and_context_length_in_the_form(
     qtbot: QtBot, memory_keyring: MemoryKeyring, name: str
 ) -> None:
     body = YAML if name == "config.yaml" else (
@@ -326,6 +326,7 @@ def test_prices_spend_limit_and_context_length_in_the_form(
     assert tab.form.error_text("prices") == ""
     _type(qtbot, tab.form.spend_limit, "1.5")
     window.save_button.click()
+    await saved(window)
     spec = load_files([(path, Scope.GLOBAL)]).models.providers[0]
     assert spec.price("gpt-4.1") == ModelPrice(2, 8)
     assert spec.price("gpt-4.1-mini") == ModelPrice(0.4, 1.6)
@@ -334,3 +335,20 @@ def test_prices_spend_limit_and_context_length_in_the_form(
     assert tab.select("cloud")
     assert tab.form.prices.text() == "gpt-4.1: 2 / 8, gpt-4.1-mini: 0.4 / 1.6"
     window.close()
+
+
+def test_a_value_typed_in_a_provider_is_an_edit_before_focus_leaves(qtbot: QtBot) -> None:
+    """Issue 26, item 10, in the Models tab: typed text counts before the field is left."""
+    yaml = _write(paths().global_yaml, YAML)
+    window = open_editor(qtbot)
+    tab = _models_tab(window, "config.yaml (global")
+    assert tab.select("old")
+    assert not window.save_button.isEnabled()
+    tab.form.base_url.setFocus()
+    qtbot.keyClicks(tab.form.base_url, "https://api.example.com")
+    assert window.save_button.isEnabled() and window.dirty
+    window.close()
+    box = window.confirmation
+    assert box is not None and box.isVisible() and yaml.name in box.text()
+    assert yaml.read_text() == YAML
+    box.close()

@@ -101,3 +101,32 @@ def test_settings_defaults_read_as_a_person_reads_them(qtbot: QtBot) -> None:
     for text in shown:
         assert "default: None" not in text and "default: ()" not in text, text
         assert "default: False" not in text and "default: True" not in text, text
+
+
+def test_a_value_typed_in_settings_is_an_edit_before_focus_leaves(qtbot: QtBot) -> None:
+    """Issue 26, item 10, in the Settings tab: text typed in a field that still has focus
+    enables Save, makes closing ask, and survives another program's change to the file."""
+    toml = install_global("edit_servers.toml")
+    before = toml.read_text()
+    window = open_editor(qtbot)
+    _choose_file(window, "mcp.toml (global")
+    assert not window.save_button.isEnabled()
+    spin = window.settings.widgets["discovery_concurrency"]
+    assert isinstance(spin, QSpinBox)
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, "3")  # typed, focus still in the field
+    assert window.save_button.isEnabled() and window.dirty
+    window.close()  # Ctrl+W: the unsaved question, not a silent close
+    box = window.confirmation
+    assert box is not None and box.isVisible() and toml.name in box.text()
+    assert toml.read_text() == before
+    box.close()
+
+    # another program changes the file: the typed value is asked about, never dropped
+    toml.write_text("# outside\n" + toml.read_text(), encoding="utf-8")
+    said = window.check_disk()
+    assert window.conflict_bar.isVisible() and any(str(toml) in line for line in said)
+    assert window.dirty and toml.read_text().startswith("# outside\n")
+    assert "discovery_concurrency" in window.file_for(toml).text
+    window.close()

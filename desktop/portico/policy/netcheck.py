@@ -7,6 +7,7 @@ so tests control DNS; it raises ``OSError`` when the lookup fails.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Mapping
@@ -27,8 +28,11 @@ async def system_resolver(host: str, port: int) -> list[str]:
     return seen
 
 
+@functools.lru_cache(maxsize=4096)
 def address_class(ip: str) -> str | None:
-    """A plain name for a non-public address ('a loopback address'), or None if public."""
+    """A plain name for a non-public address ('a loopback address'), or None if public.
+    Remembered per address text (a pure function; a 400-server check asks it ~4 times
+    per HTTP server, each a parse by ipaddress)."""
     addr = ipaddress.ip_address(ip.split("%", 1)[0])
     if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
         addr = addr.ipv4_mapped

@@ -14,11 +14,16 @@ digest): the contents of the project files a stdio launch names (``files``, see
 ``portico.policy.launch_files``) and the address classes an HTTP server resolved to at
 the review (``net``: public / private / loopback / other). A different file or a move to
 another class (DNS rebinding) no longer matches, so the server is reviewed again.
+
+The file is read again whenever it changed on disk (a decision made by ``portico mcp trust``
+in another process counts at once), and parsed only then: a gate asks for the decisions of
+every project server in turn, and a 250-server project's file is 90 KB of JSON.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from dataclasses import asdict
 from pathlib import Path
@@ -88,47 +93,72 @@ def project_of(spec: ServerSpec) -> Path:
     return folder.resolve()
 
 
+# A file's identity and version: every write (ours are atomic renames: a new inode) moves
+# one of them, and ctime cannot be set back by an unprivileged program.
+_Stamp = tuple[int, int, int, int, int]
+_Index = dict[tuple[Any, Any], list[dict[str, Any]]]
+
+
+def _stamp(st: os.stat_result) -> _Stamp:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
 class TrustStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or paths().state_dir / FILE_NAME
         self.problems: list[str] = []
+        self._parsed: tuple[_Stamp, list[dict[str, Any]], _Index] | None = None
 
     def _read(self) -> list[dict[str, Any]]:
+        return self._load()[0]
+
+    def _load(self) -> tuple[list[dict[str, Any]], _Index]:
+        """The entries and their index by (project, server), parsed again only when the
+        file changed since the last read."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            with self.path.open("rb") as handle:
+                stamp = _stamp(os.fstat(handle.fileno()))
+                if self._parsed is not None and self._parsed[0] == stamp:
+                    return self._parsed[1], self._parsed[2]
+                data = json.loads(handle.read().decode("utf-8"))
             entries = data.get("entries", [])
             if not isinstance(entries, list):
                 raise ValueError("'entries' is not a list")
-            return [e for e in entries if isinstance(e, dict)]
         except FileNotFoundError:
-            return []
+            self._parsed = None
+            return [], {}
         except (OSError, ValueError, AttributeError) as exc:
+            self._parsed = None
             self.problems.append(
                 f"{self.path}: cannot read trust decisions ({exc}); project servers are "
                 f"reviewed again. Delete the file to start over."
             )
-            return []
+            return [], {}
+        kept = [e for e in entries if isinstance(e, dict)]
+        index: _Index = {}
+        for entry in kept:
+            index.setdefault((entry.get("project"), entry.get("server")), []).append(entry)
+        self._parsed = (stamp, kept, index)
+        return kept, index
+
+    def _entries_of(self, project: Path, server: str) -> list[dict[str, Any]]:
+        return self._load()[1].get((str(project), server), [])
 
     def entry(self, project: Path, server: str) -> dict[str, Any] | None:
         """The stored record of ``server`` in ``project``, whatever its digest."""
-        for entry in self._read():
-            if entry.get("project") == str(project) and entry.get("server") == server:
-                return entry
-        return None
+        found = self._entries_of(project, server)
+        return found[0] if found else None
 
     def get(
         self, project: Path, server: str, digest: str, bound: Bound | None = None
     ) -> Decision | None:
-        """The stored decision for this exact config (read from disk on every call, so a
+        """The stored decision for this exact config (the file is checked on every call, so a
         decision made by ``portico mcp trust`` in another process is seen at once).
         With ``bound``, a decision counts only if it was made for the same files and
         address classes (a decision without them does not match a server that has them)."""
-        for entry in self._read():
-            if (
-                entry.get("project") == str(project)
-                and entry.get("server") == server
-                and entry.get("digest") == digest
-                and (bound is None or all(entry.get(k) == bound.get(k) for k in BOUND_KEYS))
+        for entry in self._entries_of(project, server):
+            if entry.get("digest") == digest and (
+                bound is None or all(entry.get(k) == bound.get(k) for k in BOUND_KEYS)
             ):
                 decision = entry.get("decision")
                 if decision == "trust":

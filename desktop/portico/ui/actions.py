@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu, QWidget
 
 from portico.runtime.events import ServerState, Status
+from portico.ui.shortcuts import describe
 
 
 class ActionId(StrEnum):
@@ -114,6 +115,10 @@ class ServerActions(QObject):
         for spec in SPECS.values():
             action = QAction(spec.label, window)
             action.setObjectName(f"action-{spec.id}")
+            # Remove works in the server list only; the others while Servers shows.
+            describe(
+                action, "Servers: the server list" if spec.id is ActionId.REMOVE else "Servers"
+            )
             if spec.shortcut and spec.id is not ActionId.DISABLE:
                 action.setShortcut(QKeySequence(spec.shortcut))
                 action.setShortcutVisibleInContextMenu(True)

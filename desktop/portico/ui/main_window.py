@@ -31,9 +31,11 @@ from portico.ui.icons import app_icon, place_icon
 from portico.ui.models.servers import ServerListModel
 from portico.ui.place_slot import PlaceSlot
 from portico.ui.servers_place import ServersPlace
+from portico.ui.shortcuts import describe
 
 if TYPE_CHECKING:
     from portico.ui.chat.pane import ChatsPlace
+    from portico.ui.shortcuts_dialog import ShortcutsDialog
 
 
 RAIL_ICON = 24  # px
@@ -145,7 +147,8 @@ class MainWindow(QMainWindow):
             self.rail_group.addButton(button, index)
             self.rail_buttons[name] = button
             column.addWidget(button)
-            action = QAction(name, self)
+            action = QAction(f"Go to {name}", self)
+            describe(action, "Everywhere")
             action.setShortcut(QKeySequence(key))
             action.triggered.connect(lambda _=False, i=index: self.show_place(i))
             self.addAction(action)
@@ -212,6 +215,8 @@ class MainWindow(QMainWindow):
         )
         self.quit_action.triggered.connect(self.quitRequested)
         file_menu.addAction(self.quit_action)
+        for action in (self.open_project_action, self.config_editor_action, self.quit_action):
+            describe(action, "Everywhere")
         server_menu = self.menuBar().addMenu("&Server")
         self.server_menu = server_menu
         server_menu.aboutToShow.connect(lambda: self.servers.fill_server_menu(server_menu))
@@ -219,6 +224,26 @@ class MainWindow(QMainWindow):
         # place and work only while it shows; so does their menu.
         self.places.currentChanged.connect(self._follow_place)
         self._follow_place(self.places.currentIndex())
+        help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = QAction("&Keyboard Shortcuts", self)
+        self.shortcuts_action.setShortcut(QKeySequence(Qt.Key.Key_F1))
+        describe(self.shortcuts_action, "Everywhere")
+        self.shortcuts_action.triggered.connect(self.show_shortcuts)
+        help_menu.addAction(self.shortcuts_action)
+        self.shortcuts_dialog: ShortcutsDialog | None = None
+
+    def show_shortcuts(self) -> ShortcutsDialog:
+        """F1: every shortcut of this window, from where each is bound."""
+        from portico.ui.shortcuts import collect
+        from portico.ui.shortcuts_dialog import ShortcutsDialog
+
+        if self.shortcuts_dialog is not None:
+            self.shortcuts_dialog.close()
+        dialog = ShortcutsDialog(collect(self), self)
+        dialog.destroyed.connect(lambda: setattr(self, "shortcuts_dialog", None))
+        self.shortcuts_dialog = dialog
+        dialog.show()  # non-modal
+        return dialog
 
     def _follow_place(self, index: int) -> None:
         self.server_menu.menuAction().setVisible(self.places.widget(index) is self.servers)

@@ -28,6 +28,15 @@ from PySide6.QtWidgets import (
 
 from portico.ui.chat.completion import Completion, CompletionPopup, CompletionSource
 from portico.ui.palette import set_tone
+from portico.ui.shortcuts import Key, handled_by_widget
+
+_INPUT = "Chats: the message input"
+SEND = Key(("Enter",), "Send the message", _INPUT)
+NEW_LINE = Key(("Shift+Enter",), "A new line", _INPUT)
+STOP = Key(("Esc",), "Stop the answer", _INPUT)
+EARLIER = Key(("Up", "Down"), "Your earlier messages (from an empty input)", _INPUT)
+PICK = Key(("Tab",), "Take the highlighted completion (/ and @)", _INPUT)
+handled_by_widget(SEND, NEW_LINE, STOP, EARLIER, PICK)  # by ChatInput.keyPressEvent
 
 HISTORY_LIMIT = 200
 _CALL = re.compile(r"^/call\s+(\S*)$")

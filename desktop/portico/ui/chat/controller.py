@@ -13,10 +13,10 @@ import itertools
 import logging
 import uuid
 from collections.abc import Callable, Coroutine, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QLabel
 
 from portico.chat import events as ev
@@ -29,6 +29,7 @@ from portico.ui.chat.card_state import apply_finished, from_started, from_stored
 from portico.ui.chat.completion import Completion
 from portico.ui.chat.composer import Attachment
 from portico.ui.chat.conversation_list import ConversationRow
+from portico.ui.chat.find_bar import FIND
 from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
@@ -43,12 +44,19 @@ from portico.ui.runtime_thread.chat_service import (
     InlineWithdrawn,
     TurnEnded,
 )
+from portico.ui.shortcuts import Key, bind
 from portico.ui.text import plain_label
 
 if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
 
 log = logging.getLogger(__name__)
+
+NEW_CHAT = Key(("Ctrl+N",), "New chat", "Everywhere")
+SEARCH_CHATS = Key(("Ctrl+Shift+F",), "Search all chats", "Everywhere")
+MESSAGE_INPUT = Key(("Ctrl+L",), "Go to the message input", "Everywhere")
+PICK_MODEL = Key(("Ctrl+M",), "Choose the model", "Everywhere")
+YOLO = Key(("Ctrl+Shift+Y",), "YOLO: run tools without asking (on / off)", "Everywhere")
 
 _NOTICE_TONES: dict[str, Tone] = {"info": "muted", "warning": "warning", "error": "error"}
 
@@ -115,15 +123,14 @@ class ChatController(QObject):
         lst.searchChanged.connect(lambda q: self._spawn(self.refresh_list(q)))
         # Window-wide: they bring the Chats place forward from anywhere in the window.
         for key, slot in (
-            ("Ctrl+N", lambda: self._spawn(self.new_chat())),
-            ("Ctrl+F", lambda: lst.search.setFocus(Qt.FocusReason.ShortcutFocusReason)),
-            ("Ctrl+L", self.place.focus_input),
-            ("Ctrl+M", self._pick_model),
-            ("Ctrl+Shift+Y", lambda: c.yolo.toggle()),
+            (NEW_CHAT, lambda: self._spawn(self.new_chat())),
+            (FIND, self.pane.open_find),
+            (SEARCH_CHATS, lambda: lst.search.setFocus(Qt.FocusReason.ShortcutFocusReason)),
+            (MESSAGE_INPUT, self.place.focus_input),
+            (PICK_MODEL, self._pick_model),
+            (YOLO, lambda: c.yolo.toggle()),
         ):
-            shortcut = QShortcut(QKeySequence(key), self.place)
-            shortcut.setContext(Qt.ShortcutContext.WindowShortcut)
-            shortcut.activated.connect(lambda s=slot: self._bring_forward(then=s))
+            bind(self.place, key, partial(self._bring_forward, slot))
 
     def _bring_forward(self, then: Callable[[], object]) -> None:
         window = self.place.window()

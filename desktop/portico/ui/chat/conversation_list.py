@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.ui.shortcuts import Key, handled_by_widget
+
 SEARCH_DELAY_MS = 120  # one search per pause in typing, not per key
 UNDO_MS = 10_000  # how long a deleted chat's Undo stays; then it is removed for good
 ID_ROLE = Qt.ItemDataRole.UserRole
@@ -57,19 +59,27 @@ def day_label(when: float, today: dt.date | None = None) -> str:
     return str(day.year)
 
 
+_LIST = "Chats: the conversation list"
+OPEN = Key(("Enter",), "Open the chat", _LIST)
+RENAME = Key(("F2",), "Rename the chat", _LIST)
+DELETE = Key(("Delete",), "Delete the chat (with undo)", _LIST)
+handled_by_widget(OPEN, RENAME, DELETE)
+
+
 class _List(QListWidget):
     renameKey = Signal()
     deleteKey = Signal()
     openKey = Signal()
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+        pressed = event.keyCombination()
+        if OPEN.matches(pressed):
             self.openKey.emit()
             return
-        if event.key() == Qt.Key.Key_F2:
+        if RENAME.matches(pressed):
             self.renameKey.emit()
             return
-        if event.key() == Qt.Key.Key_Delete:
+        if DELETE.matches(pressed):
             self.deleteKey.emit()
             return
         super().keyPressEvent(event)

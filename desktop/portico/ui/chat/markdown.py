@@ -208,5 +208,64 @@ def warm_up() -> None:
 
 
 def to_plain(text: str) -> str:
-    """What Copy puts on the clipboard for a message: its Markdown source."""
-    return text
+    """A message's Markdown as the plain text a reader sees (Copy): no emphasis marks,
+    links as their words, list items with a "- " or "1. ", code blocks as their code,
+    table cells separated by tabs."""
+    tokens = _parser().parse(text)
+    out: list[tuple[str, str]] = []  # finished blocks: (text, "list" | "table" | "")
+    line: list[str] = []
+    prefixes: list[str] = []  # the open lists' markers ("- " or an ordered counter)
+    counters: list[int] = []
+    row: list[str] = []
+    for token in tokens:
+        kind = token.type
+        if kind == "bullet_list_open":
+            prefixes.append("- ")
+            counters.append(0)
+        elif kind == "ordered_list_open":
+            prefixes.append("#")
+            counters.append(int(token.attrs.get("start", 1) or 1) - 1)
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            prefixes.pop()
+            counters.pop()
+        elif kind == "list_item_open":
+            counters[-1] += 1
+            marker = f"{counters[-1]}. " if prefixes[-1] == "#" else "- "
+            line.append("  " * (len(prefixes) - 1) + marker)
+        elif kind == "inline":
+            line.append(_inline_plain(token))
+        elif kind in ("fence", "code_block"):
+            out.append((token.content.rstrip("\n"), ""))
+        elif kind in ("th_open", "td_open"):
+            line = []
+        elif kind in ("th_close", "td_close"):
+            row.append("".join(line))
+            line = []
+        elif kind == "tr_close":
+            out.append(("\t".join(row), "table"))
+            row = []
+        elif kind == "hr":
+            out.append(("---", ""))
+        elif kind in ("paragraph_close", "heading_close") and line:
+            out.append(("".join(line), "list" if prefixes else ""))
+            line = []
+    if line:
+        out.append(("".join(line), ""))
+    joined = ""
+    for index, (block, group) in enumerate(out):
+        if index:  # list items and table rows one a line, other blocks a blank line apart
+            joined += "\n" if group and group == out[index - 1][1] else "\n\n"
+        joined += block
+    return joined
+
+
+def _inline_plain(token: Token) -> str:
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif child.type == "image":
+            parts.append(child.content)
+    return "".join(parts)

@@ -11,6 +11,7 @@ from PySide6.QtGui import QDesktopServices, QFontDatabase, QGuiApplication, QKey
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from portico.ui.chat.markdown import Block, CodeBlock, ProseBlock, StreamSplitter, parse_blocks
+from portico.ui.chat.marks import mark_html
 
 SAFE_SCHEMES = ("http", "https", "mailto")
 
@@ -98,6 +99,24 @@ class RichLabel(MeasuredLabel):
         self.linkActivated.connect(self._activated)
         self.setText(html)
 
+    _unmarked: str | None = None  # the text before find's marks went in
+
+    def setText(self, text: str) -> None:
+        self._unmarked = None
+        super().setText(text)
+
+    def mark(self, query: str, current: int | None, start: int) -> int:
+        """Find's marks (none for an empty ``query``); how many occurrences it holds."""
+        if self._unmarked is None:
+            if not query:
+                return 0
+            self._unmarked = self.text()
+        original = self._unmarked
+        marked, found = mark_html(original, query, current, start) if query else (original, 0)
+        MeasuredLabel.setText(self, marked if found else original)
+        self._unmarked = original if found else None
+        return found
+
     def _activated(self, link: str) -> None:
         if open_link(link, self):
             self.linkOpened.emit(link)
@@ -140,7 +159,16 @@ class CodeBlockWidget(QFrame):
     def set_block(self, block: CodeBlock) -> None:
         self.block = block
         self.language.setText(block.language or "code")
-        self.code.setText(block.html.replace("<pre>", "<pre style='white-space:pre-wrap'>", 1))
+        self.code.setText(self._html())
+
+    def _html(self) -> str:
+        return self.block.html.replace("<pre>", "<pre style='white-space:pre-wrap'>", 1)
+
+    def mark(self, query: str, current: int | None, start: int) -> int:
+        """Find's marks in the code (none for an empty ``query``)."""
+        marked, found = mark_html(self._html(), query, current, start) if query else ("", 0)
+        self.code.setText(marked if found else self._html())
+        return found
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.block.code)
@@ -187,6 +215,16 @@ class MarkdownView(QWidget):
     def widgets(self) -> list[QWidget]:
         items = (self.column.itemAt(i) for i in range(self.column.count()))
         return [w for item in items if item is not None and (w := item.widget()) is not None]
+
+    def mark(self, query: str, current: int | None, start: int) -> list[tuple[int, QWidget]]:
+        """Find's marks in every block; (occurrences, block widget) for each block."""
+        out: list[tuple[int, QWidget]] = []
+        for widget in self.widgets():
+            if isinstance(widget, RichLabel | CodeBlockWidget):
+                found = widget.mark(query, current, start)
+                start += found
+                out.append((found, widget))
+        return out
 
     def set_text(self, text: str) -> None:
         self._splitter = None

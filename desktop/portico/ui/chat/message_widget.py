@@ -1,7 +1,7 @@
 """One message of the transcript: the person's (text, attachments) or the assistant's
-(text and tool cards in the order they happened), with Copy, Edit (any question: the
-edit is a new version of it), Regenerate (last answer), a branch switcher (‹ 2/3 ›), and
-Retry on a stopped or failed turn."""
+(text and tool cards in the order they happened), with Copy and Copy Markdown, Edit (any
+question: the edit is a new version of it), Regenerate (any answer: a new version of it),
+a branch switcher (‹ 2/3 ›), and Retry on a stopped or failed turn."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import math
 import time
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from portico.chat.messages import Message
 from portico.ui.chat.card_state import from_stored
+from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
 from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.tool_card import CardState, ToolCard
@@ -87,9 +88,14 @@ class MessageWidget(QFrame):
 
         row = QHBoxLayout()
         row.setSpacing(2)
-        self.copy_button = _button("Copy", "Copy message")
+        self.copy_button = _button("Copy", "Copy message", "Copy the message as plain text")
         self.copy_button.clicked.connect(self.copy)
         row.addWidget(self.copy_button)
+        self.copy_markdown_button = _button(
+            "Copy Markdown", "Copy message as Markdown", "Copy the message's Markdown source"
+        )
+        self.copy_markdown_button.clicked.connect(self.copy_markdown)
+        row.addWidget(self.copy_markdown_button)
         row.addStretch(1)
         self.tokens: QLabel | None = None  # an answer's tokens, once it has any
         column.addLayout(row)
@@ -118,7 +124,9 @@ class MessageWidget(QFrame):
             return self._actions
         edit = _button("Edit", "Edit and resend", "Edit this message and send it again")
         edit.clicked.connect(self.start_edit)
-        regenerate = _button("Regenerate", "Regenerate answer", "A new answer")
+        regenerate = _button(
+            "Regenerate", "Regenerate answer", "A new answer to this question (a new version)"
+        )
         regenerate.clicked.connect(lambda: self.regenerateRequested.emit(self.message_id))
         retry = _button("Retry", "Retry", "Run this turn again")
         retry.clicked.connect(self.retryRequested)
@@ -129,10 +137,10 @@ class MessageWidget(QFrame):
         next_branch = _button("›", "Next version")
         next_branch.clicked.connect(lambda: self._switch(1))
         self._actions = (edit, regenerate, retry, prev_branch, label, next_branch)
-        before: QWidget = self.copy_button
+        before: QWidget = self.copy_markdown_button
         for offset, widget in enumerate(self._actions):
             widget.hide()
-            self._row.insertWidget(1 + offset, widget)
+            self._row.insertWidget(2 + offset, widget)
             if widget.focusPolicy() != Qt.FocusPolicy.NoFocus:
                 QWidget.setTabOrder(before, widget)  # Tab goes along the row
                 before = widget
@@ -263,6 +271,7 @@ class MessageWidget(QFrame):
         card = ToolCard(state, self.icon_for(state.server, state.tool))
         card.cancelRequested.connect(self.cancelCall)
         card.approvalAnswered.connect(self.approvalAnswered)
+        card.resized.connect(self.thaw)
         self.parts.addWidget(card)
         # A layout shows a widget added to a visible parent only on a queued call, and the
         # approval that can follow in the same batch of events must find its buttons
@@ -285,11 +294,66 @@ class MessageWidget(QFrame):
                 out.append(Segment("note", f"Attached: {widget.text().removeprefix('📎 ')}"))
         return out
 
+    # --- find in chat -----------------------------------------------------------------
+
+    def searchable_text(self) -> str:
+        """What find looks through, in the order shown: text parts and tool results."""
+        parts = []
+        for widget in self._parts():
+            if isinstance(widget, MarkdownView):
+                parts.append(widget.text)
+            elif isinstance(widget, ToolCard):
+                parts.append(widget.state.text)
+        return "\n".join(p for p in parts if p)
+
+    def _parts(self) -> list[QWidget]:
+        items = (self.parts.itemAt(i) for i in range(self.parts.count()))
+        return [w for item in items if item is not None and (w := item.widget()) is not None]
+
+    _find_targets: tuple[tuple[int, int, QWidget], ...] = ()  # (first, end, widget) marked
+
+    def mark(self, query: str, current: int | None) -> bool:
+        """Find's marks on every occurrence of ``query`` (none: ``""``), occurrence
+        ``current`` as the current one; True if any was marked."""
+        start = 0
+        targets: list[tuple[int, int, QWidget]] = []
+        for widget in self._parts():
+            if isinstance(widget, MarkdownView):
+                for found, block in widget.mark(query, current, start):
+                    targets.append((start, start + found, block))
+                    start += found
+            elif isinstance(widget, ToolCard):
+                found = widget.mark(query, current, start)
+                holder = widget.result_text or widget
+                targets.append((start, start + found, holder))
+                start += found
+        self._find_targets = tuple(targets) if query else ()
+        return start > 0
+
+    def find_target(self, occurrence: int) -> QWidget | None:
+        """The widget that shows occurrence ``occurrence`` of the marked query."""
+        for first, end, widget in self._find_targets:
+            if first <= occurrence < end:
+                return widget
+        return None
+
     def plain_text(self) -> str:
+        """The message's Markdown source (every text part)."""
         return "\n\n".join(t for t in self._texts if t)
 
     def copy(self) -> None:
+        """Plain text on the clipboard (what a reader sees), its Markdown beside it for
+        applications that take text/markdown."""
+        mime = QMimeData()
+        mime.setText("\n\n".join(to_plain(t) for t in self._texts if t))
+        mime.setData("text/markdown", self.plain_text().encode("utf-8"))
+        QGuiApplication.clipboard().setMimeData(mime)
+        self.copy_button.setText("Copied")
+        self.copyDone.emit()
+
+    def copy_markdown(self) -> None:
         QGuiApplication.clipboard().setText(self.plain_text())
+        self.copy_markdown_button.setText("Copied")
         self.copyDone.emit()
 
     # --- state -----------------------------------------------------------------------
@@ -353,7 +417,8 @@ class MessageWidget(QFrame):
 
     def set_last(self, last_user: bool, last_answer: bool, running: bool) -> None:
         self._show_action(0, self.role == "user" and not running)  # any question
-        self._show_action(1, self.role == "assistant" and last_answer and not running)
+        # Any answer: a new version of it (a branch; the later messages stay on the old one).
+        self._show_action(1, self.role == "assistant" and not running)
         if running:
             self._show_action(2, False)
 

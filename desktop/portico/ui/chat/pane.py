@@ -24,6 +24,7 @@ from portico.chat.cost import money
 from portico.runtime.events import ServerState, Status
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList
+from portico.ui.chat.find_bar import FindBar, TranscriptFind
 from portico.ui.chat.text_view import ConversationText
 from portico.ui.chat.transcript import TranscriptView
 from portico.ui.palette import set_tone
@@ -118,8 +119,11 @@ class ChatPane(QWidget):
         column.addWidget(self.context_details)
         self._needs: str | None = None
 
+        self.find_bar = FindBar()
+        column.addWidget(self.find_bar)
         self.stack = QStackedWidget()
         self.transcript = TranscriptView()
+        self.finder = TranscriptFind(self.transcript, self.find_bar)
         self.stack.addWidget(self.transcript)
         self.text_view: ConversationText | None = None  # built when first asked for
         self.transcript.selectAllRequested.connect(lambda: self.select_text(everything=True))
@@ -242,6 +246,13 @@ class ChatPane(QWidget):
         self.title.setText("Welcome")
         self.composer.hide()  # the welcome's own buttons lead on; the chat comes after
         self.select_button.hide()
+
+    def open_find(self) -> None:
+        """Ctrl+F: the find bar over the transcript (the chat, not Select text)."""
+        if self._welcome is not None and self.stack.currentWidget() is self._welcome:
+            return
+        self.end_select()
+        self.finder.open()
 
     def show_transcript(self) -> None:
         self.end_select()

@@ -8,6 +8,7 @@ the server.
 
 from __future__ import annotations
 
+import html
 import json
 import time
 from collections.abc import Mapping
@@ -39,11 +40,23 @@ from portico.prompts import (
     ToolApprovalRequest,
 )
 from portico.ui.chat.markdown_view import RichLabel
+from portico.ui.chat.marks import count, mark_html
 from portico.ui.palette import set_tone
 from portico.ui.text import plain_label, rich, set_plain
 
 THUMB = 240  # px, the longest side of an inline image
-TEXT_PREVIEW = 4000  # characters of result text shown before "Show all"
+TEXT_PREVIEW = 4000  # characters of result text shown at most (Save keeps the whole)
+COLLAPSE_LINES = 8  # a longer result shows this many lines until "Show all"
+COLLAPSE_CHARS = 800  # ... or this many characters
+
+
+def collapsed_text(text: str) -> str | None:
+    """The start of a long result (None: short enough to show whole)."""
+    lines = text.split("\n")
+    if len(lines) <= COLLAPSE_LINES and len(text) <= COLLAPSE_CHARS:
+        return None
+    return "\n".join(lines[:COLLAPSE_LINES])[:COLLAPSE_CHARS] + "\n…"
+
 
 CHOICE_LABELS: dict[ApprovalChoice, str] = {
     ApprovalChoice.ONCE: "Allow &Once",
@@ -220,6 +233,7 @@ class ToolCard(QFrame):
     cancelRequested = Signal(str)  # call id
     approvalAnswered = Signal(str, object)  # call id, ApprovalAnswer | ApprovalChoice
     fetchRequested = Signal(str)  # call id: fetch the result of its task
+    resized = Signal()  # its result was expanded or collapsed (the message measures again)
 
     def __init__(
         self, state: CardState, icon: QIcon | None = None, parent: QWidget | None = None
@@ -304,6 +318,8 @@ class ToolCard(QFrame):
         self.error_label.hide()
         column.addWidget(self.error_label)
         self.result_text: QLabel | None = None
+        self.expand_button: QToolButton | None = None  # on a long result only
+        self.expanded = False
         self.thumbs: list[ImageThumb] = []
 
         self._ticker: QTimer | None = None
@@ -472,11 +488,10 @@ class ToolCard(QFrame):
             if widget is not None:
                 widget.deleteLater()
         self.thumbs = []
+        self.expand_button = None
         text = state.text
         if text:
-            shown = text if len(text) <= TEXT_PREVIEW else text[:TEXT_PREVIEW] + "\n…"
             label = QLabel()
-            set_plain(label, shown, multiline=True)
             label.setWordWrap(True)
             label.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
             label.setTextInteractionFlags(
@@ -486,6 +501,16 @@ class ToolCard(QFrame):
             label.setAccessibleName("result")
             self.result_box.addWidget(label)
             self.result_text = label
+            if collapsed_text(text) is not None:  # long: collapsed until "Show all"
+                button = QToolButton()
+                button.setCheckable(True)
+                button.setChecked(self.expanded)
+                button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+                button.setProperty("lines", text.count("\n") + 1)
+                button.toggled.connect(self._toggle_result)
+                self.result_box.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
+                self.expand_button = button
+            self._fill_result()
         images: list[tuple[str, QImage]] = []
         for name, data in state.images:
             image = QImage.fromData(data)
@@ -511,6 +536,51 @@ class ToolCard(QFrame):
             )
             link.setAccessibleName(f"resource link {label_text}")
             self.result_box.addWidget(link)
+
+    def _fill_result(self) -> None:
+        """The result's text, whole (up to TEXT_PREVIEW) or, when long and collapsed,
+        its first lines."""
+        label, text = self.result_text, self.state.text
+        if label is None:
+            return
+        short = collapsed_text(text)
+        if short is not None and not self.expanded:
+            shown = short
+        else:
+            shown = text if len(text) <= TEXT_PREVIEW else text[:TEXT_PREVIEW] + "\n…"
+        set_plain(label, shown, multiline=True)
+        button = self.expand_button
+        if button is not None:
+            lines = button.property("lines")
+            button.setText("Show less" if self.expanded else f"Show all ({lines} lines)")
+            button.setArrowType(
+                Qt.ArrowType.DownArrow if self.expanded else Qt.ArrowType.RightArrow
+            )
+            button.setAccessibleName("Collapse result" if self.expanded else "Expand result")
+
+    def mark(self, query: str, current: int | None, start: int) -> int:
+        """Find's marks in the result (expanded when the current match is in it); how
+        many occurrences the whole result holds."""
+        label = self.result_text
+        found = count(self.state.text, query)
+        if label is None or not found:
+            if label is not None and label.textFormat() == Qt.TextFormat.RichText:
+                self._fill_result()
+            return found
+        button = self.expand_button
+        if current is not None and start <= current < start + found and button is not None:
+            button.setChecked(True)  # the match may be below the first lines
+        self._fill_result()
+        escaped = html.escape(label.text(), quote=False)
+        marked, _n = mark_html(escaped, query, current, start)
+        label.setTextFormat(Qt.TextFormat.RichText)
+        label.setText(f"<pre style='white-space:pre-wrap'>{marked}</pre>")
+        return found
+
+    def _toggle_result(self, expanded: bool) -> None:
+        self.expanded = expanded
+        self._fill_result()
+        self.resized.emit()
 
     def _toggle_args(self, shown: bool) -> None:
         self.args_view.setVisible(shown)

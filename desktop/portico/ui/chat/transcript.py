@@ -12,13 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QIcon, QKeyEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import QIcon, QKeyEvent, QResizeEvent
 from PySide6.QtWidgets import QPushButton, QScrollArea, QVBoxLayout, QWidget
 
 from portico.chat.messages import Message
 from portico.ui.chat.markdown import parse_blocks
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.segments import Segment, author, message_segments
+from portico.ui.shortcuts import Key, bind, handled_by_widget
+
+JUMP = Key(("End", "Ctrl+End"), "Jump to the latest message", "Chats: the transcript")
+SELECT_ALL = Key(("Ctrl+A",), "Select text: the whole chat selected", "Chats: the transcript")
+handled_by_widget(SELECT_ALL)  # by TranscriptView.keyPressEvent
 
 FIRST_WINDOW = 24  # messages built when a chat opens
 BATCH = 1  # messages built per event-loop turn when scrolling (one widget is ~10-30 ms)
@@ -47,6 +52,7 @@ class TranscriptView(QScrollArea):
     cancelCall = Signal(str)
     approvalAnswered = Signal(str, object)
     selectAllRequested = Signal()  # Ctrl+A anywhere in the transcript
+    rebuilt = Signal()  # another chat or branch is shown (every widget is new)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -114,7 +120,9 @@ class TranscriptView(QScrollArea):
         self.jump_button.setAccessibleName("Jump to latest")
         self.jump_button.setAutoDefault(False)
         self.jump_button.clicked.connect(self.jump_to_latest)
+        self.jump_button.setToolTip("Jump to the latest message (End)")
         self.jump_button.hide()
+        bind(self, JUMP, self.jump_to_latest, Qt.ShortcutContext.WidgetWithChildrenShortcut)
 
     # --- whole chats -------------------------------------------------------------------
 
@@ -136,6 +144,34 @@ class TranscriptView(QScrollArea):
         self.following = True
         self.jump_button.hide()
         self._bottom_timer.start()
+        self.rebuilt.emit()
+
+    def reveal(self, index: int) -> MessageWidget | None:
+        """Message ``index`` built and laid out (find goes to it): the built range moves
+        around it when it is outside, as scrolling there would have built it."""
+        if not 0 <= index < len(self.messages):
+            return None
+        message = self.messages[index]
+        widget = self.widgets.get(message.id)
+        if widget is None:
+            self._drop_ahead()
+            self._clear_from(1)
+            self.widgets.clear()
+            self.first = max(0, index - FIRST_WINDOW // 2)
+            self.last = min(len(self.messages), self.first + FIRST_WINDOW)
+            for built in self.messages[self.first : self.last]:
+                self.column.insertWidget(self.column.count(), self._build(built))
+            self._mark_last()
+            self._freeze([w for w in self.widgets.values() if w.message_id not in self._live_ids()])
+            self.following = False
+            self.jump_button.show()
+            self._place_jump()
+            widget = self.widgets[message.id]
+        self._bottom_timer.stop()
+        self.following = self.following and index >= len(self.messages) - 1
+        self.column.activate()
+        self.inner.adjustSize()
+        return widget
 
     def _build(self, message: Message) -> MessageWidget:
         ahead, self._ahead = self._ahead, None
@@ -445,7 +481,7 @@ class TranscriptView(QScrollArea):
         return max(0, self.last - 1)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.matches(QKeySequence.StandardKey.SelectAll):
+        if SELECT_ALL.matches(event.keyCombination()):
             self.selectAllRequested.emit()
             return
         super().keyPressEvent(event)

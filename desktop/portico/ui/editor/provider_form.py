@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from portico.config.model import Diagnostic
 from portico.config.models_config import KINDS
 from portico.config.models_edit import parse_number, parse_prices, prices_text
+from portico.ui.editor.typed import TypedLines
 from portico.ui.palette import set_tone
 
 KEYCHAIN_TEXT = "Store in keychain"
@@ -68,6 +69,7 @@ class ProviderForm(QWidget):
         self.setAccessibleName("provider")
         self.provider: str | None = None
         self._filling = False
+        self.typed = TypedLines(self)  # text typed in a field that still has focus
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         self.title = QLabel()
@@ -224,6 +226,8 @@ class ProviderForm(QWidget):
             self.context_length.setText(_list_text(fields.get("context_length")))
         finally:
             self._filling = False
+            for line in self._lines():
+                self.typed.watch(line)
 
     def set_diagnostics(self, diagnostics: list[Diagnostic]) -> None:
         """The validator's messages for this provider, under the field of their key."""

@@ -22,6 +22,7 @@ from portico.config import schema
 from portico.config.editing import EditedFile
 from portico.config.model import Dialect
 from portico.config.schema import SettingSpec
+from portico.ui.editor.typed import TypedLines
 
 DEFAULT = "(default)"
 INT_LIMIT = 2_000_000_000
@@ -44,6 +45,7 @@ class SettingsForm(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setAccessibleName("settings")
+        self.typed = TypedLines(self)  # text typed in a field that still has focus
         self.file: EditedFile | None = None
         self.widgets: dict[str, QWidget] = {}
         self._filling = False
@@ -60,6 +62,7 @@ class SettingsForm(QWidget):
             while self.form.rowCount():
                 self.form.removeRow(0)
             self.widgets = {}
+            self.typed.forget()
             self.file = file
             if file is None or file.doc is None:
                 self.title.setText("The file does not parse; fix it in its raw tab first.")
@@ -71,6 +74,8 @@ class SettingsForm(QWidget):
                 widget.setToolTip(f"{spec.help} (default: {self._default(spec)})")
                 self.widgets[spec.name] = widget
                 self.form.addRow(f"{spec.name}:", widget)
+                if isinstance(widget, QLineEdit | QSpinBox):
+                    self.typed.watch(widget)
         finally:
             self._filling = False
 

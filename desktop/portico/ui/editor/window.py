@@ -128,6 +128,7 @@ class ConfigEditorWindow(QMainWindow):
         self.tabs.addTab(self.form, FORM_TAB)
         self.settings = SettingsForm()
         self.settings.edited.connect(self._setting_edited)
+        self.settings.typed.typing.connect(self._typed_in_form)
         self.settings_file = QComboBox()
         self.settings_file.setAccessibleName("settings file")
         self.settings_file.currentIndexChanged.connect(lambda _i: self._show_settings())
@@ -143,6 +144,7 @@ class ConfigEditorWindow(QMainWindow):
         self.tabs.addTab(settings_page, SETTINGS_TAB)
         self.models = ModelsTab(self._secret_store, lambda: self.runtime)
         self.models.edited.connect(self._models_edited)
+        self.models.form.typed.typing.connect(self._typed_in_form)
         self.tabs.addTab(self.models, MODELS_TAB)
         self.tabs.currentChanged.connect(lambda _i: self._tab_changed())
 
@@ -276,6 +278,7 @@ class ConfigEditorWindow(QMainWindow):
     def dirty(self) -> bool:
         """Unsaved edits, counting a value typed in the form and not yet applied."""
         typed = any(field.pending for field in self.form.fields.values())
+        typed = typed or self.settings.typed.pending or self.models.form.typed.pending
         return typed or self.model.dirty
 
     def _apply_typed(self) -> None:
@@ -283,6 +286,8 @@ class ConfigEditorWindow(QMainWindow):
         for field in self.form.fields.values():
             if field.pending:
                 field._commit_line()
+        self.settings.typed.apply()
+        self.models.form.typed.apply()
 
     def _typed_in_form(self) -> None:
         self.save_button.setEnabled(self.dirty)

@@ -28,6 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.ui.shortcuts import WHERE
+
 if TYPE_CHECKING:
     from portico.ui.pages.log_lines import LogBook
 
@@ -101,9 +103,13 @@ class LogPage(QWidget):
         shift_enter = QShortcut(QKeySequence("Shift+Return"), self.search)
         shift_enter.setContext(Qt.ShortcutContext.WidgetShortcut)
         shift_enter.activated.connect(self.find_previous)
+        shift_enter.setWhatsThis("Previous match")
+        shift_enter.setProperty(WHERE, "Servers: Log search")
         find = QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self)
         find.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         find.activated.connect(self.focus_search)
+        find.setWhatsThis("Search the log")
+        find.setProperty(WHERE, "Servers: Log")
         view.textChanged.connect(self._refresh_highlights)
         self.matches = 0
 

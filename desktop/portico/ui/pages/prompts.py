@@ -27,6 +27,7 @@ from portico.ui.models.page_items import (
 from portico.ui.pages.common import PageBackend, status_label
 from portico.ui.pages.result_view import ResultView
 from portico.ui.runtime_thread.snapshots import PromptInfo
+from portico.ui.shortcuts import WHERE
 
 
 def _signature(prompt: PromptInfo) -> str:
@@ -63,6 +64,7 @@ class PromptsPage(QWidget):
         self.get_button = QPushButton("&Get")
         self.get_button.setAccessibleName("Get prompt")
         self.get_button.setShortcut("Ctrl+Return")
+        self.get_button.setProperty(WHERE, "Servers: Prompts")
         self.get_button.clicked.connect(self.get_selected)
         self.get_button.setEnabled(False)
         self.result_view = ResultView("prompt messages")

@@ -39,6 +39,7 @@ from portico.ui.palette import Tone, tone, tone_color
 from portico.ui.runtime_thread.page_service import CallOutcome
 from portico.ui.runtime_thread.snapshots import ToolInfo
 from portico.ui.schema_form import FieldError, SchemaForm, schema_kind
+from portico.ui.shortcuts import WHERE
 from portico.ui.text import set_plain
 from portico.ui.views.view_pane import ViewPane
 
@@ -224,6 +225,7 @@ class ToolsPage(QWidget):
         self.call_button.setAccessibleName("Call tool")
         self.call_button.setToolTip("Call the tool with these arguments (Enter, Ctrl+Enter)")
         self.call_button.setShortcut("Ctrl+Return")
+        self.call_button.setProperty(WHERE, "Servers: Try it")
         self.call_button.clicked.connect(self.call_selected)
         row.addWidget(self.call_button)
         self.cancel_button = QPushButton("Cancel call")
