@@ -18,6 +18,7 @@ from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
     AuthorizeRequest,
+    Caller,
     DeviceCodeRequest,
     ElicitationAnswer,
     ElicitationRequest,
@@ -291,6 +292,41 @@ async def test_approval_offers_only_the_allowed_choices(
     assert not dialog.cost_label.isVisible()
     dialog.choice_buttons[ApprovalChoice.ONCE].click()
     assert await asyncio.wait_for(answer, 5) == ApprovalAnswer(ApprovalChoice.ONCE, False)
+
+
+async def test_approval_for_a_client_names_the_client(
+    runtime: RuntimeThread, prompter: QtPrompter
+) -> None:
+    """A call another MCP client makes through the endpoint says which client asks; a
+    chat's call says nothing of clients."""
+    from dataclasses import replace
+
+    from portico.ui.dialogs.approval_dialog import ApprovalDialog, SpendDialog
+
+    request = replace(APPROVAL, caller=Caller("client", "claude-code"))
+    answer = ask(runtime, prompter.approve_tool(request))
+    dialog = await shown(prompter, ApprovalDialog)
+    assert dialog.client_label.isVisible()
+    assert "'claude-code'" in dialog.client_label.text()
+    assert "local endpoint" in dialog.client_label.text()
+    dialog.choice_buttons[ApprovalChoice.ONCE].click()
+    assert await asyncio.wait_for(answer, 5) == ApprovalAnswer(ApprovalChoice.ONCE)
+
+    spend = replace(SPEND, caller=Caller("client", "cursor"))
+    answer = ask(runtime, prompter.approve_spend(spend))
+    dialog = await shown(prompter, SpendDialog)
+    assert dialog.client_label.isVisible()
+    assert "'cursor'" in dialog.client_label.text()
+    dialog.deny_button.click()
+    assert await asyncio.wait_for(answer, 5) is ApprovalChoice.DENY
+
+    chat = replace(APPROVAL, caller=Caller("chat", "3f2a0000"))
+    answer = ask(runtime, prompter.approve_tool(chat))
+    dialog = await shown(prompter, ApprovalDialog)
+    assert not dialog.client_label.isVisible()
+    assert dialog.client_label.text() == ""
+    dialog.deny_button.click()
+    await asyncio.wait_for(answer, 5)
 
 
 async def test_spend_dialog_allow_once_or_deny(

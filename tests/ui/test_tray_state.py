@@ -12,8 +12,10 @@ from portico.ui.tray_state import (
     Aggregate,
     RateLimiter,
     aggregate,
+    endpoint_line,
     status_text,
     summary,
+    tooltip,
 )
 
 GROUP = {
@@ -110,6 +112,17 @@ def test_summary_line() -> None:
     one = [ServerState("a", Status.RUNNING, tool_count=1)]
     assert summary(one) == "1 server: 1 running; 1 tool"
     assert summary([]) == "Portico: no servers configured"
+
+
+def test_the_tooltip_says_whether_the_endpoint_is_on_and_its_url() -> None:
+    url = "http://127.0.0.1:41234/mcp"
+    assert endpoint_line(url) == f"Endpoint for other MCP clients: on at {url}"
+    assert endpoint_line(None) == "Endpoint for other MCP clients: off"
+    one = [ServerState("a", Status.RUNNING, tool_count=1)]
+    assert tooltip(one, None, url) == f"1 server: 1 running; 1 tool\n{endpoint_line(url)}"
+    # the hub's line only until the first state arrives
+    assert tooltip([], "MCP: starting", None) == f"MCP: starting\n{endpoint_line(None)}"
+    assert tooltip(one, "MCP: starting", None).startswith("1 server: ")
 
 
 def test_rate_limiter() -> None:

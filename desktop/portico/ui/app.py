@@ -431,6 +431,8 @@ class DesktopApp(QObject):
             return
         if not self.model.states():
             self.window.set_summary(live_summary([]))
+        # The endpoint starts with the first apply that has endpoint.enabled on.
+        self.tray.set_endpoint(await self.runtime.submit(self.session.endpoint_url()))
         trace("config applied")
         self.configApplied.emit(summary)
 

@@ -184,10 +184,18 @@ class ServersPlace(QWidget):
         self.add_button.setAccessibleName("Add server")
         self.add_button.setToolTip("Add a server to your config")
         self.add_button.clicked.connect(self.addServerRequested)
+        # The Clients view (ui/pages/clients.py) takes the page area while this is on.
+        self.clients_button = QPushButton("&Clients")
+        self.clients_button.setAccessibleName("Clients")
+        self.clients_button.setToolTip("Other MCP clients using your servers through Portico")
+        self.clients_button.setCheckable(True)
+        self.clients_button.toggled.connect(lambda _on: self._show_empty())
+        self.clients_page: QWidget | None = None
         toolbar = QHBoxLayout()
         toolbar.setContentsMargins(0, 0, 0, 0)
         toolbar.addWidget(self.add_button)
         toolbar.addStretch(1)
+        toolbar.addWidget(self.clients_button)
 
         self.server_list = ServerListView()
         self.server_list.setModel(self.model)
@@ -200,6 +208,7 @@ class ServersPlace(QWidget):
         self.commands = ServerActions(self, self.server_list)
         self.commands.triggered.connect(self.serverActionRequested)
         self.server_list.selectionModel().currentChanged.connect(lambda *_: self._show_selected())
+        self.server_list.clicked.connect(lambda _index: self.clients_button.setChecked(False))
         self.model.dataChanged.connect(lambda *_: self._show_selected())
         self.model.statesChanged.connect(self._states_changed)
         self.page = ServerPage()
@@ -229,7 +238,15 @@ class ServersPlace(QWidget):
         self._configured = count > 0
         self._show_empty()
 
+    def set_clients_page(self, page: QWidget) -> None:
+        self.clients_page = page
+        self.pages.addWidget(page)
+        self._show_empty()
+
     def _show_empty(self) -> None:
+        if self.clients_button.isChecked() and self.clients_page is not None:
+            self.pages.setCurrentWidget(self.clients_page)
+            return
         empty = self.model.rowCount() == 0 and self._configured is False
         self.pages.setCurrentWidget(self.empty if empty else self.page)
 

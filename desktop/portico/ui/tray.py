@@ -19,7 +19,15 @@ from portico.ui.actions import ActionId, label, useful
 from portico.ui.icons import status_icon, tray_icon, tray_variant
 from portico.ui.models.clock import clock
 from portico.ui.text import plain
-from portico.ui.tray_state import Aggregate, RateLimiter, aggregate, status_text, summary
+from portico.ui.tray_state import (
+    Aggregate,
+    RateLimiter,
+    aggregate,
+    endpoint_line,
+    status_text,
+    summary,
+    tooltip,
+)
 
 
 class Tray(QObject):
@@ -33,7 +41,9 @@ class Tray(QObject):
         super().__init__(parent)
         self.available = QSystemTrayIcon.isSystemTrayAvailable()
         self.state = Aggregate.EMPTY
-        self.tooltip = summary([])
+        self.endpoint_url: str | None = None  # the local endpoint's, while it runs
+        self.tooltip = summary([])  # the servers' line (the menu's head)
+        self.icon_tooltip = tooltip([], None, None)  # that line and the endpoint's
         self._summary: str | None = None
         self._states: list[ServerState] = []
         self._limiter = RateLimiter(notify_interval)
@@ -98,14 +108,18 @@ class Tray(QObject):
         self._summary = line
         self._refresh()
 
+    def set_endpoint(self, url: str | None) -> None:
+        if url != self.endpoint_url:
+            self.endpoint_url = url
+            self._refresh()
+
     def _refresh(self) -> None:
-        # Live from the states; the hub's line only until the first state arrives.
-        self.tooltip = plain(
-            summary(self._states) if self._states else self._summary or summary([])
-        )
+        full = tooltip(self._states, self._summary, self.endpoint_url)
+        self.icon_tooltip = plain(full, multiline=True)
+        self.tooltip = plain(full.split("\n", 1)[0])
         if self.icon is not None:
             self.icon.setIcon(tray_icon(self.state, tray_variant()))
-            self.icon.setToolTip(self.tooltip)
+            self.icon.setToolTip(self.icon_tooltip)
         self.rebuild_menu()
 
     def notify(self, title: str, text: str, *, key: str, critical: bool = False) -> bool:
@@ -129,6 +143,8 @@ class Tray(QObject):
         self.menu.clear()
         head = self.menu.addAction(self.tooltip)
         head.setEnabled(False)
+        self.endpoint_action = self.menu.addAction(plain(endpoint_line(self.endpoint_url)))
+        self.endpoint_action.setEnabled(False)
         self.menu.addSeparator()
         now = clock().now()
         for state in self._states:

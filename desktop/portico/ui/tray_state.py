@@ -93,6 +93,20 @@ def summary(states: Iterable[ServerState]) -> str:
     return f"{len(states)} {noun}: {', '.join(parts)}; {tools} {tool_noun}"
 
 
+def endpoint_line(url: str | None) -> str:
+    """The local endpoint's line in the tray's menu and tooltip."""
+    if url is None:
+        return "Endpoint for other MCP clients: off"
+    return f"Endpoint for other MCP clients: on at {url}"
+
+
+def tooltip(states: list[ServerState], hub_summary: str | None, url: str | None) -> str:
+    """The tray's tooltip: the servers (live from the states; the hub's line only until
+    the first state arrives), then the endpoint's line."""
+    servers = summary(states) if states else hub_summary or summary([])
+    return f"{servers}\n{endpoint_line(url)}"
+
+
 def _count(n: int, key: str) -> str:
     """ "1 needs you", "2 need you" (the other keys read the same for any count)."""
     return f"{n} needs you" if key == "need you" and n == 1 else f"{n} {key}"

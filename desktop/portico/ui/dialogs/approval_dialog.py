@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QCheckBox, QLabel, QPushButton, QWidget
 from portico.prompts import (
     ApprovalAnswer,
     ApprovalChoice,
+    Caller,
     SpendApprovalRequest,
     ToolApprovalRequest,
 )
@@ -59,6 +60,8 @@ class ApprovalDialog(_ApprovalBase):
         )
         self.tool_label.setAccessibleName("tool")
         self.layout_.addWidget(self.tool_label)
+        self.client_label = _client_label(request.caller)
+        self.layout_.addWidget(self.client_label)
         if request.description:
             description = selectable_label(request.description)
             description.setAccessibleName("description")
@@ -108,6 +111,8 @@ class SpendDialog(_ApprovalBase):
             _tool_html(request.tool, request.qualified_name), rich=True
         )
         self.layout_.addWidget(self.tool_label)
+        self.client_label = _client_label(request.caller)
+        self.layout_.addWidget(self.client_label)
         self.limit_label = selectable_label(request.limit_line)
         self.limit_label.setAccessibleName("limit")
         self.layout_.addWidget(self.limit_label)
@@ -132,6 +137,24 @@ class SpendDialog(_ApprovalBase):
 
     def decline_value(self) -> ApprovalChoice:
         return ApprovalChoice.DENY
+
+
+def client_line(caller: Caller | None) -> str:
+    """Who asks, when another MCP client asks through the local endpoint; else ""."""
+    if caller is None or caller.kind != "client":
+        return ""
+    who = f"The client '{caller.id}'" if caller.id else "Another MCP client"
+    return f"{who} asks for this call through Portico's local endpoint."
+
+
+def _client_label(caller: Caller | None) -> QLabel:
+    # The client's name is what the person typed at `portico clients add`, but it
+    # still goes through plain_label: it reaches the dialog from a file on disk.
+    line = client_line(caller)
+    label = plain_label(line)
+    label.setAccessibleName("client")
+    label.setVisible(bool(line))
+    return label
 
 
 def _tool_html(tool: str, qualified: str) -> str:

@@ -26,6 +26,7 @@ from portico.ui.facade import RuntimeThread
 from portico.ui.models.clock import clock
 from portico.ui.ops import Ops
 from portico.ui.pages.activity import ActivityPage
+from portico.ui.pages.clients import ClientsPage
 from portico.ui.pages.common import PageBackend
 from portico.ui.pages.log import LogPage
 from portico.ui.pages.overview import OverviewPage
@@ -93,6 +94,9 @@ class ServerPages(QObject):
         host.layout().setContentsMargins(0, 0, 0, 0)  # type: ignore[union-attr]
         page.setCurrentIndex(0)
         page.currentChanged.connect(lambda _i: self._tab_changed())
+        self.clients = ClientsPage(self.backend)
+        self.place.set_clients_page(self.clients)
+        self.place.clients_button.toggled.connect(lambda on: self.clients.refresh() if on else None)
 
         self._debounce = QTimer(self)
         self._debounce.setSingleShot(True)

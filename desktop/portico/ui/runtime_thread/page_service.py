@@ -24,6 +24,7 @@ from portico.ui.runtime_thread.snapshots import PromptInfo, ResourceInfo, Server
 
 if TYPE_CHECKING:
     from portico.config.model import Config, ServerSpec
+    from portico.gateway.endpoint import Endpoint
     from portico.policy.guard import ToolGuard
     from portico.policy.setup import Policy
     from portico.runtime.activity import Exchange
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
     from portico.runtime.task_store import TaskRecord, TaskStore
     from portico.services import Services
+    from portico.ui.runtime_thread.clients_service import ClientsSnapshot
     from portico.ui.runtime_thread.view_service import ViewService
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ class SessionView(Protocol):
     policy: Policy
     services: Services
     config: Config | None
+    endpoint: Endpoint | None
 
 
 class PageService:
@@ -263,6 +266,20 @@ class PageService:
         if spec is None:
             raise KeyError(f"no server named {name!r} in the loaded config")
         return spec
+
+    # --- the Clients view (the local endpoint's clients) ------------------------------
+
+    async def clients(self) -> ClientsSnapshot:
+        from portico.ui.runtime_thread import clients_service
+
+        return await clients_service.snapshot(self.session.endpoint, self.session.services.secrets)
+
+    async def revoke_client(self, name: str) -> bool:
+        from portico.ui.runtime_thread import clients_service
+
+        return await clients_service.revoke(
+            self.session.endpoint, self.session.services.secrets, name
+        )
 
     async def set_enabled(self, name: str, enabled: bool) -> Path:
         """Write ``enabled`` into the file that defines ``name``; returns that file."""

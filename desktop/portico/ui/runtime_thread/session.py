@@ -182,6 +182,10 @@ class RuntimeSession:
         self.endpoint.config_stamp = self._stamp
         log.info("local endpoint at %s", self.endpoint.url)
 
+    async def endpoint_url(self) -> str | None:
+        """The local endpoint's URL while it runs, else None (for the tray)."""
+        return self.endpoint.url if self.endpoint is not None else None
+
     async def retry(self, name: str) -> ServerState:
         return await self.hub.retry(name)
 
