@@ -147,11 +147,19 @@ class ViewPane(QWidget):
                 lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
             ).run()
             return
-        from PySide6.QtWebChannel import QWebChannel
-        from PySide6.QtWebEngineWidgets import QWebEngineView
+        try:
+            from PySide6.QtWebChannel import QWebChannel
+            from PySide6.QtWebEngineWidgets import QWebEngineView
 
-        from portico.ui.views import engine
-        from portico.ui.views.page_html import host_page
+            from portico.ui.views import engine
+            from portico.ui.views.page_html import host_page
+        except ImportError as exc:  # a system library the web engine needs is missing
+            view_id = opened.id
+            self.backend.op(
+                lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
+            ).run()
+            self._failed(RuntimeError(f"the web engine cannot start ({exc})"))
+            return
 
         self.opened = opened
         profile = engine.profile_for(self.window(), opened.server, opened.origins)
