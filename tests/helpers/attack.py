@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,14 +14,10 @@ from typing import Any
 
 import pytest
 
+from tests.helpers.servers import free_port, wait_port
+
 REPO = Path(__file__).resolve().parents[2]
 RECORDER = REPO / "tests" / "servers" / "recorder.py"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
@@ -51,16 +45,11 @@ def recorder(tmp_path: Path) -> Iterator[Recorder]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                process.kill()
-                raise RuntimeError("the recorder did not start") from None
-            time.sleep(0.05)
+    try:
+        wait_port(port, process)
+    except RuntimeError:
+        process.kill()
+        raise
     try:
         yield Recorder(f"http://127.0.0.1:{port}/mcp", log, process)
     finally:

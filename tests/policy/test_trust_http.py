@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,16 +19,11 @@ from portico.prompts import TrustChoice
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from tests.helpers.dns import Dns
+from tests.helpers.servers import free_port, wait_port
 
 from .conftest import ASKER, ScriptedPerson, config_of, spec_for
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -41,16 +34,11 @@ def asker_http() -> Iterator[int]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                break
-        except OSError:
-            if time.monotonic() > deadline or proc.poll() is not None:
-                proc.kill()
-                raise RuntimeError("asker http did not start") from None
-            time.sleep(0.05)
+    try:
+        wait_port(port, proc)
+    except RuntimeError:
+        proc.kill()
+        raise
     yield port
     proc.kill()
     proc.wait(timeout=10)
