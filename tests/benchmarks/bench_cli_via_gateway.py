@@ -70,6 +70,8 @@ def serve(env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
     assert proc.stdout is not None
     url = proc.stdout.readline().strip().removeprefix("Portico endpoint: ")
     summary = proc.stdout.readline()
+    if summary.startswith("socket: "):  # the Unix socket's line comes before the summary
+        summary = proc.stdout.readline()
     if not summary.startswith("MCP: registered"):
         raise SystemExit(f"portico serve did not start: {url} {summary}")
     return proc, url

@@ -94,7 +94,9 @@ def served(portico_home: Path) -> Iterator[Served]:
         assert process.stdout is not None
         first = process.stdout.readline().strip()
         assert first.startswith("Portico endpoint: http://127.0.0.1:"), (first, process.stderr)
-        lines = [process.stdout.readline().strip() for _ in range(2)]  # socket, summary
+        # the socket's line (its path, or why there is none), then the hub's summary
+        lines = [process.stdout.readline().strip() for _ in range(2)]
+        assert lines[0].startswith("socket: "), lines
         assert lines[-1].startswith("MCP: registered"), lines
         yield Served(process, first.removeprefix("Portico endpoint: "), token)
     finally:

@@ -94,6 +94,12 @@ async def _serve(args: argparse.Namespace) -> int:
             print(f"Portico endpoint: {endpoint.url}", flush=True)
             if endpoint.unix_path is not None:
                 print(f"socket: {endpoint.unix_path}", flush=True)
+            elif not args.no_socket:
+                print(
+                    "socket: none (no Unix sockets here, or the state folder's path is "
+                    "too long for one); clients use the URL",
+                    flush=True,
+                )
             print(await hub.apply(config), flush=True)
             serving.append(endpoint)
             ready.set()
