@@ -157,8 +157,10 @@ async def test_regenerate_edit_and_the_arrows_switch_branches(models, qtbot: QtB
         _widget(chat, -1).next_branch.click()
         await until(lambda: _last_answer(chat) == "It is Paris.", 30, "the second again")
 
-        question = _widget(chat, 0)
-        assert question.edit_button.isVisible()
+        # the switch rebuilds the transcript on its own time: wait for the question shown
+        question = await until(
+            lambda: (w := _widget(chat, 0)).edit_button.isVisible() and w, 10, "the Edit button"
+        )
         question.edit_button.click()
         assert question.editor is not None and question.editor.hasFocus()
         assert question.edit_send.isVisible()  # at once: Tab from the editor reaches it
