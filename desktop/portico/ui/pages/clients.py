@@ -61,6 +61,8 @@ class ClientsPage(QWidget):
             "No clients yet. Add one in a terminal with `portico clients add NAME`."
         )
         self.refresh_button = QPushButton("&Refresh")
+        self.refresh_button.setAccessibleName("Refresh clients")
+        self.refresh_button.setToolTip("Read the clients and their last use again")
         self.refresh_button.clicked.connect(self.refresh)
         self.revoke_button = QPushButton("Re&voke")
         self.revoke_button.setAccessibleName("Revoke")
