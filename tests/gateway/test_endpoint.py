@@ -182,3 +182,24 @@ async def test_a_backend_killed_mid_call_is_a_clean_error_and_the_others_keep_wo
     assert result.is_error and "tb__hang" in texts(result)
     assert texts(other) == "still here" and not other.is_error
     assert "other__echo" in listed
+
+
+async def test_a_token_revoked_in_another_process_stops_working_at_once(
+    memory_keyring: MemoryKeyring,
+) -> None:
+    """`portico clients remove NAME` in a terminal while the app serves: the running
+    endpoint must refuse the old token on its next request, not when it next re-reads."""
+    from portico.gateway.clients import ClientBook
+
+    async with serving(ScriptedPerson(), toolbox_spec("tb", trust=TrustLevel.FULL)) as running:
+        book = running.endpoint.book
+        token = await book.add("editor-x")
+        headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
+        async with httpx2.AsyncClient() as http:
+            before = await http.post(running.url, json=INITIALIZE, headers=headers)
+            other = ClientBook(book.secrets, book.path)  # the terminal's own process
+            await other.load()
+            assert await other.remove("editor-x")
+            after = await http.post(running.url, json=INITIALIZE, headers=headers)
+    assert before.status_code == 200
+    assert after.status_code == 401

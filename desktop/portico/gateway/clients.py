@@ -65,6 +65,14 @@ class Client:
         return not origin or origin in self.origins
 
 
+def _stamp_of(path: Path) -> tuple[int, int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 @dataclass
 class ClientBook:
     """The known clients and their tokens, for one process."""
@@ -75,6 +83,7 @@ class ClientBook:
     _by_digest: dict[str, str] = field(default_factory=dict)  # sha256(token) -> name
     _ephemeral: dict[str, tuple[Client, str]] = field(default_factory=dict)
     _loaded_at: float = 0.0
+    _stamp: tuple[int, int, int] | None = None  # the list file's when it was read
     last_used: dict[str, float] = field(default_factory=dict)
 
     # --- reading ---------------------------------------------------------------------
@@ -91,6 +100,7 @@ class ClientBook:
 
     async def load(self) -> None:
         """Read the list and every listed client's token (one keyring read each)."""
+        stamp = _stamp_of(self.path)
         listed = await asyncio.to_thread(_read_list, self.path)
         by_digest: dict[str, str] = {}
         for client in listed.values():
@@ -101,12 +111,17 @@ class ClientBook:
             by_digest[_digest(token)] = name
         self._clients, self._by_digest = listed, by_digest
         self._loaded_at = time.monotonic()
+        self._stamp = stamp
 
     async def identify(self, token: str | None) -> Client | None:
         """The client this bearer token belongs to, else None. A token not known yet
         re-reads the list (``portico connect`` in another process may have added it)."""
         if not token:
             return None
+        if _stamp_of(self.path) != self._stamp:
+            # removed or replaced in another process (`portico clients remove`): a token
+            # that was revoked there must stop working here at once
+            await self.load()
         name = self._by_digest.get(_digest(token))
         if name is None and time.monotonic() - self._loaded_at >= RELOAD_EVERY:
             await self.load()
