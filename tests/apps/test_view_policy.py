@@ -79,6 +79,9 @@ def test_no_declaration_is_the_restrictive_default() -> None:
         "javascript:alert(1)",
         "https://ex\u0430mple.com",  # a Cyrillic letter: only punycode hosts go in a policy
         "https://*",
+        "https://*.com",  # every .com site is not one origin
+        "wss://*.co.uk",
+        "https://*.github.io",
         42,
     ],
 )

@@ -2,10 +2,11 @@
 
 A declared origin is kept only in the plain form a CSP source can hold safely:
 ``scheme://host[:port]`` with scheme https, wss, http or ws, a host of letters, digits,
-dots and hyphens (``*.`` allowed as the first label), no path, no quotes, no spaces, no
-semicolons. Anything else (``*``, ``'unsafe-eval'``, ``data:``, a ``; script-src *``
-smuggled into an origin) is dropped and reported, so a server can never widen its own
-policy beyond origins it named one by one. Without declarations the policy is the
+dots and hyphens (``*.`` allowed as the first label, but never over a public suffix such as
+``*.com``), no path, no quotes, no spaces, no semicolons. Anything else (``*``,
+``'unsafe-eval'``, ``data:``, a ``; script-src *`` smuggled into an origin) is dropped and
+reported, so a server can never widen its own policy beyond origins it named one by one.
+Without declarations the policy is the
 extension's restrictive default: nothing leaves the page.
 """
 
@@ -15,6 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from portico.policy.url_review import is_public_suffix
 
 _ORIGIN = re.compile(
     r"(?P<scheme>https|wss|http|ws)://"
@@ -80,6 +83,9 @@ def origin(entry: object) -> str | None:
     match = _ORIGIN.fullmatch(text)
     if match is None:
         return None
+    host = match.group("host")
+    if host.startswith("*.") and is_public_suffix(host[2:]):
+        return None  # "*.com", "*.co.uk": every site under a public suffix is no origin
     return text.rstrip("/")
 
 

@@ -114,6 +114,11 @@ def warm() -> None:
 
 
 @functools.cache
+def is_public_suffix(host: str) -> bool:
+    """True for a suffix under which anyone can register a name (com, co.uk, github.io)."""
+    return bool(_psl().is_public(host.lower().rstrip(".")))
+
+
 def _psl() -> PublicSuffixList:
     from publicsuffixlist import PublicSuffixList
 
