@@ -226,8 +226,9 @@ class ViewSession:
         ident = message.get("id")
         method = message.get("method")
         if method is None and ident is not None:  # a reply to our request
-            if isinstance(ident, int) and ident in self._replies:
-                self._replies[ident].set_result(dict(message))
+            waiting = self._replies.get(ident) if isinstance(ident, int) else None
+            if waiting is not None and not waiting.done():  # a second reply is ignored
+                waiting.set_result(dict(message))
             return
         if not isinstance(method, str):
             self._error(ident, INVALID_REQUEST, "the message has no method")
