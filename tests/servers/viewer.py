@@ -105,6 +105,7 @@ LEAK = """<script>
     setTimeout(leave, 1000);
   }
   function leave() {  // attempts that would unload this document come last
+    tell("rtc " + typeof window.RTCPeerConnection);  // WebRTC's traffic passes no CSP
     tell("leak attempts done");
     try { window.top.location = base + "/top"; } catch (e) {}
     try { var f = document.createElement("form"); f.method = "POST"; f.action = base + "/form";

@@ -47,6 +47,7 @@ async def leaks(allow_logs: AllowLogs, *, declared: bool) -> list[str]:
             pane = page.view_pane
             done = lambda: any("leak attempts done" in t for t in pane.heard)  # noqa: E731
             await until(done, 60, "the view's attempts")
+            assert any('"rtc undefined"' in t for t in pane.heard), pane.heard
             await asyncio.sleep(2)  # what the view sent last has time to arrive
             await until(lambda: bool(seen.requests) or not declared, 10, "the control fetch")
             return [path for _method, path, _headers in seen.requests]

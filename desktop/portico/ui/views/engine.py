@@ -11,12 +11,23 @@ from __future__ import annotations
 
 import fnmatch
 import logging
+import os
 from urllib.parse import urlsplit
 
-from PySide6.QtCore import QFile, QIODevice, QObject, QUrl, Signal, Slot
-from PySide6.QtWebEngineCore import (
+# WebRTC's ICE traffic (STUN/TURN over UDP) passes neither the CSP nor the request fence:
+# the engine may send UDP only through a proxy (there is none), and the page script below
+# takes the API away. Read by the engine when it starts, so set before the first profile.
+_NO_WEBRTC_UDP = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
+if _NO_WEBRTC_UDP not in os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""):
+    os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (
+        os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "") + " " + _NO_WEBRTC_UDP
+    ).strip()
+
+from PySide6.QtCore import QFile, QIODevice, QObject, QUrl, Signal, Slot  # noqa: E402
+from PySide6.QtWebEngineCore import (  # noqa: E402
     QWebEnginePage,
     QWebEngineProfile,
+    QWebEngineScript,
     QWebEngineSettings,
     QWebEngineUrlRequestInfo,
     QWebEngineUrlRequestInterceptor,
@@ -108,9 +119,33 @@ def profile_for(anchor: QObject, server: str, origins: tuple[str, ...]) -> QWebE
             (QWebEngineSettings.WebAttribute.JavascriptCanPaste, False),
         ):
             settings.setAttribute(attribute, on)
+        profile.scripts().insert(_no_webrtc_script())
         keeper.by_server[server] = profile
     keeper.fences[server].allowed |= set(origins)
     return profile
+
+
+_NO_WEBRTC = """(function () {
+  var names = ["RTCPeerConnection", "webkitRTCPeerConnection", "RTCDataChannel",
+               "RTCIceCandidate", "RTCSessionDescription", "RTCRtpSender", "RTCRtpReceiver"];
+  for (var i = 0; i < names.length; i++) {
+    try {
+      Object.defineProperty(window, names[i], {value: undefined, writable: false,
+                                               configurable: false});
+    } catch (e) {}
+  }
+})();"""
+
+
+def _no_webrtc_script() -> QWebEngineScript:
+    """Takes WebRTC away in every frame of a view's page, before the view's own scripts."""
+    script = QWebEngineScript()
+    script.setName("portico-no-webrtc")
+    script.setSourceCode(_NO_WEBRTC)
+    script.setInjectionPoint(QWebEngineScript.InjectionPoint.DocumentCreation)
+    script.setWorldId(QWebEngineScript.ScriptWorldId.MainWorld)
+    script.setRunsOnSubFrames(True)
+    return script
 
 
 def fence_of(anchor: QObject, server: str) -> _Fence | None:
