@@ -278,6 +278,10 @@ def _append(into: list[tuple[str, int]]) -> Any:
         ("::ffff:127.0.0.1", "a loopback address"),
         ("169.254.169.254", "a link-local address"),
         ("0.0.0.0", "an unspecified address"),
+        ("192.168.1.20", "a private network address"),  # the person's LAN, a router
+        ("10.0.0.5", "a private network address"),
+        ("100.64.0.1", "a private network address"),
+        ("fd00::1", "a private network address"),
     ],
 )
 async def test_a_declared_name_that_resolves_to_this_machine_is_refused(

@@ -9,7 +9,8 @@ the caller can log it and offer to allow it. In observe mode nothing is refused 
 `on_blocked` hears of each host the filter would have refused.
 
 A declared *name* is resolved here and dialled at the addresses found (never looked up
-twice), and refused when one is loopback, link-local, unspecified or multicast: a name
+twice), and refused when one is loopback, link-local, unspecified, multicast or on a
+private network (RFC 1918, carrier-grade NAT, IPv6 unique-local): a name
 whose DNS someone else controls must not lead back to this machine's own services or a
 cloud metadata endpoint. `localhost` (and `*.localhost`) and IP literals are exempt: they
 say what they reach.
@@ -367,7 +368,14 @@ def _local_kind(address: str) -> str | None:
         return "an unspecified address"
     if ip.is_multicast:
         return "a multicast address"
+    if ip.is_private or ip in _SHARED:
+        # a declared name whose DNS someone else controls must not lead into the
+        # person's own network (their router, a NAS, a service bound to 0.0.0.0)
+        return "a private network address"
     return None
+
+
+_SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT, not "private" to Python
 
 
 async def _answer(writer: asyncio.StreamWriter, refusal: _Refusal) -> None:
