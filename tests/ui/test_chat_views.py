@@ -121,8 +121,13 @@ async def test_a_view_under_its_card_calls_back_and_talks_to_the_chat(
         # its ui/message is the person's next message in this chat, with the view's context
         await until(lambda: len(models.requests) >= 3, 60, "the next turn's request")
         await until(lambda: not chat.running, 60, "the turn to end")
-        users = [m for m in chat.transcript.messages if m.role == "user"]
-        assert [m.text for m in users] == ["Weather in Oslo?", "Tell me more about Oslo"]
+
+        def asked() -> list[str]:
+            return [m.text for m in chat.transcript.messages if m.role == "user"]
+
+        # the transcript shows the turn's messages on its own time after the turn ends
+        await until(lambda: len(asked()) == 2, 30, "the view's message in the transcript")
+        assert asked() == ["Weather in Oslo?", "Tell me more about Oslo"]
         system = json.dumps(models.requests[-1].body)
         assert "Oslo: 21 degrees, seen in the view" in system
         assert "Oslo: 21 degrees" not in json.dumps(models.requests[0].body)
