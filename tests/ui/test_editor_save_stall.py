@@ -9,14 +9,12 @@ cost, not the editor's, and is left to the config-load work."""
 from __future__ import annotations
 
 import asyncio
-import sys
 
 import pytest
 from pytestqt.qtbot import QtBot
 
 from portico import paths
-from portico.ui.loop import GIL_SWITCH_INTERVAL
-from tests.helpers.heartbeat import Heartbeat
+from tests.helpers.heartbeat import Heartbeat, as_the_app_runs
 from tests.ui.editor_helpers import open_editor
 
 pytestmark = pytest.mark.slow  # a big config, parsed several times
@@ -39,18 +37,15 @@ async def test_a_save_of_a_big_config_keeps_the_gui_loop_ticking(
         encoding="utf-8",
     )
     window = open_editor(qtbot)
+    await asyncio.sleep(0.05)  # the window's first layout and paint (30-100 ms) is not the save
     toml = window.file_for(toml_path)
     toml.set("t0", ("timeout",), 12345)
     beat = Heartbeat()
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(GIL_SWITCH_INTERVAL)  # as the app runs (portico.ui.app.main)
-    try:
+    with as_the_app_runs():
         beat.start()
         written = await window.save_now()
         await asyncio.sleep(0.05)  # a tick after the save: a blocked loop shows as a gap
         gap = beat.stop()
-    finally:
-        sys.setswitchinterval(before)
     print(f"\nlongest GUI gap while saving 400 servers: {gap:.0f} ms")
     assert written == [toml_path]
     assert window.saved_config is not None and len(window.saved_config.servers) == 400
