@@ -225,12 +225,12 @@ async def test_connection_fetches_server_and_tool_icons(
         assert state.status is Status.RUNNING, state.error
         await eventually(lambda: conn.state.icon is not None, what="the server icon")
         assert _bytes(conn.state.icon) == png_bytes()
-        await eventually(lambda: "paint" in conn.tool_icons, what="the tool icon")
-        assert _bytes(conn.tool_icons["paint"]) == png_bytes(rgb=(200, 40, 40))
+        await eventually(lambda: "paint" in conn.icons.tools, what="the tool icon")
+        assert _bytes(conn.icons.tools["paint"]) == png_bytes(rgb=(200, 40, 40))
         green = png_bytes(rgb=(40, 160, 60))
-        assert _bytes(conn.prompt_icons.get("greet")) == green
-        assert _bytes(conn.resource_icons.get("iconic://readme")) == green
-        assert len({*conn.tool_icons.values(), conn.state.icon}) == 2
+        assert _bytes(conn.icons.prompts.get("greet")) == green
+        assert _bytes(conn.icons.resources.get("iconic://readme")) == green
+        assert len({*conn.icons.tools.values(), conn.state.icon}) == 2
     finally:
         await conn.stop()
 
@@ -241,6 +241,6 @@ async def test_connection_without_cache_fetches_nothing(iconic: RunningServer) -
     await conn.start()
     try:
         assert (await conn.wait_settled(30)).status is Status.RUNNING
-        assert conn.state.icon is None and conn.tool_icons == conn.prompt_icons == {}
+        assert conn.state.icon is None and conn.icons.tools == conn.icons.prompts == {}
     finally:
         await conn.stop()

@@ -17,13 +17,12 @@ import asyncio
 import contextlib
 import dataclasses
 import itertools
-import json
 import logging
 import ssl
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
@@ -34,11 +33,12 @@ from portico.runtime import (
     roots,
     schema_cache,
     sdklog,
-    server_log_level,
     url_elicitation,
 )
 from portico.runtime.activity import SANDBOX_LEARNED, SANDBOX_REFUSED, ActivityLog, tapped
 from portico.runtime.call_context import CallContext
+from portico.runtime.connection_icons import ServerIcons
+from portico.runtime.connection_logging import ServerLogging
 from portico.runtime.deadlines import LazyDeadlines
 from portico.runtime.errors import (
     CONNECTION_CLOSED,
@@ -106,7 +106,6 @@ STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
 _GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
-SERVER_LOG_LEVEL: Final = server_log_level.DEFAULT  # until the Log tab chooses another
 _SCOPE_CANCEL = "Cancelled via cancel scope"  # anyio's message when a cancel scope cancels
 
 SETTLED = frozenset(
@@ -173,12 +172,15 @@ class Connection:
         self.protocol_version: str | None = None
         self.capabilities: Any = None
         self.instructions: str | None = None
-        # Announced icons, once fetched (files in hooks.icon_cache): the server's, per tool.
-        self.icon_path: str | None = None
-        self.tool_icons: dict[str, str] = {}
-        self.prompt_icons: dict[str, str] = {}  # by prompt name
-        self.resource_icons: dict[str, str] = {}  # by resource uri (or template)
-        self._icon_task: asyncio.Task[None] | None = None
+        # Announced icons, once fetched (files in hooks.icon_cache): the server's, per item.
+        self.icons = ServerIcons(
+            spec,
+            self.hooks,
+            note=self.note,
+            pins=lambda: self._pinned,
+            tls=self._icon_tls,
+            shown=self._icons_shown,
+        )
         self.from_cache = False
         self.connected_at: float | None = None  # time.time() of the last Running
         self.connect_seconds: float | None = None  # how long the last connect took
@@ -214,10 +216,7 @@ class Connection:
         self._describe_since = 0
         self._renew = asyncio.Event()  # set: the server forgot this session (session_renewal)
         self._renewals = RenewalPace()
-        # The least severe server log notification asked for (kept across reconnects),
-        # and the level the live client was built with (2026 sessions stamp it).
-        self.log_level: str = SERVER_LOG_LEVEL
-        self._opened_level: str = SERVER_LOG_LEVEL
+        self.server_logging = ServerLogging(self.log, self.note)  # notifications/message
         # True while the app shuts down: cancelled calls leave their tasks running.
         self.detach_tasks = False
         self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
@@ -454,9 +453,7 @@ class Connection:
                             name,
                             arguments or {},
                             progress_callback=on_progress,
-                            meta=server_log_level.call_meta(
-                                self.log_level, self._opened_level, self.protocol_version
-                            ),
+                            meta=self.server_logging.call_meta(self.protocol_version),
                         )
                     except TaskHandover as handover:  # the call became a task: follow it
 
@@ -658,8 +655,8 @@ class Connection:
             error=error,
             retry_at=retry_at,
             tool_count=self._offered(),
-            icon=self.icon_path,
-            tool_icons=tuple(sorted(self.tool_icons.items())),
+            icon=self.icons.path,
+            tool_icons=tuple(sorted(self.icons.tools.items())),
         )
         if state == self._state and status is not Status.COOLDOWN:
             return
@@ -668,8 +665,7 @@ class Connection:
 
     def _finish(self) -> None:
         """The owner is gone (or never ran): end in Stopped."""
-        if self._icon_task is not None:
-            self._icon_task.cancel()
+        self.icons.cancel()
         if self._life.phase not in (Phase.IDLE, Phase.STOPPED, Phase.DISABLED, Phase.STOPPING):
             self._life.move(Phase.STOPPING)
         self._life.move(Phase.STOPPED)
@@ -691,74 +687,20 @@ class Connection:
         if self._state.tool_count != count:
             self._state = dataclasses.replace(self._state, tool_count=count)
         self.bus.publish(ToolsChanged(self.name, count))
-        self._want_icons()
+        self.icons.want(self)
 
-    def _want_icons(self) -> None:
-        """Fetch the announced icons in the background (the connect never waits for them)."""
-        if self.hooks.icon_cache is None:
-            return
-        if self._icon_task is not None and not self._icon_task.done():
-            self._icon_task.cancel()
-        self._icon_task = asyncio.create_task(self._fetch_icons(), name=f"icons:{self.name}")
-
-    async def _fetch_icons(self) -> None:
-        from portico.runtime import icons
-
-        cache = self.hooks.icon_cache
-        assert cache is not None
-        from portico.runtime.transports.pinning import pinned_transport
-
-        origin = self.spec.url if self.spec.is_remote else None
-        hook = self.hooks.pinned_addresses
-        pins = hook(self.spec) if hook is not None else self._pinned
-        tls = await self._icon_tls() if origin is not None else True
-        kept: dict[str, str] = {}  # src list -> file: items sharing an icon fetch it once
-
-        async def one(announced: Any) -> str | None:
-            key = repr([getattr(i, "src", i) for i in announced or ()])
-            if key not in kept:
-                path = await icons.fetch_best(
-                    announced,
-                    origin,
-                    cache,
-                    webp_ok=self.hooks.icon_webp,
-                    note=self.note,
-                    transports=lambda: pinned_transport(pins, verify=tls, trust_env=False),
-                )
-                kept[key] = "" if path is None else str(path)
-            return kept[key] or None
-
-        server_icon = await one(getattr(self.server_info, "icons", None))
-        found: list[dict[str, str]] = [
-            {},
-            {},
-            {},
-        ]  # tools by name, prompts by name, resources by uri
-        groups = [
-            (self.tools, "name"),
-            (self.prompts, "name"),
-            (list(self.resources) + list(self.resource_templates), "uri"),
-        ]
-        budget = icons.MAX_TOOL_ICONS
-        for (items, key), into in zip(groups, found, strict=True):
-            for item in items:
-                if budget <= 0:
-                    break
-                if getattr(item, "icons", None):
-                    budget -= 1
-                    path = await one(item.icons)
-                    ident = getattr(item, key, None) or getattr(item, "uri_template", None)
-                    if path is not None and ident is not None:
-                        into[str(ident)] = path
-        self.tool_icons, self.prompt_icons, self.resource_icons = found
-        self.icon_path = server_icon
+    def _icons_shown(self, any_found: bool) -> None:
+        """The announced icons are fetched: the server list and the chat's tool cards show
+        them; the pages re-read the server's lists, icons included."""
         shown = dataclasses.replace(
-            self._state, icon=server_icon, tool_icons=tuple(sorted(self.tool_icons.items()))
+            self._state,
+            icon=self.icons.path,
+            tool_icons=tuple(sorted(self.icons.tools.items())),
         )
-        if shown != self._state:  # the server list and the chat's tool cards show them
+        if shown != self._state:
             self._state = shown
             self.bus.publish(StatusChanged(shown))
-        if any(found):  # the pages re-read the server's lists, icons included
+        if any_found:
             self.bus.publish(ToolsChanged(self.name, self._state.tool_count))
 
     async def _icon_tls(self) -> ssl.SSLContext | bool:
@@ -791,15 +733,6 @@ class Connection:
 
     def _on_log_line(self, text: str, stream: str, level: str = "") -> None:
         self.bus.publish(LogLine(self.name, text, stream, level=level))
-
-    async def _on_server_log(self, params: Any) -> None:
-        """``notifications/message``: the server's own log, into its log with its level."""
-        data = params.data
-        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-        if params.logger:
-            text = f"{params.logger}: {text}"
-        for line in text.splitlines() or [""]:
-            self.log.add(line[:4000], "mcp", level=str(params.level))
 
     def note(self, text: str) -> None:
         """A line of ours about this server (shown in its log, never on our stderr)."""
@@ -1230,8 +1163,8 @@ class Connection:
             elicitation_callback=callback(hooks.elicitation_callback),
             list_roots_callback=callback(hooks.list_roots_callback)
             or roots.list_roots_callback(spec, lambda: self.spec),
-            logging_callback=callback(hooks.logging_callback) or self._on_server_log,
-            log_level=self.log_level,  # type: ignore[arg-type]  # 2026: per-request opt-in
+            logging_callback=callback(hooks.logging_callback) or self.server_logging.heard,
+            log_level=self.server_logging.opening(),  # type: ignore[arg-type]  # 2026: per-request opt-in
             message_handler=self._on_message,
             client_info=Implementation(name=self.client_name, version=_version()),
             extensions=[
@@ -1239,7 +1172,6 @@ class Connection:
                 advertise(EXTENSION_ID, advertised_settings()),  # MCP Apps (portico.apps)
             ],
         )
-        self._opened_level = self.log_level
         return await stack.enter_async_context(client)
 
     async def _fetch_lists(self, client: Client) -> None:
@@ -1268,24 +1200,13 @@ class Connection:
         self.prompts, self.resources, self.resource_templates = prompts, resources, templates
         self._list_hints = hints
         self._set_tools(tools)
-        await self._ask_for_logs(client)
-
-    async def _ask_for_logs(self, client: Client) -> None:
-        """Handshake-era servers that offer logging send it after ``logging/setLevel``
-        (2026 sessions opt in per request instead, through ``log_level``)."""
-        await server_log_level.ask(
-            client, self.log_level, self.capabilities, self.protocol_version, self.note
-        )
+        await self.server_logging.ask(client, self.capabilities, self.protocol_version)
 
     async def set_log_level(self, level: str) -> None:
         """The least severe server log notification to ask for, now and after every
         reconnect (the Log tab's level control); ValueError for an unknown level."""
-        self.log_level = server_log_level.checked(level)
-        client = self._client
-        if client is not None and self._life.phase is Phase.RUNNING:
-            await server_log_level.ask(
-                client, level, self.capabilities, self.protocol_version, self.note, changed=True
-            )
+        live = self._client if self._life.phase is Phase.RUNNING else None
+        await self.server_logging.set_level(level, live, self.capabilities, self.protocol_version)
 
     async def save_cache(self) -> None:
         if not self.hooks.write_schema_cache:

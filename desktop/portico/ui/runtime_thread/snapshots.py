@@ -155,7 +155,7 @@ def server_tools(hub: Hub, name: str) -> list[ToolInfo]:
         return approval_reason(spec, annotations, skip_trust_prompts=off) is not None
 
     conn = hub.connections.get(name)
-    icons = conn.tool_icons if conn is not None else {}
+    icons = conn.icons.tools if conn is not None else {}
     out = [
         ToolInfo(
             name=t.tool,
@@ -214,7 +214,7 @@ async def server_prompts(hub: Hub, name: str) -> list[PromptInfo]:
                 getattr(p, "title", None),
                 p.description or "",
                 args,
-                icon=conn.prompt_icons.get(p.name),
+                icon=conn.icons.prompts.get(p.name),
             )
         )
     return out
@@ -233,7 +233,7 @@ async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
             r.name,
             getattr(r, "description", None) or "",
             getattr(r, "mime_type", None),
-            icon=conn.resource_icons.get(str(r.uri)),
+            icon=conn.icons.resources.get(str(r.uri)),
         )
         for r in resources or []
     ]
@@ -245,7 +245,7 @@ async def server_resources(hub: Hub, name: str) -> list[ResourceInfo]:
                 getattr(t, "description", None) or "",
                 getattr(t, "mime_type", None),
                 template=True,
-                icon=conn.resource_icons.get(str(t.uri_template)),
+                icon=conn.icons.resources.get(str(t.uri_template)),
             )
         )
     return out
