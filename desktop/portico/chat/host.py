@@ -228,6 +228,7 @@ class ChatHost:
             yolo=chat.yolo,
             active_tools=list(chat.active_tools),
             messages=copies,
+            settings=chat.settings.to_json(),
         )
         branched = Chat(self, stored, chat.context.branch(new_id))
         if copies:

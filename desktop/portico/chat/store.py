@@ -86,6 +86,7 @@ class StoredConversation:
     input_tokens: int = 0
     output_tokens: int = 0
     messages: list[Message] = field(default_factory=list)  # the whole tree, oldest first
+    settings: dict[str, Any] = field(default_factory=dict)  # portico.chat.settings, as JSON
 
 
 # --- rows <-> objects ---------------------------------------------------------------------
@@ -464,6 +465,19 @@ class ChatStore:
         its row once per batch this way)."""
         self._writes.mark(("c", c.id, ""), _ConversationFill(c, refresh))
 
+    def save_settings(self, conversation_id: str, settings: dict[str, Any]) -> None:
+        """The chat's own model settings (``portico.chat.settings``), replacing its last."""
+        blob = _json_text(settings)
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO chat_settings (conversation_id, settings) VALUES (?, ?) "
+                "ON CONFLICT(conversation_id) DO UPDATE SET settings=excluded.settings",
+                (conversation_id, blob),
+            )
+
+        self.write(job)
+
     def save_message(self, conversation_id: str, message: Message) -> None:
         """The message with its tool calls (insert or update)."""
         key = ("m", message.id, "")
@@ -533,6 +547,14 @@ class ChatStore:
             input_tokens=row[10] or 0,
             output_tokens=row[11] or 0,
         )
+        settings = conn.execute(
+            "SELECT settings FROM chat_settings WHERE conversation_id=?", (conversation_id,)
+        ).fetchone()
+        if settings is not None:
+            try:
+                stored.settings = dict(json.loads(settings[0] or "{}"))
+            except (ValueError, TypeError):
+                log.warning("the settings of chat %s do not read; it uses none", conversation_id)
         calls: dict[str, list[ToolCall]] = {}
         for c in conn.execute(
             "SELECT message_id, id, name, arguments, raw_arguments, outcome, result_text, "

@@ -128,6 +128,8 @@ class AnthropicClient:
             kwargs["system"] = request.system
         if request.temperature is not None:
             kwargs["extra_body"] = {"temperature": request.temperature}
+        if request.thinking_budget is not None:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
         if request.tools:
             kwargs["tools"] = [
                 {

@@ -145,6 +145,8 @@ class OpenAIClient:
             kwargs["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
+        if request.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = request.reasoning_effort
         if request.tools:
             kwargs["tools"] = to_tools(request)
         text: list[str] = []

@@ -68,6 +68,8 @@ class ModelRequest:
     tools: Sequence[ToolOffer] = ()
     max_tokens: int = 4096
     temperature: float | None = None
+    reasoning_effort: str | None = None  # openai: ``reasoning_effort``
+    thinking_budget: int | None = None  # anthropic: ``thinking.budget_tokens``
 
 
 # --- what a stream yields ----------------------------------------------------------------
