@@ -103,6 +103,7 @@ class ChatController(QObject):
         c.stopRequested.connect(self.stop)
         c.modelChosen.connect(lambda ref: self._spawn(self.set_model(ref)))
         c.yoloToggled.connect(lambda on: self._spawn(self.set_yolo(on)))
+        self.pane.settings.saved.connect(lambda typed: self._spawn(self.save_settings(typed)))
         c.source = self.completion_source
         t = self.transcript
         t.editSubmitted.connect(self.edit)
@@ -249,6 +250,7 @@ class ChatController(QObject):
         self.composer.yolo_warning.setVisible(snapshot.yolo)
         self.pane.set_spend(snapshot.spend, snapshot.limits)
         self.pane.set_chat_usage(*snapshot.tokens, snapshot.cost, snapshot.currency)
+        self.pane.settings.show_settings(snapshot.settings, snapshot.kind)
         self.set_running(snapshot.busy)
         self.pane.show_transcript()
         self.place.conversations.select(snapshot.id)
@@ -342,6 +344,24 @@ class ChatController(QObject):
             return
         snapshot = await self.runtime.submit(self.service.set_model(self.current.id, ref))
         self.current = snapshot
+        self.pane.settings.show_settings(snapshot.settings, snapshot.kind)
+
+    async def save_settings(self, typed: dict[str, str]) -> None:
+        """The settings panel's Save: stored with the chat, used from the next request; a
+        bad value is told in the panel and nothing changes."""
+        from portico.chat.settings import SettingsError
+
+        if self.current is None or self.service is None:
+            return
+        try:
+            snapshot = await self.runtime.submit(self.service.set_settings(self.current.id, typed))
+        except SettingsError as exc:
+            self.pane.settings.show_error(str(exc))
+            return
+        self.current = snapshot
+        self.pane.settings.show_settings(snapshot.settings, snapshot.kind)
+        self.pane.settings.show_error("")
+        self._spawn(self.refresh_context())
 
     async def set_yolo(self, on: bool) -> None:
         if self.current is None or self.service is None:
