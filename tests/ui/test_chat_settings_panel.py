@@ -47,3 +47,40 @@ async def test_saved_settings_reach_the_next_request_and_a_bad_one_is_told(
     body = models.requests[0].body
     assert body["temperature"] == 0.4 and body["reasoning_effort"] == "medium"
     assert body["messages"][0]["content"].endswith("\n\nAnswer in French.")
+
+
+async def test_switching_the_model_mid_chat_marks_the_answer_and_stays_marked(
+    models, qtbot: QtBot
+) -> None:
+    write_config(models, everything=False)
+    models.script(text("One."), text("Two."))
+    async with running_app(wait_for_server=False) as desktop:
+        chat = desktop.chat
+        await until(lambda: chat.current is not None, 30, "a chat")
+        picker = chat.composer.model_picker
+
+        async def ask(question: str, count: int) -> None:
+            chat.composer.input.insertPlainText(question)
+            qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+            await until(
+                lambda: not chat.running and len(chat.transcript.messages) == count, 60, "turn"
+            )
+
+        await ask("first", 2)
+        picker.setCurrentIndex(picker.findData("scripted/vision-test"))
+        picker.activated.emit(picker.currentIndex())  # what choosing it in the popup emits
+        await until(lambda: chat.current.model == "scripted/vision-test", 30, "the switch")
+        await ask("second", 4)
+        first, second = (chat.transcript.widgets[m.id] for m in chat.transcript.messages[1::2])
+        assert first.switch_mark is None
+        assert second.switch_mark is not None
+        expected = "Model switched from scripted/gpt-test to scripted/vision-test"
+        assert second.switch_mark.text() == expected
+        chat_id = chat.current.id
+        await chat.new_chat()
+        await chat.open(chat_id)  # read back from the store: still marked
+        widgets = [chat.transcript.widgets[m.id] for m in chat.transcript.messages[1::2]]
+        assert [w.switch_mark.text() if w.switch_mark else None for w in widgets] == [
+            None, expected
+        ]
+    assert [r.body["model"] for r in models.requests] == ["gpt-test", "vision-test"]

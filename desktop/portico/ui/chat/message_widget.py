@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from portico.chat.messages import Message
+from portico.text import visible
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
@@ -57,6 +58,7 @@ class MessageWidget(QFrame):
         *,
         icon_for: IconFor | None = None,
         siblings: list[str] | None = None,
+        switched_from: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -76,6 +78,16 @@ class MessageWidget(QFrame):
         who = "You" if user else (message.model or "Assistant")
         self.who = QLabel(f"<b>{who}</b>")
         self.who.setAccessibleName("author")
+        self.switch_mark: QLabel | None = None
+        if switched_from and not user:
+            # the model changed mid-chat: this answer is the first of the new one
+            self.switch_mark = QLabel(
+                f"Model switched from {visible(switched_from)} to {visible(message.model or '')}"
+            )
+            self.switch_mark.setTextFormat(Qt.TextFormat.PlainText)
+            self.switch_mark.setAccessibleName("model switch")
+            set_tone(self.switch_mark, "muted")
+            column.addWidget(self.switch_mark)
         column.addWidget(self.who)
         self.parts = QVBoxLayout()
         self.parts.setSpacing(6)
