@@ -84,3 +84,32 @@ async def test_switching_the_model_mid_chat_marks_the_answer_and_stays_marked(
             None, expected
         ]
     assert [r.body["model"] for r in models.requests] == ["gpt-test", "vision-test"]
+
+
+async def test_a_turn_that_does_not_fit_offers_summarise_and_trim_and_trim_goes_on(
+    models, qtbot: QtBot
+) -> None:
+    write_config(models, everything=False)
+    models.state.contexts = {"gpt-test": 12000}  # from the server's model list
+    models.script(text("Noted."), text("Answered."))
+    async with running_app(wait_for_server=False) as desktop:
+        chat = desktop.chat
+        await until(lambda: chat.current is not None, 30, "a chat")
+        for question, count in (("alpha " * 3334, 2), ("bravo " * 2200, 4)):
+            chat.composer.input.insertPlainText(question)
+            qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+            await until(
+                lambda c=count: not chat.running and len(chat.transcript.messages) == c, 60, "turn"
+            )
+        failed = chat.transcript.widgets[chat.transcript.messages[-1].id]
+        assert "does not fit scripted/gpt-test's context (12,000 tokens)" in failed.status.text()
+        assert failed.compact_buttons is not None
+        summarise, trim = failed.compact_buttons
+        assert summarise.isVisible() and trim.isVisible()
+        assert len(models.requests) == 1  # nothing was sent without the person's say
+        qtbot.mouseClick(trim, Qt.MouseButton.LeftButton)
+        await until(lambda: len(models.requests) == 2 and not chat.running, 60, "the retry")
+        await until(lambda: chat.transcript.messages[-1].text == "Answered.", 30, "the answer")
+    sent = models.requests[1].body["messages"]
+    assert [m["role"] for m in sent] == ["system", "user"]
+    assert sent[1]["content"].startswith("bravo")

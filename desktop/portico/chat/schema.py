@@ -114,13 +114,15 @@ ALTER TABLE conversations ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE conversations ADD COLUMN deleted REAL;
 """
 
-# v5: each chat's own model settings (system prompt, temperature, max tokens, reasoning) as
-# JSON, in a table of their own so the conversations rows stay as they were; they go when
-# their conversation goes.
+# v5: each chat's own model settings (system prompt, temperature, max tokens, reasoning)
+# and what its requests leave out (``context``: the first message sent, a summary), as JSON
+# in a table of their own so the conversations rows stay as they were; they go when their
+# conversation goes.
 _V5 = """
 CREATE TABLE chat_settings (
     conversation_id TEXT PRIMARY KEY,
-    settings TEXT NOT NULL DEFAULT '{}'
+    settings TEXT NOT NULL DEFAULT '{}',
+    context TEXT NOT NULL DEFAULT '{}'
 );
 CREATE TRIGGER chat_settings_ad AFTER DELETE ON conversations BEGIN
     DELETE FROM chat_settings WHERE conversation_id = old.id;

@@ -87,6 +87,8 @@ class StoredConversation:
     output_tokens: int = 0
     messages: list[Message] = field(default_factory=list)  # the whole tree, oldest first
     settings: dict[str, Any] = field(default_factory=dict)  # portico.chat.settings, as JSON
+    # what requests leave out: {"from": first message id sent, "summary": text of the rest}
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 # --- rows <-> objects ---------------------------------------------------------------------
@@ -478,6 +480,19 @@ class ChatStore:
 
         self.write(job)
 
+    def save_context(self, conversation_id: str, context: dict[str, Any]) -> None:
+        """What the chat's requests leave out (its messages all stay in the store)."""
+        blob = _json_text(context)
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO chat_settings (conversation_id, context) VALUES (?, ?) "
+                "ON CONFLICT(conversation_id) DO UPDATE SET context=excluded.context",
+                (conversation_id, blob),
+            )
+
+        self.write(job)
+
     def save_message(self, conversation_id: str, message: Message) -> None:
         """The message with its tool calls (insert or update)."""
         key = ("m", message.id, "")
@@ -548,11 +563,13 @@ class ChatStore:
             output_tokens=row[11] or 0,
         )
         settings = conn.execute(
-            "SELECT settings FROM chat_settings WHERE conversation_id=?", (conversation_id,)
+            "SELECT settings, context FROM chat_settings WHERE conversation_id=?",
+            (conversation_id,),
         ).fetchone()
         if settings is not None:
             try:
                 stored.settings = dict(json.loads(settings[0] or "{}"))
+                stored.context = dict(json.loads(settings[1] or "{}"))
             except (ValueError, TypeError):
                 log.warning("the settings of chat %s do not read; it uses none", conversation_id)
         calls: dict[str, list[ToolCall]] = {}

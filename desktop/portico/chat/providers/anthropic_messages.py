@@ -244,5 +244,13 @@ class AnthropicClient:
         except Exception as exc:
             raise self._error(exc, "") from None
 
+    async def context_length(self, model: str) -> int | None:
+        """``max_input_tokens`` of the models API's entry for ``model`` (None: unknown)."""
+        from portico.chat.model_info import from_listing
+
+        entry = await self._client.get(f"/v1/models/{model}", cast_to=object)
+        info = from_listing(entry) if isinstance(entry, dict) else None
+        return info.context_length if info is not None else None
+
     async def aclose(self) -> None:
         await self._client.close()

@@ -119,6 +119,11 @@ class ModelClient(Protocol):
 
     async def list_models(self) -> list[str]: ...
 
+    async def context_length(self, model: str) -> int | None:
+        """The model's context in tokens as the provider's model info says; None when
+        it says nothing. May raise anything (the catalog treats it as unknown)."""
+        ...
+
     async def aclose(self) -> None: ...
 
 

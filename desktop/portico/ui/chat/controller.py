@@ -427,6 +427,15 @@ class ChatController(QObject):
         self.transcript.truncate_from(message_id)
         self._start("regenerate", message_id)
 
+    async def compact(self, mode: str) -> None:
+        """Summarise or trim the older messages (the person's choice on a turn that did
+        not fit), then run the turn again."""
+        if self.service is None or self.current is None or self.running:
+            return
+        done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        self.add_notice(done)
+        self.retry()
+
     def retry(self) -> None:
         if self.service is None or self.current is None:
             return
@@ -615,6 +624,12 @@ class ChatController(QObject):
             widget.show_status("failed", event.error)
             if event.message_id:  # a model turn: the question is kept, Retry asks again
                 widget.offer_retry(event.retry_after)
+                if event.kind == "context":  # never trimmed silently: the person chooses
+                    if widget.compact_buttons is None:
+                        widget.compactRequested.connect(
+                            lambda mode: self._spawn(self.compact(mode))
+                        )
+                    widget.offer_compact()
             else:
                 widget.retry_button.setVisible(event.retryable)
         elif isinstance(event, TurnEnded):

@@ -384,6 +384,10 @@ class ChatService:
         await chat.set_settings(parse(**typed, base=chat.settings))
         return self.snapshot(conversation_id)
 
+    async def compact(self, conversation_id: str, mode: str) -> str:
+        """``Chat.compact``: what was left out, in a sentence (ChatError says why not)."""
+        return await self.chats[conversation_id].compact(mode)
+
     async def set_yolo(self, conversation_id: str, on: bool) -> None:
         await self.chats[conversation_id].set_yolo(on)
 
