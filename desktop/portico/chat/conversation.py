@@ -24,7 +24,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
-from portico.chat import commands, compact, context_meter, title
+from portico.chat import commands, compact, context_meter, project, title
 from portico.chat.context_meter import ContextEstimate
 from portico.chat.cost import money
 from portico.chat.events import (
@@ -50,6 +50,7 @@ from portico.chat.events import (
 )
 from portico.chat.history import ImageCache, to_turns
 from portico.chat.messages import Attachment, Message, Round, ToolCall
+from portico.chat.project import tool_allowed
 from portico.chat.providers.errors import ProviderError
 from portico.chat.providers.wire import (
     ModelRequest,
@@ -374,7 +375,7 @@ class Chat:
                 "on the provider to let Portico choose what to leave out"
             )
         path = [m for m in self.messages if not (m.role == "assistant" and m.status == "failed")]
-        probe = await self._request(self._leaf_id, spec, model)
+        probe = await self._request(self._leaf_id, spec, model, ask=False)
         fixed = context_meter.estimate(probe, limit)  # its system prompt and tools stay
         room = limit - fixed.system - fixed.tools_total - probe.max_tokens
         if mode == "summarise":
@@ -783,6 +784,11 @@ class Chat:
                 records.append(record)
                 assistant.tool_calls.append(record)
                 round_.tool_call_ids.append(record.id)
+                if problem is None and not tool_allowed(record.name, host.settings):
+                    problem = (
+                        f"{record.name} is not in this chat's tool set "
+                        f"({project.tool_set_text(host.settings)}); it was not run"
+                    )
                 planned.append(PlannedCall(record.id, record.name, arguments, problem))
             if rounds > host.max_tool_rounds:
                 note = (
@@ -866,10 +872,15 @@ class Chat:
             emit(ToolsChanged(tuple(self._active)))
         self._save_row()
 
-    async def _request(self, leaf_id: str | None, spec: ProviderSpec, model: str) -> ModelRequest:
+    async def _request(
+        self, leaf_id: str | None, spec: ProviderSpec, model: str, *, ask: bool = True
+    ) -> ModelRequest:
         """The request a turn sends from ``leaf_id``: the path, the system prompt, tools."""
         path = path_to(self._messages, leaf_id)
         system = self._system_prompt()
+        instructions = await self._host.instructions.current(ask=ask)
+        if instructions is not None and instructions.state == "on":
+            system += "\n\n" + project.system_section(instructions)
         cut = self._stored.context.get("from")
         ids = [m.id for m in path]
         if cut in ids:  # /compact: the older messages stay in the chat, not in the request
@@ -885,9 +896,11 @@ class Chat:
             if thinking >= max_tokens:  # thinking counts in max_tokens: the answer keeps its own
                 max_tokens = thinking + spec.max_tokens
         turns = await to_turns(path, spec.vision, self._images)
+        settings = self._host.settings
         tools = [
             ToolOffer(t.name, t.description, t.input_schema)
             for t in self._host.registry.model_tools(self._active)
+            if tool_allowed(t.name, settings)
         ]
         return ModelRequest(
             model=model,
@@ -909,7 +922,7 @@ class Chat:
             spec = self._host.models.spec(provider)
         except ProviderError:
             return None
-        request = await self._request(self._leaf_id, spec, model)
+        request = await self._request(self._leaf_id, spec, model, ask=False)
         limit = await self._host.models.context_length(provider, model)
         return context_meter.estimate(request, limit)
 

@@ -435,6 +435,9 @@ async def _chat(args: argparse.Namespace) -> int:
         except ChatError as exc:
             err(str(exc))
             return 2
+        line = await host.project_line(chat)
+        if line and not args.json:
+            print(visible(line), file=sys.stderr)
         if not interactive:
             from portico.chat.commands import parse
 

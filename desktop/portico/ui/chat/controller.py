@@ -259,6 +259,14 @@ class ChatController(QObject):
         self.opened.emit(snapshot.id)
         self._spawn(self._load_prompt_hints())
         self._spawn(self.refresh_context())
+        self._spawn(self.refresh_project())
+
+    async def refresh_project(self) -> None:
+        """The line naming what the shown chat takes from its project."""
+        if self.service is None or self.current is None:
+            return
+        line = await self.runtime.submit(self.service.project_line(self.current.id))
+        self.pane.set_project(line)
 
     async def refresh_context(self) -> None:
         """The context meter: what the next request of the shown chat will send."""
@@ -668,6 +676,7 @@ class ChatController(QObject):
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
         await self.refresh_list()
         await self.refresh_context()
+        await self.refresh_project()  # the instructions were reviewed in this turn
 
     async def _follow(self, conversation_id: str) -> None:
         assert self.service is not None

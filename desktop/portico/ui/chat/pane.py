@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from portico.chat.context_meter import ContextEstimate
 from portico.chat.cost import money
 from portico.runtime.events import ServerState, Status
+from portico.text import visible
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList
 from portico.ui.chat.find_bar import FindBar, TranscriptFind
@@ -124,6 +125,13 @@ class ChatPane(QWidget):
         self.settings = ChatSettingsPanel()
         self.settings.setVisible(False)
         column.addWidget(self.settings)
+        self.project = QLabel()
+        self.project.setAccessibleName("project")
+        self.project.setTextFormat(Qt.TextFormat.PlainText)
+        self.project.setWordWrap(True)
+        self.project.setVisible(False)
+        set_tone(self.project, "muted")
+        column.addWidget(self.project)
         self.context_details = QLabel()
         self.context_details.setAccessibleName("context breakdown")
         self.context_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -199,6 +207,11 @@ class ChatPane(QWidget):
         self.context_details.setText(details)
         self.context.setVisible(True)
         set_tone(self.context, "warning" if estimate.near_limit else "muted")
+
+    def set_project(self, line: str) -> None:
+        """What the chat takes from its project (instructions, model, tool set)."""
+        self.project.setText(visible(line))
+        self.project.setVisible(bool(line))
 
     def _toggle_settings(self) -> None:
         self.settings.setVisible(not self.settings.isVisible())

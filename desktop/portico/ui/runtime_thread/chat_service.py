@@ -107,6 +107,7 @@ class ChatSnapshot:
     currency: str = ""  # of the chat's provider ("" when it has no prices)
     settings: ChatSettings = field(default_factory=ChatSettings)  # the chat's own
     kind: str = ""  # its provider's kind (openai / anthropic; "" without a model)
+    project: str = ""  # what it takes from its project (ChatHost.project_line), "" if none
 
 
 @dataclass(frozen=True)
@@ -383,6 +384,9 @@ class ChatService:
         chat = self.chats[conversation_id]
         await chat.set_settings(parse(**typed, base=chat.settings))
         return self.snapshot(conversation_id)
+
+    async def project_line(self, conversation_id: str) -> str:
+        return await self._host().project_line(self.chats[conversation_id])
 
     async def compact(self, conversation_id: str, mode: str) -> str:
         """``Chat.compact``: what was left out, in a sentence (ChatError says why not)."""
