@@ -40,7 +40,12 @@ async def serving(
     try:
         await hub.apply(config)
         async with running_endpoint(
-            hub, services.guard, services.secrets, unix_socket=False, write_discovery=False
+            hub,
+            services.guard,
+            services.secrets,
+            unix_socket=False,
+            write_discovery=False,
+            policy=services.policy,
         ) as endpoint:
             yield Running(endpoint, hub)
     finally:

@@ -88,7 +88,12 @@ async def _serve(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
     try:
         async with running_endpoint(
-            hub, services.guard, services.secrets, port=port, unix_socket=not args.no_socket
+            hub,
+            services.guard,
+            services.secrets,
+            port=port,
+            unix_socket=not args.no_socket,
+            policy=services.policy,
         ) as endpoint:
             endpoint.config_stamp = stamp
             print(f"Portico endpoint: {endpoint.url}", flush=True)
