@@ -96,10 +96,14 @@ class Forwarder:
         """Remember a handshake-era session (it has a standing stream to notify)."""
         if _modern(ctx):
             return None
-        session = ctx.session
-        watched = self._sessions.get(session)
+        # Each request has its own ServerSession; the client's session is the SDK's
+        # connection behind them (its standalone stream is ``connection.outbound``).
+        connection = getattr(ctx.session, "_connection", None)
+        if connection is None:
+            return None
+        watched = self._sessions.get(connection)
         if watched is None or watched.client is not client:
-            watched = self._sessions[session] = Watched(client)
+            watched = self._sessions[connection] = Watched(client)
         return watched
 
     @contextlib.contextmanager
@@ -124,8 +128,11 @@ class Forwarder:
 
     def _caller(self, server: str, capability: types.ClientCapabilities) -> InFlight | None:
         for entry in reversed(self._calls.get(server, [])):
+            session = entry.ctx.session
             with contextlib.suppress(Exception):
-                if entry.ctx.session.check_client_capability(capability):
+                # A 2026-07-28 request has no back-channel (it would need input-required
+                # results held across the client's retries): the person answers those.
+                if session.can_send_request and session.check_client_capability(capability):
                     return entry
         return None
 
@@ -187,20 +194,23 @@ class Forwarder:
         }
         for kind in kinds:
             await self.listen_bus.publish(events[kind])
-        for session, _watched in self._watching(server):
+        notes = {
+            "tools": types.ToolListChangedNotification(),
+            "prompts": types.PromptListChangedNotification(),
+            "resources": types.ResourceListChangedNotification(),
+        }
+        for connection, _watched in self._watching(server):
             for kind in kinds:
-                send = {
-                    "tools": session.send_tool_list_changed,
-                    "prompts": session.send_prompt_list_changed,
-                    "resources": session.send_resource_list_changed,
-                }[kind]
-                await _quietly(send())
+                await _quietly(_standalone(connection, notes[kind]))
 
     async def _updated(self, server: str, uri: str) -> None:
         await self.listen_bus.publish(ListenResourceUpdated(uri))
-        for session, watched in self._watching(server):
+        note = types.ResourceUpdatedNotification(
+            params=types.ResourceUpdatedNotificationParams(uri=uri)
+        )
+        for connection, watched in self._watching(server):
             if uri in watched.uris:
-                await _quietly(session.send_resource_updated(uri))
+                await _quietly(_standalone(connection, note))
 
     async def _log(self, line: LogLine) -> None:
         level: Any = line.level if line.level in LEVELS else "info"
@@ -208,17 +218,27 @@ class Forwarder:
         told: set[int] = set()
         for entry in list(self._calls.get(line.server, [])):
             # the call's own stream: both revisions (2026 only when the call opted in)
-            told.add(id(entry.ctx.session))
+            told.add(id(getattr(entry.ctx.session, "_connection", None)))
             with deprecated_ok():
                 sent = entry.ctx.session.send_log_message(
                     level, data, logger=line.server, related_request_id=entry.ctx.request_id
                 )
             await _quietly(sent)
-        for session, watched in self._watching(line.server):
-            if id(session) not in told and _at_least(level, watched.level):
-                with deprecated_ok():
-                    sent = session.send_log_message(level, data, logger=line.server)
-                await _quietly(sent)
+        note = types.LoggingMessageNotification(
+            params=types.LoggingMessageNotificationParams(
+                level=level, data=data, logger=line.server
+            )
+        )
+        for connection, watched in self._watching(line.server):
+            if id(connection) not in told and _at_least(level, watched.level):
+                await _quietly(_standalone(connection, note))
+
+
+async def _standalone(connection: Any, notification: Any) -> None:
+    """A notification on a handshake-era client's standing stream (as the SDK's
+    ``ServerSession`` sends one without a related request)."""
+    data = notification.model_dump(by_alias=True, mode="json", exclude_none=True)
+    await connection.outbound.notify(data["method"], data.get("params"))
 
 
 def _related(ctx: ServerRequestContext[Any, Any]) -> Any:
