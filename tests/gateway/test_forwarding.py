@@ -96,6 +96,7 @@ async def test_elicitation_turned_off_for_the_server_never_reaches_the_client() 
 
 async def test_a_backends_sampling_goes_to_the_calling_clients_model() -> None:
     mode = "legacy"
+
     async def sample(context: Any, params: Any) -> types.CreateMessageResult:
         return types.CreateMessageResult(
             role="assistant",
