@@ -181,7 +181,7 @@ class DesktopApp(QObject):
             return
         tool = getattr(request, "qualified_name", "a tool")
         self.tray.notify(
-            f"{caller.id} asks to call {tool}",
+            f"{getattr(caller, 'id', '')} asks to call {tool}",
             "Another MCP client waits for your answer through Portico's local endpoint.",
             key=f"client-approval-{getattr(request, 'call_id', '') or tool}",
         )
