@@ -9,7 +9,7 @@ import time
 from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QImage
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QToolButton
 from pytestqt.qtbot import QtBot
 
 from portico.chat.messages import Message, ToolCall
@@ -232,6 +232,38 @@ def test_pasted_image_and_files_become_attachments(qtbot: QtBot, tmp_path) -> No
     assert len(chips) == 2
     chips[0].click()  # type: ignore[attr-defined]
     assert [a.name for a in composer.attachments] == ["notes.txt"]
+
+
+def test_chips_say_size_and_when_the_model_takes_no_images(qtbot: QtBot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.set_models(
+        [("blind/gpt", "blind/gpt"), ("seeing/v", "seeing/v (vision)")], "blind/gpt", {"seeing/v"}
+    )
+    mime = QMimeData()
+    mime.setImageData(QImage.fromData(_png()))
+    composer.input.insertFromMimeData(mime)
+    [chip] = [
+        w
+        for w in composer.findChildren(QToolButton)
+        if w.accessibleName() == "Remove attachment pasted image.png"
+    ]
+    size = len(composer.attachments[0].data)
+    assert chip.text() == f"🖼 pasted image.png ({size} B) — this model takes no images  ✕"
+    composer.model_picker.setCurrentIndex(1)
+    composer.model_picker.activated.emit(1)
+    assert chip.text() == f"🖼 pasted image.png ({size} B)  ✕"
+    # the attach button opens the file dialog without blocking; choosing adds chips
+    note = tmp_path / "plan.md"
+    note.write_text("x")
+    button = composer.attach_button
+    assert button.accessibleName() == "Attach files"
+    dialog = composer.choose_files()
+    assert dialog.isVisible()  # open() returned at once: the loop runs on
+    dialog.filesSelected.emit([str(note)])
+    dialog.reject()
+    assert [a.name for a in composer.attachments] == ["pasted image.png", "plan.md"]
+    assert any(w.text() == "📄 plan.md  ✕" for w in composer.findChildren(QToolButton))
 
 
 def test_conversation_list_groups_by_day_and_searches_after_a_pause(qtbot: QtBot) -> None:
