@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QMimeData, QObject, Qt, QUrl, Slot
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QImage
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLabel, QPushButton
@@ -288,6 +288,22 @@ def test_an_approval_with_details_flashes_no_window(qtbot: QtBot) -> None:
         panel = card.ask(_request())  # its details name the reason
     assert shown == []
     assert panel.details.isVisible() and "not marked read-only" in panel.details.text()
+
+
+def test_a_result_shown_again_without_text_leaves_no_dead_label_for_find(qtbot: QtBot) -> None:
+    """A card's result can be replaced (a task's fetched result, a stop): the old label is
+    deleted, and find must not reach it (it raised "Internal C++ object already deleted")."""
+    card = ToolCard(CardState("c1", "srv", "t", "srv__t", {}))
+    qtbot.addWidget(card)
+    state = card.state
+    state.outcome, state.text = "ok", "a needle"
+    card.finish(state)
+    assert card.mark("needle", 0, 0) == 1
+    state.text = ""
+    card.finish(state)
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the old label goes
+    assert card.result_text is None
+    assert card.mark("needle", 0, 0) == 0
 
 
 def test_tool_card_inline_approval_progress_and_result(qtbot: QtBot) -> None:
