@@ -57,7 +57,7 @@ def rss() -> tuple[float, float]:
 
 
 def pss() -> tuple[float, float, dict[str, int]]:
-    """(Portico's own PSS, the web engine processes' PSS, their count per --type), in MiB.
+    """(Portico's own PSS, the web engine processes' PSS, in MiB, and their count).
 
     PSS is the figure that adds up: a page shared by n processes (the engine's zygote
     forks, the libraries) counts 1/n in each, where RSS counts it whole in every one."""
@@ -69,10 +69,7 @@ def pss() -> tuple[float, float, dict[str, int]]:
             if "QtWebEngine" not in child.name():
                 continue
             engine += child.memory_full_info().pss
-            kind = next(
-                (a.split("=", 1)[1] for a in child.cmdline() if a.startswith("--type=")), "?"
-            )
-            kinds[kind] = kinds.get(kind, 0) + 1
+            kinds["processes"] = kinds.get("processes", 0) + 1  # forked: all say zygote
         except psutil.Error:
             continue
     return me.memory_full_info().pss / MIB, engine / MIB, kinds
