@@ -378,8 +378,6 @@ class ViewSession:
             message=f"The view {self.view.uri} asks to open a link in your browser.",
             mode="url",
             url=review.url,
-            url_host=review.host,
-            url_warnings=review.warnings,
         )
         outcome = await ask_outcome(self._prompter.elicit(request), LINK_TIMEOUT)
         if not outcome.answered or outcome.answer is None or outcome.answer.action != "accept":

@@ -25,6 +25,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING
 
 from portico.chat import commands, context_meter, title
+from portico.chat.attachments import AttachmentError, blob_text, is_image
+from portico.chat.attachments import read as read_attachment
 from portico.chat.context_meter import ContextEstimate
 from portico.chat.cost import money
 from portico.chat.events import (
@@ -503,6 +505,15 @@ class Chat:
         if not body.strip() and not attachments:
             emit(TurnFailed("there is nothing to send", False, "command"))
             return
+        try:
+            attachments = await asyncio.to_thread(lambda: [read_attachment(a) for a in attachments])
+        except AttachmentError as exc:
+            emit(TurnFailed(str(exc), False, "attachment"))
+            return
+        blind = self._blind_to(attachments)
+        if blind:
+            emit(TurnFailed(blind, False, "attachment"))
+            return
         user = Message(
             _new_id(),
             "user",
@@ -545,6 +556,24 @@ class Chat:
             return
         # the first exchange, not an edit of its question (the title stays as it was)
         await self._answer(emit, user, first=len(self.messages) <= 1 and parent is False)
+
+    def _blind_to(self, attachments: Sequence[Attachment]) -> str:
+        """Why the chat's model cannot take these images ("" when it can): an image is
+        never turned into a path the model cannot open without the person knowing."""
+        pictures = [a.name for a in attachments if is_image(a)]
+        if not pictures or self._stored.model is None:
+            return ""
+        try:
+            spec = self._host.models.spec(self._host.models.resolve(self._stored.model)[0])
+        except ProviderError:
+            return ""  # the turn itself says what is wrong with the model
+        if spec.vision:
+            return ""
+        return (
+            f"{', '.join(pictures)}: {self._stored.model} does not take images (its provider "
+            "has no `vision: true`); remove the image or switch to a vision model. Nothing "
+            "was sent"
+        )
 
     async def _answer(self, emit: Emit, user: Message, *, first: bool = False) -> None:
         assistant = Message(
@@ -1029,7 +1058,13 @@ def attachment_from_resource(server: str, uri: str, result: ToolResult) -> Attac
             if part.text is not None:
                 texts.append(part.text)
             elif part.blob is not None:
-                texts.append(f"({len(part.blob)} bytes of {part.mime_type or 'binary data'})")
+                try:
+                    readable = blob_text(part.blob, part.mime_type, uri)
+                except AttachmentError as exc:
+                    raise commands.UsageError(f"@{server}:{exc}") from None
+                if readable is None:
+                    readable = f"({len(part.blob)} bytes of {part.mime_type or 'binary data'})"
+                texts.append(readable)
         elif isinstance(part, TextPart):
             texts.append(part.text)
         elif isinstance(part, ImagePart):

@@ -110,6 +110,7 @@ def _attachments_json(items: list[Attachment]) -> str:
                 "uri": a.uri,
                 "mime_type": a.mime_type,
                 "text": a.text,
+                "size": a.size,
             }
             for a in items
         ]
@@ -128,6 +129,7 @@ def _attachments(text: str | None) -> list[Attachment]:
                 uri=a.get("uri"),
                 mime_type=a.get("mime_type"),
                 text=a.get("text"),
+                size=a.get("size") or 0,
             )
         )
     return out

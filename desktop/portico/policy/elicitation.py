@@ -114,8 +114,6 @@ class ElicitationPolicy:
             message=params.message,
             mode="url",
             url=review.url,
-            url_host=review.host,
-            url_warnings=review.warnings,
         )
         outcome = await ask_outcome(self.prompter.elicit(request), spec.elicitation.timeout)
         if not outcome.answered or outcome.answer is None:

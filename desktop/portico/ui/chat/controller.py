@@ -242,7 +242,11 @@ class ChatController(QObject):
             self.cards.update(widget.cards)
         task_cards.show_stored(self.cards, snapshot.tasks, self._fetch_task)
         self.pane.set_chat_title(snapshot.title or "New chat")
-        self.composer.set_models([(m.ref, m.label) for m in snapshot.models], snapshot.model)
+        self.composer.set_models(
+            [(m.ref, m.label) for m in snapshot.models],
+            snapshot.model,
+            {m.ref for m in snapshot.models if m.vision},
+        )
         self.composer.yolo.blockSignals(True)
         self.composer.yolo.setChecked(snapshot.yolo)
         self.composer.yolo.blockSignals(False)
