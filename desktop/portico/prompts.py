@@ -253,9 +253,9 @@ class ElicitationRequest:
     mode: Literal["form", "url"] = "form"
     schema: Mapping[str, Any] = field(default_factory=dict)  # requestedSchema (form mode)
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    url: str | None = None  # url mode: shown, never opened automatically
-    url_host: str | None = None  # url mode: the host as shown (Unicode), to set apart
-    url_warnings: tuple[str, ...] = ()  # url mode: punycode, mixed scripts, http, user@
+    # url mode: shown, never opened automatically; each face reviews it itself
+    # (policy/url_review.py: the host set apart, look-alike warnings)
+    url: str | None = None
     error: str | None = None  # set when re-asking after an answer failed validation
 
 
