@@ -75,9 +75,16 @@ class UnsandboxedRequest:
     server: str
     source: str  # "file:line"
     why: str  # why there is no sandbox here, in plain words
+    # set when it would run in a weaker sandbox instead of none: what that one cannot do
+    weaker: str = ""
 
     @property
     def question(self) -> str:
+        if self.weaker:
+            return (
+                f"'{self.server}' ({self.source}) is set to run in a sandbox, but {self.why}. "
+                f"Run it in the weaker sandbox, your files kept out but the {self.weaker}?"
+            )
         return (
             f"'{self.server}' ({self.source}) is set to run in a sandbox, but {self.why}. "
             "Run it unsandboxed, with all of your rights (your files, your network)?"
