@@ -75,9 +75,16 @@ class UnsandboxedRequest:
     server: str
     source: str  # "file:line"
     why: str  # why there is no sandbox here, in plain words
+    # set when it would run in a weaker sandbox instead of none: what that one cannot do
+    weaker: str = ""
 
     @property
     def question(self) -> str:
+        if self.weaker:
+            return (
+                f"'{self.server}' ({self.source}) is set to run in a sandbox, but {self.why}. "
+                f"Run it in the weaker sandbox, your files kept out but the {self.weaker}?"
+            )
         return (
             f"'{self.server}' ({self.source}) is set to run in a sandbox, but {self.why}. "
             "Run it unsandboxed, with all of your rights (your files, your network)?"
@@ -253,9 +260,9 @@ class ElicitationRequest:
     mode: Literal["form", "url"] = "form"
     schema: Mapping[str, Any] = field(default_factory=dict)  # requestedSchema (form mode)
     defaults: Mapping[str, Any] = field(default_factory=dict)
-    url: str | None = None  # url mode: shown, never opened automatically
-    url_host: str | None = None  # url mode: the host as shown (Unicode), to set apart
-    url_warnings: tuple[str, ...] = ()  # url mode: punycode, mixed scripts, http, user@
+    # url mode: shown, never opened automatically; each face reviews it itself
+    # (policy/url_review.py: the host set apart, look-alike warnings)
+    url: str | None = None
     error: str | None = None  # set when re-asking after an answer failed validation
 
 

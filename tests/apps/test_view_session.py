@@ -12,12 +12,20 @@ from typing import Any
 import pytest
 
 from portico.apps.resource import ViewCache
-from portico.apps.session import ViewSession
+from portico.apps.session import ViewSession, sampler
 from portico.policy.guard import ChatContext, ToolGuard
-from portico.prompts import ApprovalAnswer, ApprovalChoice, ElicitationAnswer
+from portico.policy.sampling import SamplingPolicy
+from portico.prompts import (
+    ApprovalAnswer,
+    ApprovalChoice,
+    ElicitationAnswer,
+    SamplingAnswer,
+    SamplingMessage,
+)
 from portico.runtime.events import Status
 from portico.runtime.hub import Hub
 from portico.services import build_services
+from tests.helpers.models import ScriptedModel
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import make_spec
 from tests.runtime.test_hub_toolbox import config
@@ -200,3 +208,62 @@ async def test_a_view_calls_its_own_tools_through_the_guard(tmp_path: Path) -> N
             "structuredContent": {"city": "Oslo"}
         }
         assert session.calls.tools == ["viewer__refresh", "viewer__refresh"]
+
+
+async def test_a_views_permissions_and_sampling_are_asked_of_the_person(tmp_path: Path) -> None:
+    """Camera/clipboard: a question naming the server and the view (declined is False);
+    sampling/createMessage: the server's sampling review, the model answering only after
+    an approval."""
+    spec = make_spec("viewer", "stdio", command=sys.executable, args=(str(VIEWER),))
+    person = ScriptedPerson()
+    services = build_services(person)
+    async with Hub(hooks=services.hooks) as hub:
+        await hub.apply(config(spec))
+        connection = hub.connection("viewer")
+        assert (await connection.wait_settled(30)).status is Status.RUNNING
+        registry = hub.registry
+        guard: ToolGuard = services.policy.guard(registry)
+        view = await ViewCache("viewer").get(
+            "ui://viewer/weather", connection.read_resource, generation=connection.generation
+        )
+        model = ScriptedModel()
+        page = ViewPage()
+        session = ViewSession(
+            view,
+            send=page.send,
+            registry=registry,
+            guard=guard,
+            chat=ChatContext(),
+            read_resource=connection.read_resource,
+            prompter=person,
+            open_url=lambda _url: None,
+            sample=sampler(SamplingPolicy(person, model), connection.spec),
+        )
+        init = await request(session, page, 1, "ui/initialize", appCapabilities={})
+        assert "sampling" in init["result"]["hostCapabilities"]
+
+        person.add("elicit", ElicitationAnswer("accept"), ElicitationAnswer("decline"))
+        assert await session.ask_permission("camera") is True
+        assert await session.ask_permission("clipboard") is False
+        camera, clipboard = person.requests("elicit")
+        assert "viewer" in camera.message and "ui://viewer/weather" in camera.message
+        assert "your camera" in camera.message and "did not declare" not in camera.message
+        assert "clipboard" in clipboard.message and "did not declare" in clipboard.message
+        assert session.calls.refused == ["permission clipboard: the person did not allow it"]
+        assert await session.ask_permission("notifications") is False  # never even asked
+        assert len(person.requests("elicit")) == 2
+
+        ask = {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "rain?"}}],
+            "maxTokens": 40,
+        }
+        person.add("review_sampling", SamplingAnswer("deny"), SamplingAnswer("approve"))
+        reply = await request(session, page, 2, "sampling/createMessage", **ask)
+        assert reply["error"]["code"] == -1 and "declined" in reply["error"]["message"]
+        assert model.calls == []
+        reply = await request(session, page, 3, "sampling/createMessage", **ask)
+        assert reply["result"]["content"] == {"type": "text", "text": "answer to rain?"}
+        [review, _] = person.requests("review_sampling")
+        assert review.server == "viewer" and review.messages == (SamplingMessage("user", "rain?"),)
+        reply = await request(session, page, 4, "sampling/createMessage", maxTokens="x")
+        assert reply["error"]["code"] == -32602 and len(model.calls) == 1

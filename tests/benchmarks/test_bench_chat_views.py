@@ -56,6 +56,25 @@ def rss() -> tuple[float, float]:
     return me.memory_info().rss / MIB, engine / MIB
 
 
+def pss() -> tuple[float, float, dict[str, int]]:
+    """(Portico's own PSS, the web engine processes' PSS, in MiB, and their count).
+
+    PSS is the figure that adds up: a page shared by n processes (the engine's zygote
+    forks, the libraries) counts 1/n in each, where RSS counts it whole in every one."""
+    me = psutil.Process(os.getpid())
+    engine = 0
+    kinds: dict[str, int] = {}
+    for child in me.children(recursive=True):
+        try:
+            if "QtWebEngine" not in child.name():
+                continue
+            engine += child.memory_full_info().pss
+            kinds["processes"] = kinds.get("processes", 0) + 1  # forked: all say zygote
+        except psutil.Error:
+            continue
+    return me.memory_full_info().pss / MIB, engine / MIB, kinds
+
+
 async def _turn(desktop: Any, qtbot: QtBot, words: str) -> None:
     chat = desktop.chat
     qtbot.keyClicks(chat.composer.input, words)
@@ -128,6 +147,7 @@ async def _bench(models: Any, qtbot: QtBot, tmp_path: Path) -> None:
         desktop.window.resize(900, 1400)
         await asyncio.sleep(0.5)
         own0, engine0 = rss()
+        pown0, pengine0, _ = pss()
 
         cold = await _first_shown(desktop, qtbot, "Weather in Oslo?")
         warm = await _first_shown(desktop, qtbot, "Weather in Bergen?")
@@ -135,6 +155,7 @@ async def _bench(models: Any, qtbot: QtBot, tmp_path: Path) -> None:
         await until(lambda: len(chat.views.live) == 3, 30, "three live views")
         await asyncio.sleep(1.0)
         own3, engine3 = rss()
+        pown3, pengine3, kinds = pss()
         print(
             f"\nfirst view shown after its result: {cold * 1000:.0f} ms with the web engine "
             f"starting, then {warm * 1000:.0f} ms and {third * 1000:.0f} ms warm "
@@ -144,6 +165,11 @@ async def _bench(models: Any, qtbot: QtBot, tmp_path: Path) -> None:
             f"RSS: no view {own0:.0f} MiB (web engine processes {engine0:.0f} MiB); "
             f"3 views {own3:.0f} MiB (+{own3 - own0:.0f}) and web engine processes "
             f"{engine3:.0f} MiB; total +{own3 + engine3 - own0 - engine0:.0f} MiB"
+        )
+        print(
+            f"PSS: no view {pown0:.0f} MiB (web engine {pengine0:.0f}); 3 views {pown3:.0f} MiB "
+            f"(+{pown3 - pown0:.0f}) and web engine {pengine3:.0f} MiB; total "
+            f"+{pown3 + pengine3 - pown0 - pengine0:.0f} MiB; engine processes {kinds}"
         )
 
         await _turn(desktop, qtbot, "Weather everywhere")

@@ -128,4 +128,4 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_messages(tmp_path:
     assert (await store.load("old")).messages[0].text == "searchable history"
     await store.close()
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 4
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 5

@@ -258,11 +258,14 @@ async def test_a_version_2_database_is_migrated_with_its_index(tmp_path: Path) -
     assert {h.message_id for h in await store.search("gamma")} == {"m5"}
     await store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 5
         triggers = [
-            r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='trigger'")
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='trigger' AND tbl_name='messages'"
+            )
         ]
-        assert triggers == ["messages_ad"]
+        assert triggers == ["messages_ad"]  # the messages' only trigger (v3 dropped the rest)
 
 
 async def test_imported_json_conversations_are_indexed(tmp_path: Path) -> None:

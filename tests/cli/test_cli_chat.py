@@ -170,3 +170,28 @@ def test_chat_q_prints_the_answers_cost_and_the_chats(configured: ModelServer) -
     assert out.returncode == 0, out.stderr
     assert out.stdout == "Hello there.\n"
     assert "(1,200 in · 30 out · $0.0126; this chat so far: $0.0126)" in out.stderr
+
+
+def test_chat_flags_set_the_chats_own_settings_and_resume_keeps_them(
+    configured: ModelServer,
+) -> None:
+    configured.script(text("Bonjour."), text("Encore."))
+    env = {"SCRIPTED_KEY": "k"}
+    out = run(
+        "chat", "-q", "hi", "--system", "Answer in French.", "--temperature", "0.3",
+        "--max-tokens", "256", "--reasoning-effort", "low", env=env,
+    )
+    assert out.returncode == 0, out.stderr
+    chat_id = out.stderr.split("(chat ")[1].split(";")[0]
+    body = configured.requests[0].body
+    assert (body["temperature"], body["max_tokens"], body["reasoning_effort"]) == (0.3, 256, "low")
+    assert body["messages"][0]["content"].endswith("\n\nAnswer in French.")
+    again = run("chat", "--resume", chat_id, "-q", "more", "--temperature", "", env=env)
+    assert again.returncode == 0, again.stderr
+    body = configured.requests[1].body
+    assert "temperature" not in body  # cleared; the provider sets none
+    assert (body["max_tokens"], body["reasoning_effort"]) == (256, "low")
+    assert body["messages"][0]["content"].endswith("\n\nAnswer in French.")
+    bad = run("chat", "-q", "hi", "--temperature", "5", env=env)
+    assert bad.returncode == 2 and "temperature: must be between 0 and 2, not 5.0" in bad.stderr
+    assert len(configured.requests) == 2

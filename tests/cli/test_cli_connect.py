@@ -60,3 +60,27 @@ def test_connect_needs_a_fixed_port_and_says_how(portico_home: Path, tmp_path: P
     assert out.returncode == 2
     assert "endpoint: {port: 47800}" in out.stderr
     assert not target.exists()
+
+
+def test_with_token_env_the_file_holds_a_reference_and_the_token_is_printed(
+    portico_home: Path, tmp_path: Path
+) -> None:
+    settings(47800)
+    target = tmp_path / ".claude.json"
+    target.write_text('{"mcpServers": {}}\n')
+    out = run_cli(
+        portico_home,
+        "connect",
+        "claude-code",
+        "--file",
+        str(target),
+        "--token-env",
+        "PORTICO_TOKEN",
+    )
+    assert out.returncode == 0, out.stderr
+    entry = json.loads(target.read_text())["mcpServers"]["portico"]
+    assert entry["headers"]["Authorization"] == "Bearer ${PORTICO_TOKEN}"
+    assert "pgw_" not in target.read_text()
+    token = out.stderr.split("export PORTICO_TOKEN=", 1)[1].split()[0]
+    client = asyncio.run(ClientBook(SecretStore(file_fallback=True)).identify(token))
+    assert client is not None and client.name == "claude-code"

@@ -41,6 +41,10 @@ def test_detect_reads_its_ports_from_the_environment_and_prints_json(
         "name": f"local-{models.port}",
         "base_url": models.openai_url,
         "models": ["claude-test", "gpt-test", "vision-test"],
+        "details": [  # a plain OpenAI-compatible server says nothing more about them
+            {"id": m, "size": None, "context_length": None, "tools": None}
+            for m in ("claude-test", "gpt-test", "vision-test")
+        ],
     }]
 
 

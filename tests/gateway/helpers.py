@@ -40,7 +40,12 @@ async def serving(
     try:
         await hub.apply(config)
         async with running_endpoint(
-            hub, services.guard, services.secrets, unix_socket=False, write_discovery=False
+            hub,
+            services.guard,
+            services.secrets,
+            unix_socket=False,
+            write_discovery=False,
+            policy=services.policy,
         ) as endpoint:
             yield Running(endpoint, hub)
     finally:
@@ -49,7 +54,12 @@ async def serving(
 
 @asynccontextmanager
 async def sdk_client(
-    url: str, token: str | None, *, origin: str | None = None, mode: str = "auto"
+    url: str,
+    token: str | None,
+    *,
+    origin: str | None = None,
+    mode: str = "auto",
+    **callbacks: Any,
 ) -> AsyncIterator[Any]:
     """The MCP Python SDK's own client, with a bearer token (and an Origin) on every request."""
     from mcp import Client
@@ -62,7 +72,7 @@ async def sdk_client(
         headers["Origin"] = origin
     async with (
         httpx2.AsyncClient(headers=headers, timeout=60) as http,
-        Client(streamable_http_client(url, http_client=http), mode=mode) as client,
+        Client(streamable_http_client(url, http_client=http), mode=mode, **callbacks) as client,
     ):
         yield client
 

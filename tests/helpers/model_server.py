@@ -21,6 +21,7 @@ def models(model_server: ModelServer) -> ModelServer:
     """The module's model server with an empty script and no recorded requests."""
     model_server.script()
     model_server.set_default({"text": "ok"})
+    model_server.state.contexts = {}
     with model_server.state.lock:
         model_server.state.requests.clear()
     return model_server

@@ -117,7 +117,6 @@ async def test_url_mode_declined_unless_allowed_and_opened_only_on_consent(
         assert accepted.text() == "accept"
         [request] = person.requests("elicit")
         assert request.mode == "url" and request.url == "https://example.com/connect"
-        assert request.url_host == "example.com" and request.url_warnings == ()
         assert opened == ["https://example.com/connect"]  # in the browser, after consent
         person.add("elicit", ElicitationAnswer("decline"))
         assert (await hub.registry.call("u__link", {})).text() == "decline"

@@ -63,10 +63,14 @@ def test_the_cli_names_the_ignored_key(portico_home: Path, project: Path) -> Non
 
 
 def test_a_project_may_tighten(portico_home: Path, project: Path) -> None:
-    write(portico_home / "config" / "config.yaml", "approvals:\n  mode: 'off'\n"
-          "secrets:\n  file_fallback: true\n")
-    write(project / ".portico" / "config.yaml", "approvals:\n  mode: 'on'\n"
-          "secrets:\n  file_fallback: false\n")
+    write(
+        portico_home / "config" / "config.yaml",
+        "approvals:\n  mode: 'off'\nsecrets:\n  file_fallback: true\n",
+    )
+    write(
+        project / ".portico" / "config.yaml",
+        "approvals:\n  mode: 'on'\nsecrets:\n  file_fallback: false\n",
+    )
     config = load(project)
     assert config.settings.approvals_mode == "on"
     assert config.settings.file_fallback_for_secrets is False

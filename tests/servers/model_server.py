@@ -84,6 +84,9 @@ class Script:
         self.default: Reply = text("ok")
         self.requests: list[Received] = []
         self.models: tuple[str, ...] = MODELS
+        # model -> its context: listed as OpenRouter-style servers do (context_length in
+        # /v1/models) and as the Anthropic models API does (max_input_tokens)
+        self.contexts: dict[str, int] = {}
         self.lock = threading.Lock()
 
     def next(self) -> Reply:
@@ -443,7 +446,10 @@ def build_app(script: Script) -> Starlette:
                 Received(request.url.path, request.method, dict(request.headers), {}, time.time())
             )
             reply = script.replies[0] if script.replies else {}
-        if reply.get("status") in (401, 500):
+        # a model list's error is scripted as such ({"status": 401, "at_models": True}): a
+        # chat's first request also lists the models (for their context length), and must
+        # not take the error scripted for its completion
+        if reply.get("status") in (401, 500) and reply.get("at_models"):
             script.next()
             return _error_response(reply, "openai", "") or JSONResponse({})
         if reply.get("not_an_api"):
@@ -461,6 +467,9 @@ def build_app(script: Script) -> Starlette:
             }
             for m in script.models
         ]
+        for entry in data:
+            if entry["id"] in script.contexts:
+                entry["context_length"] = script.contexts[entry["id"]]
         return JSONResponse(
             {
                 "object": "list",
@@ -470,6 +479,25 @@ def build_app(script: Script) -> Starlette:
                 "last_id": data[-1]["id"] if data else None,
             }
         )
+
+    async def one_model(request: Request) -> Response:
+        """The Anthropic models API's GET /v1/models/{id}."""
+        model = request.path_params["model"]
+        with script.lock:
+            script.requests.append(
+                Received(request.url.path, request.method, dict(request.headers), {}, time.time())
+            )
+        if model not in script.models:
+            return JSONResponse(
+                {"type": "error", "error": {"type": "not_found_error", "message": model}}, 404
+            )
+        entry: dict[str, Any] = {
+            "id": model, "type": "model", "display_name": model,
+            "created_at": "2026-01-01T00:00:00Z",
+        }
+        if model in script.contexts:
+            entry["max_input_tokens"] = script.contexts[model]
+        return JSONResponse(entry)
 
     async def set_script(request: Request) -> Response:
         replies = await request.json()
@@ -487,6 +515,7 @@ def build_app(script: Script) -> Starlette:
             Route("/chat/completions", completions, methods=["POST"]),
             Route("/v1/messages", messages, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/models/{model:path}", one_model, methods=["GET"]),
             Route("/models", models, methods=["GET"]),
             Route("/_script", set_script, methods=["POST"]),
             Route("/_requests", get_requests, methods=["GET"]),

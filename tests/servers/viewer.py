@@ -1,14 +1,17 @@
 """viewer: an MCP Apps test server (SDK ``mcp.server.apps``), over stdio.
 
-Run: ``python tests/servers/viewer.py [--calls FILE] [--leak URL [--declare]] [--chat]``.
+Run: ``python tests/servers/viewer.py [--calls FILE] [--leak URL [--declare]] [--chat]
+[--frame URL [--declare-frame]]``.
 
 With ``--calls``, every tool call the server runs is appended to FILE as one JSON line
 ``{"tool": ..., "arguments": ...}``, so a test sees what arrived at the server, not what
 Portico says it sent. With ``--leak URL`` the view, once initialized, tries every way out
 to URL it can (fetch, an image, a stylesheet, a window, navigating the page, a form) and
 logs "leak attempts done"; ``--declare`` adds URL's origin to the view's connectDomains.
-With ``--chat [MODE]`` the view, after its refresh, gives the model context ("Oslo: 21
-degrees, seen in the view"), asks for display mode MODE (pip, the floating window, unless
+With ``--frame URL`` the view, once initialized, adds an iframe of URL/frame and logs
+"frame attempted" a second later; ``--declare-frame`` adds URL's origin to its
+frameDomains. With ``--chat [MODE]`` the view, after its refresh, gives the model context
+("Oslo: 21 degrees, seen in the view"), asks for display mode MODE (pip, the floating window, unless
 named) and logs the mode it got ("mode pip"), then sends the chat the message "Tell me
 more about <city>".
 
@@ -116,8 +119,25 @@ LEAK = """<script>
 </script>"""
 
 
+FRAME = """<script>
+setTimeout(function () {
+  var f = document.createElement("iframe"); f.src = BASE + "/frame";
+  document.body.appendChild(f);
+  setTimeout(function () {
+    window.parent.postMessage({jsonrpc: "2.0", method: "notifications/message",
+                               params: {level: "info", data: "frame attempted"}}, "*");
+  }, 1000);
+}, 300);
+</script>"""
+
+
 def build(
-    calls: Path | None, leak: str | None = None, declare: bool = False, chat: str | None = None
+    calls: Path | None,
+    leak: str | None = None,
+    declare: bool = False,
+    chat: str | None = None,
+    frame: str | None = None,
+    declare_frame: bool = False,
 ) -> MCPServer:
     apps = Apps()
 
@@ -149,6 +169,11 @@ def build(
         html = html.replace("</body>", LEAK.replace("BASE", json.dumps(leak)) + "</body>")
         if declare:
             connect.append(leak)
+    frames: list[str] = []
+    if frame is not None:
+        html = html.replace("</body>", FRAME.replace("BASE", json.dumps(frame)) + "</body>")
+        if declare_frame:
+            frames.append(frame)
     apps.add_html_resource(
         "ui://viewer/weather",
         html,
@@ -156,6 +181,7 @@ def build(
         csp=ResourceCsp(
             connect_domains=connect,
             resource_domains=["https://cdn.example"],
+            frame_domains=frames or None,
         ),
         permissions=ResourcePermissions(camera={}),
         prefers_border=True,
@@ -185,8 +211,12 @@ def main() -> None:
     parser.add_argument("--leak", default=None)
     parser.add_argument("--declare", action="store_true")
     parser.add_argument("--chat", nargs="?", const="pip", default=None)
+    parser.add_argument("--frame", default=None)
+    parser.add_argument("--declare-frame", action="store_true")
     opts = parser.parse_args()
-    build(opts.calls, opts.leak, opts.declare, opts.chat).run("stdio")
+    build(opts.calls, opts.leak, opts.declare, opts.chat, opts.frame, opts.declare_frame).run(
+        "stdio"
+    )
 
 
 if __name__ == "__main__":

@@ -24,10 +24,23 @@ def install_global(name: str) -> Path:
     return target
 
 
-def open_editor(qtbot: QtBot, project: Path | None = None, **kwargs: object) -> ConfigEditorWindow:
+async def open_editor(
+    qtbot: QtBot, project: Path | None = None, **kwargs: object
+) -> ConfigEditorWindow:
+    """A config editor shown, its files read (``ready``)."""
     window = ConfigEditorWindow(project, **kwargs)  # type: ignore[arg-type]
     qtbot.addWidget(window)
     window.show()
+    await ready(window)
+    return window
+
+
+async def ready(window: ConfigEditorWindow) -> ConfigEditorWindow:
+    """Wait until the editor has read its files (it opens saying "Reading…") and no look
+    at the disk, reload or save runs."""
+    from tests.ui.qt_helpers import until
+
+    await until(lambda: not window.reading and window.ops.running == 0, 20, "the editor's files")
     return window
 
 

@@ -37,7 +37,19 @@ def render(out: Path) -> list[Path]:
     (project / ".portico").mkdir(parents=True)
     shutil.copyfile(CORPUS / "edit_servers.yaml", project / ".portico" / "config.yaml")
     out.mkdir(parents=True, exist_ok=True)
-    window = ConfigEditorWindow(project)
+    import asyncio
+
+    from portico.ui.loop import PorticoEventLoop
+
+    loop = PorticoEventLoop(app)
+
+    async def opened() -> ConfigEditorWindow:
+        editor = ConfigEditorWindow(project)  # it reads its files in a worker
+        while editor.reading or editor.ops.running:  # noqa: ASYNC110 (a script, no helper)
+            await asyncio.sleep(0.01)
+        return editor
+
+    window = loop.run_until_complete(opened())
     window.resize(1180, 820)
     window.show()
     window.select("docs", p.global_toml)
@@ -88,6 +100,7 @@ def render(out: Path) -> list[Path]:
     window.grab().save(str(models_png))
     written.append(models_png)
     window.close()
+    loop.close()
     shutil.rmtree(home, ignore_errors=True)
     return written
 

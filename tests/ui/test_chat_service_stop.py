@@ -28,12 +28,14 @@ async def test_a_stop_before_the_turn_runs_and_one_during_it() -> None:
         service.chats[chat.id] = chat
 
         service.start_turn(chat.id, "send", "/call tb__hang {}", [])
+        turn = service.turns[chat.id]
         assert service.stop(chat.id)  # in the same pass: the turn's task has not run
         assert not service.stop(chat.id)  # and nothing is left to stop
         assert [type(e) for e in seen] == [TurnFinished, TurnEnded]
         assert seen[0].stop_reason == "stopped" and chat.id not in service.turns
-        await asyncio.sleep(0.1)
-        assert len(seen) == 2  # the cancelled task said nothing more
+        await asyncio.wait([turn], timeout=10)  # the cancelled task has ended
+        assert turn.cancelled()
+        assert len(seen) == 2  # and said nothing more
 
         seen.clear()
         service.start_turn(chat.id, "send", "/call tb__hang {}", [])

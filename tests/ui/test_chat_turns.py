@@ -24,11 +24,17 @@ async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot
     write_config(models)
     models.script(
         tool_call("everything__toggle-simulated-logging", {}, usage={"input": 10, "output": 1}),
-        tool_call("everything__trigger-long-running-operation", {"duration": 2, "steps": 4},
-                  usage={"input": 200, "output": 2}),
+        tool_call(
+            "everything__trigger-long-running-operation",
+            {"duration": 2, "steps": 4},
+            usage={"input": 200, "output": 2},
+        ),
         tool_call("everything__get-tiny-image", {}, usage={"input": 3000, "output": 3}),
-        text("Logging is on, the operation finished and here is the image.", delay=0.01,
-             usage={"input": 40000, "output": 4}),
+        text(
+            "Logging is on, the operation finished and here is the image.",
+            delay=0.01,
+            usage={"input": 40000, "output": 4},
+        ),
     )
     async with running_app() as desktop:
         chat = desktop.chat

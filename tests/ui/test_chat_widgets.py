@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QMimeData, QObject, Qt, QUrl, Slot
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt, QUrl, Slot
 from PySide6.QtGui import QDesktopServices, QGuiApplication, QImage
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QLabel, QPushButton
+from PySide6.QtWidgets import QApplication, QLabel, QPushButton, QToolButton
 from pytestqt.qtbot import QtBot
 
 from portico.chat.messages import Message, ToolCall
@@ -234,6 +234,38 @@ def test_pasted_image_and_files_become_attachments(qtbot: QtBot, tmp_path) -> No
     assert [a.name for a in composer.attachments] == ["notes.txt"]
 
 
+def test_chips_say_size_and_when_the_model_takes_no_images(qtbot: QtBot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.set_models(
+        [("blind/gpt", "blind/gpt"), ("seeing/v", "seeing/v (vision)")], "blind/gpt", {"seeing/v"}
+    )
+    mime = QMimeData()
+    mime.setImageData(QImage.fromData(_png()))
+    composer.input.insertFromMimeData(mime)
+    [chip] = [
+        w
+        for w in composer.findChildren(QToolButton)
+        if w.accessibleName() == "Remove attachment pasted image.png"
+    ]
+    size = len(composer.attachments[0].data)
+    assert chip.text() == f"🖼 pasted image.png ({size} B) — this model takes no images  ✕"
+    composer.model_picker.setCurrentIndex(1)
+    composer.model_picker.activated.emit(1)
+    assert chip.text() == f"🖼 pasted image.png ({size} B)  ✕"
+    # the attach button opens the file dialog without blocking; choosing adds chips
+    note = tmp_path / "plan.md"
+    note.write_text("x")
+    button = composer.attach_button
+    assert button.accessibleName() == "Attach files"
+    dialog = composer.choose_files()
+    assert dialog.isVisible()  # open() returned at once: the loop runs on
+    dialog.filesSelected.emit([str(note)])
+    dialog.reject()
+    assert [a.name for a in composer.attachments] == ["pasted image.png", "plan.md"]
+    assert any(w.text() == "📄 plan.md  ✕" for w in composer.findChildren(QToolButton))
+
+
 def test_conversation_list_groups_by_day_and_searches_after_a_pause(qtbot: QtBot) -> None:
     chats = ConversationList()
     qtbot.addWidget(chats)
@@ -288,6 +320,22 @@ def test_an_approval_with_details_flashes_no_window(qtbot: QtBot) -> None:
         panel = card.ask(_request())  # its details name the reason
     assert shown == []
     assert panel.details.isVisible() and "not marked read-only" in panel.details.text()
+
+
+def test_a_result_shown_again_without_text_leaves_no_dead_label_for_find(qtbot: QtBot) -> None:
+    """A card's result can be replaced (a task's fetched result, a stop): the old label is
+    deleted, and find must not reach it (it raised "Internal C++ object already deleted")."""
+    card = ToolCard(CardState("c1", "srv", "t", "srv__t", {}))
+    qtbot.addWidget(card)
+    state = card.state
+    state.outcome, state.text = "ok", "a needle"
+    card.finish(state)
+    assert card.mark("needle", 0, 0) == 1
+    state.text = ""
+    card.finish(state)
+    QApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the old label goes
+    assert card.result_text is None
+    assert card.mark("needle", 0, 0) == 0
 
 
 def test_tool_card_inline_approval_progress_and_result(qtbot: QtBot) -> None:

@@ -42,6 +42,7 @@ async def test_the_clients_view_shows_use_and_revoke_makes_the_next_request_401(
         endpoint = await until(lambda: session.endpoint, 30, "the endpoint to start")
         token = await desktop.runtime.submit(endpoint.book.add("claude-code"))
         await desktop.runtime.submit(endpoint.book.add("cursor"))
+        await desktop.runtime.submit(endpoint.book.set_profile("cursor", ("tb",), ("tb__echo",)))
         async with sdk_client(endpoint.url, token) as client:
             await client.list_tools()
 
@@ -63,11 +64,22 @@ async def test_the_clients_view_shows_use_and_revoke_makes_the_next_request_401(
         unused = page.table.topLevelItem(1)
         assert unused.text(1) == "not since the app started"
         assert unused.text(2) == "nothing yet"
+        assert used.text(3) == "all servers and tools"
+        assert unused.text(3) == "servers: tb; tools: tb__echo"
 
         assert not page.revoke_button.isEnabled()
         used.setSelected(True)
         assert page.revoke_button.isEnabled()
         page.revoke_button.click()
+        box = await until(lambda: page.confirmation, 10, "the Revoke question")
+        assert box.text() == "Revoke the token of “claude-code”?"
+        keep = next(b for b in box.buttons() if b.text() == "&Keep")
+        keep.click()  # a second thought: nothing is revoked
+        await until(lambda: page.confirmation is None, 10, "the question to close")
+        assert client_names(desktop) == ["claude-code", "cursor"]
+        page.revoke_button.click()
+        box = await until(lambda: page.confirmation, 10, "the Revoke question again")
+        next(b for b in box.buttons() if b.text() == "Re&voke").click()
         await until(lambda: client_names(desktop) == ["cursor"], 10, "claude-code revoked")
 
         headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
@@ -92,3 +104,28 @@ async def test_with_the_endpoint_off_the_tray_and_the_view_say_so(
         assert page.empty_label.isVisible() and page.table.topLevelItemCount() == 0
         assert desktop.tray.endpoint_action.text() == "Endpoint for other MCP clients: off"
         assert desktop.tray.icon_tooltip.endswith("\nEndpoint for other MCP clients: off")
+
+
+async def test_a_clients_approval_while_the_window_is_hidden_is_a_desktop_notification(
+    memory_keyring: MemoryKeyring,
+) -> None:
+    import asyncio
+
+    config()
+    async with running_app("tb") as desktop:
+        session = desktop.session
+        assert session is not None
+        endpoint = await until(lambda: session.endpoint, 30, "the endpoint to start")
+        token = await desktop.runtime.submit(endpoint.book.add("claude-code"))
+        shown: list[str] = []
+        desktop.tray.notified.connect(lambda title, _text, _critical: shown.append(title))
+        dialogs: list[object] = []
+        desktop.ensure_prompter().dialogShown.connect(dialogs.append)
+        desktop.window.hide()  # closed to the tray
+        async with sdk_client(endpoint.url, token, mode="legacy") as client:
+            call = asyncio.ensure_future(client.call_tool("tb__echo", {"text": "hi"}))
+            await until(lambda: dialogs, 30, "the approval")
+            assert "claude-code asks to call tb__echo" in shown
+            dialogs[0].deny_button.click()  # type: ignore[attr-defined]
+            result = await asyncio.wait_for(call, 30)
+        assert result.is_error

@@ -27,7 +27,7 @@ TOOLBOX = Path(__file__).resolve().parents[1] / "servers" / "toolbox.py"
 
 async def test_store_env_value_in_keychain(qtbot: QtBot, memory_keyring: MemoryKeyring) -> None:
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("github", path)
     env = window.form.fields["env"]
     assert isinstance(env, MappingEditor)
@@ -55,7 +55,7 @@ async def test_store_env_value_in_keychain(qtbot: QtBot, memory_keyring: MemoryK
 async def test_store_client_secret_in_keychain(qtbot: QtBot, memory_keyring: MemoryKeyring) -> None:
     path = install_global("edit_servers.yaml")
     before = path.read_text()
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("docs", path)
     field = window.form.fields["oauth.client_secret"]
     field.editor.setText("s3cret")  # type: ignore[attr-defined]
@@ -86,7 +86,7 @@ async def test_store_in_keychain_without_a_secure_keyring_refuses_and_writes_not
 ) -> None:
     allow_logs(r"No secure keyring")  # type: ignore[operator]
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("github", path)
     env = window.form.fields["env"]
     assert isinstance(env, MappingEditor)
@@ -108,7 +108,7 @@ async def test_store_in_keychain_with_the_file_fallback_says_where(
     allow_logs(r"No secure keyring")  # type: ignore[operator]
     path = install_global("edit_servers.toml")
     (portico_home / "config" / "config.yaml").write_text("secrets:\n  file_fallback: true\n")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("github", path)
     env = window.form.fields["env"]
     assert isinstance(env, MappingEditor)
@@ -122,7 +122,7 @@ async def test_store_in_keychain_with_the_file_fallback_says_where(
 
 
 async def test_add_from_preset(qtbot: QtBot, project: Path) -> None:
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     dialog = window.open_add_server()
     assert dialog.isVisible() and not dialog.isModal()
     dialog.tabs.setCurrentIndex(1)
@@ -151,9 +151,9 @@ async def test_add_from_preset(qtbot: QtBot, project: Path) -> None:
     again.close()
 
 
-def test_add_from_import_with_preview_and_problems(qtbot: QtBot) -> None:
+async def test_add_from_import_with_preview_and_problems(qtbot: QtBot) -> None:
     install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     dialog = window.open_add_server()
     dialog.tabs.setCurrentIndex(2)
     dialog.import_kind.setCurrentIndex(dialog.import_kind.findData("claude-desktop"))
@@ -178,8 +178,8 @@ def test_add_from_import_with_preview_and_problems(qtbot: QtBot) -> None:
     assert "[mcp.sqlite]" in toml
 
 
-def test_add_blank_stdio(qtbot: QtBot) -> None:
-    window = open_editor(qtbot)
+async def test_add_blank_stdio(qtbot: QtBot) -> None:
+    window = await open_editor(qtbot)
     dialog = window.open_add_server()
     dialog.blank_name.setText("local")
     dialog.blank_target.setText("uvx mcp-server-time --local-timezone UTC")
@@ -199,7 +199,7 @@ async def test_test_button_connects_edited_server_without_saving(
 ) -> None:
     path = install_global("edit_servers.toml")
     saved = path.read_text()
-    window = open_editor(qtbot, runtime=runtime, hooks=policy_hooks)
+    window = await open_editor(qtbot, runtime=runtime, hooks=policy_hooks)
     window.add_servers(
         str(path), [("box", {"command": sys.executable, "args": [str(TOOLBOX), "stdio"]})]
     )
@@ -223,7 +223,7 @@ async def test_test_button_connects_edited_server_without_saving(
 async def test_test_button_shows_the_full_error(
     qtbot: QtBot, runtime: RuntimeThread, tmp_path: Path
 ) -> None:
-    window = open_editor(qtbot, runtime=runtime, hooks=policy_hooks)
+    window = await open_editor(qtbot, runtime=runtime, hooks=policy_hooks)
     path = window.files[0].path
     window.add_servers(str(path), [("nothing", {"command": str(tmp_path / "no-such-program")})])
     dialog = await window.test_selected()
@@ -246,7 +246,7 @@ async def test_test_button_refuses_without_a_runtime_session(
         kwargs["runtime"] = runtime  # a runtime, but no session: the hooks are None
     else:
         kwargs["hooks"] = policy_hooks  # hooks, but no runtime thread
-    window = open_editor(qtbot, **kwargs)
+    window = await open_editor(qtbot, **kwargs)
     path = window.files[0].path
     script = f"open({str(marker)!r}, 'w').close()"
     window.add_servers(str(path), [("probe", {"command": sys.executable, "args": ["-c", script]})])

@@ -10,10 +10,10 @@ from portico.runtime.events import ServerState, Status
 from portico.ui.actions import ActionId
 from portico.ui.app import DesktopApp
 from portico.ui.loop import ensure_application
-from tests.ui.editor_helpers import install_global
+from tests.ui.editor_helpers import install_global, ready
 
 
-def test_menu_tray_and_edit_open_the_editor(qtbot: QtBot, project: Path) -> None:
+async def test_menu_tray_and_edit_open_the_editor(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
     desktop = DesktopApp(ensure_application())
     qtbot.addWidget(desktop.window)
@@ -24,6 +24,7 @@ def test_menu_tray_and_edit_open_the_editor(qtbot: QtBot, project: Path) -> None
     editor = desktop.editor
     assert editor is not None and editor.isVisible()
     qtbot.addWidget(editor)
+    await ready(editor)
     assert editor.project == project
     editor.close()
 
@@ -35,6 +36,7 @@ def test_menu_tray_and_edit_open_the_editor(qtbot: QtBot, project: Path) -> None
     labels = dict(desktop.window.server_actions(desktop.window.selected_state()))  # type: ignore[arg-type]
     assert labels["Edit…"] is True
     desktop.server_action(ActionId.EDIT, "docs")  # the context menu's Edit…
+    await ready(editor)  # it read its files again (no edits: changes made elsewhere)
     assert editor.current() == (editor.file_for(path), "docs")
     assert editor.form.fields["url"].editor.text() == "https://docs.example.com/mcp"  # type: ignore[attr-defined]
     editor.close()

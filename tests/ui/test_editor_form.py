@@ -11,7 +11,7 @@ from portico.config import schema
 from portico.config.load import parse_text
 from portico.config.model import Scope
 from portico.ui.editor.form import MappingEditor
-from tests.ui.editor_helpers import diff, install_global, open_editor
+from tests.ui.editor_helpers import diff, install_global, open_editor, ready
 
 
 def _type(editor: QLineEdit, text: str) -> None:
@@ -23,7 +23,7 @@ def _type(editor: QLineEdit, text: str) -> None:
 async def test_form_edit_saves_exactly_one_line(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
     before = path.read_text()
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     rows = window.server_list.rows()
     assert ("filesystem", "global · toml") in rows and ("docs", "global · toml") in rows
     # Files that do not exist yet are listed as new.
@@ -56,7 +56,7 @@ async def test_form_edit_saves_exactly_one_line(qtbot: QtBot, project: Path) -> 
 async def test_yaml_bool_and_nested_key_edit_one_line_each(qtbot: QtBot) -> None:
     path = install_global("edit_servers.yaml")
     before = path.read_text()
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     assert window.select("github", path)
     enabled = window.form.fields["enabled"].editor
     assert isinstance(enabled, QComboBox)
@@ -67,9 +67,9 @@ async def test_yaml_bool_and_nested_key_edit_one_line_each(qtbot: QtBot) -> None
     assert diff(before, path.read_text()) == ["-    enabled: false", "+    enabled: true"]
 
 
-def test_raw_edit_syncs_to_form_and_form_to_raw(qtbot: QtBot) -> None:
+async def test_raw_edit_syncs_to_form_and_form_to_raw(qtbot: QtBot) -> None:
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("docs", path)
     raw = window.raw_tab(path)
     port = window.form.fields["oauth.callback_port"].editor
@@ -94,9 +94,9 @@ def test_raw_edit_syncs_to_form_and_form_to_raw(qtbot: QtBot) -> None:
     assert "recall" in names and "memory" not in names
 
 
-def test_env_entry_edit_and_new_server_file(qtbot: QtBot, project: Path) -> None:
+async def test_env_entry_edit_and_new_server_file(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     window.select("github", path)
     env = window.form.fields["env"]
     assert isinstance(env, MappingEditor)
@@ -109,9 +109,9 @@ def test_env_entry_edit_and_new_server_file(qtbot: QtBot, project: Path) -> None
     }
 
 
-def test_bad_value_shows_cli_message_at_field_and_marker(qtbot: QtBot) -> None:
+async def test_bad_value_shows_cli_message_at_field_and_marker(qtbot: QtBot) -> None:
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("docs", path)
     port = window.form.fields["oauth.callback_port"]
     _type(port.editor, "99999")  # type: ignore[arg-type]
@@ -139,9 +139,9 @@ def test_bad_value_shows_cli_message_at_field_and_marker(qtbot: QtBot) -> None:
     assert raw.markers == {}
 
 
-def test_unparsable_raw_text_marks_line_and_keeps_going(qtbot: QtBot) -> None:
+async def test_unparsable_raw_text_marks_line_and_keeps_going(qtbot: QtBot) -> None:
     path = install_global("edit_servers.yaml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("filesystem", path)
     raw = window.raw_tab(path)
     good = raw.toPlainText()
@@ -158,7 +158,7 @@ def test_unparsable_raw_text_marks_line_and_keeps_going(qtbot: QtBot) -> None:
 
 async def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("filesystem", path)
     _type(window.form.fields["cost_unit"].editor, "tokens")  # type: ignore[arg-type]
     outside = path.read_text().replace("defer_tools = 12", "defer_tools = 13")
@@ -170,6 +170,7 @@ async def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
     assert path.read_text() == outside  # nothing was overwritten
 
     window.reload_button.click()
+    await ready(window)
     assert not window.conflict_bar.isVisible()
     assert window.raw_tab(path).toPlainText() == outside
     assert window.form.fields["cost_unit"].editor.text() == ""  # type: ignore[attr-defined]
@@ -179,11 +180,11 @@ async def test_conflict_on_save_and_reload(qtbot: QtBot) -> None:
     assert diff(outside, path.read_text()) == ['+cost_unit = "credits-x"']
 
 
-def test_rename_and_project_replaces_global(qtbot: QtBot, project: Path) -> None:
+async def test_rename_and_project_replaces_global(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
     project_yaml = project / ".portico" / "config.yaml"
     project_yaml.write_text("mcp_servers:\n  docs:\n    url: https://intranet.example/mcp\n")
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     rows = window.server_list.rows()
     assert ("docs", "global · toml · replaced") in rows
     assert ("docs", "project · yaml") in rows
@@ -202,7 +203,7 @@ def test_rename_and_project_replaces_global(qtbot: QtBot, project: Path) -> None
 async def test_save_refuses_text_that_does_not_parse(qtbot: QtBot) -> None:
     path = install_global("edit_servers.toml")
     before = path.read_text()
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     raw = window.raw_tab(path)
     raw.setPlainText(before.replace("[mcp.memory]", "[mcp.memory"))
     assert await window.save_now() == []  # the pending raw edit is applied first
@@ -211,10 +212,12 @@ async def test_save_refuses_text_that_does_not_parse(qtbot: QtBot) -> None:
     assert [s for s, _b in window.server_list.rows()] == []
 
 
-def test_typed_value_counts_as_an_edit_before_focus_leaves(qtbot: QtBot, project: Path) -> None:
+async def test_typed_value_counts_as_an_edit_before_focus_leaves(
+    qtbot: QtBot, project: Path
+) -> None:
     path = install_global("edit_servers.toml")
     before = path.read_text()
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     assert window.select("filesystem", path)
     timeout = window.form.fields["timeout"].editor
     assert isinstance(timeout, QLineEdit)
@@ -231,7 +234,7 @@ def test_typed_value_counts_as_an_edit_before_focus_leaves(qtbot: QtBot, project
 
 async def test_outside_change_keeps_a_typed_value(qtbot: QtBot, project: Path) -> None:
     path = install_global("edit_servers.toml")
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     assert window.select("filesystem", path)
     timeout = window.form.fields["timeout"].editor
     assert isinstance(timeout, QLineEdit)
@@ -240,7 +243,7 @@ async def test_outside_change_keeps_a_typed_value(qtbot: QtBot, project: Path) -
     qtbot.keyClicks(timeout, "20000")  # typed, focus still in the field
     # Another program changes the file (another line): the typed value is re-applied.
     path.write_text("# outside\n" + path.read_text(encoding="utf-8"), encoding="utf-8")
-    window.check_disk()
+    await window.check_disk()
     assert "re-applied" in window.notice.text()
     assert timeout.text() == "20000" and window.dirty
     await window.save_now()

@@ -87,7 +87,7 @@ async def test_add_a_provider_with_a_keychain_key_default_and_test(
     qtbot: QtBot, memory_keyring: MemoryKeyring, models: ModelServer, runtime: RuntimeThread
 ) -> None:
     toml = _write(paths().global_toml, TOML)
-    window = open_editor(qtbot, runtime=runtime)  # Test connection runs on the runtime thread
+    window = await open_editor(qtbot, runtime=runtime)  # Test connection runs on the runtime thread
     tab = _models_tab(window, "mcp.toml (global")
     assert not window.test_button.isVisible()  # it tests servers: not offered here
     assert tab.provider_list.count() == 0
@@ -157,7 +157,7 @@ async def test_edit_and_remove_in_yaml_with_errors_at_the_key(
     qtbot: QtBot, memory_keyring: MemoryKeyring, models: ModelServer
 ) -> None:
     yaml = _write(paths().global_yaml, YAML)
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     tab = _models_tab(window, "config.yaml (global")
     assert [tab.provider_list.item(i).text() for i in range(tab.provider_list.count())] == [
         "cloud (openai)",
@@ -210,13 +210,13 @@ async def test_edit_and_remove_in_yaml_with_errors_at_the_key(
     window.close()
 
 
-def test_project_files_may_not_configure_models(qtbot: QtBot, tmp_path: Path) -> None:
+async def test_project_files_may_not_configure_models(qtbot: QtBot, tmp_path: Path) -> None:
     project = tmp_path / "repo"
     local = _write(
         project / ".portico" / "config.yaml",
         "models:\n  providers:\n    evil: {kind: openai, base_url: 'http://evil.example/v1'}\n",
     )
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     tab = window.models
     offered = [tab.file_combo.itemText(i) for i in range(tab.file_combo.count())]
     assert offered and all("(global" in label for label in offered)
@@ -235,7 +235,7 @@ async def test_a_locked_keyring_stores_nothing_and_writes_no_reference(qtbot: Qt
     previous = keyring.get_keyring()
     keyring.set_keyring(LockedKeyring())
     try:
-        window = open_editor(qtbot)
+        window = await open_editor(qtbot)
         tab = _models_tab(window, "config.yaml (global")
         assert tab.select("old")
         qtbot.keyClicks(tab.form.key, "sk-ant-secret")
@@ -253,7 +253,7 @@ async def test_ctrl_s_while_typing_saves_the_field_and_the_other_file_s_default_
     qtbot: QtBot,
 ) -> None:
     yaml = _write(paths().global_yaml, YAML)
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.activateWindow()
     await until(window.isActiveWindow, 5, "the editor to be active")
     tab = _models_tab(window, "mcp.toml (global")
@@ -281,7 +281,7 @@ async def test_fetch_list_offers_the_server_s_models_to_add(
     )
     models.set_models(["alpha", "beta", "gpt-test"])
     try:
-        window = open_editor(qtbot)
+        window = await open_editor(qtbot)
         tab = _models_tab(window, "config.yaml (global")
         assert tab.select("local")
         tab.form.fetch_button.click()
@@ -303,12 +303,16 @@ async def test_fetch_list_offers_the_server_s_models_to_add(
 async def test_prices_spend_limit_and_context_length_in_the_form(
     qtbot: QtBot, memory_keyring: MemoryKeyring, name: str
 ) -> None:
-    body = YAML if name == "config.yaml" else (
-        '[models.providers.cloud]\nkind = "openai"\napi_key = "${env:CLOUD_KEY}"\n'
-        'models = ["gpt-4.1"]\n'
+    body = (
+        YAML
+        if name == "config.yaml"
+        else (
+            '[models.providers.cloud]\nkind = "openai"\napi_key = "${env:CLOUD_KEY}"\n'
+            'models = ["gpt-4.1"]\n'
+        )
     )
     path = _write(paths().config_dir / name, body)
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     tab = _models_tab(window, f"{name} (global")
     assert tab.select("cloud")
     assert tab.form.prices.text() == "" and tab.form.prices.isEnabled()
@@ -337,10 +341,10 @@ async def test_prices_spend_limit_and_context_length_in_the_form(
     window.close()
 
 
-def test_a_value_typed_in_a_provider_is_an_edit_before_focus_leaves(qtbot: QtBot) -> None:
+async def test_a_value_typed_in_a_provider_is_an_edit_before_focus_leaves(qtbot: QtBot) -> None:
     """Issue 26, item 10, in the Models tab: typed text counts before the field is left."""
     yaml = _write(paths().global_yaml, YAML)
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     tab = _models_tab(window, "config.yaml (global")
     assert tab.select("old")
     assert not window.save_button.isEnabled()

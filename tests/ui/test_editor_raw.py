@@ -57,7 +57,7 @@ def test_yaml_highlighting(qtbot: QtBot) -> None:
 
 async def test_typing_revalidates_after_a_pause(qtbot: QtBot) -> None:
     path = install_global("edit_servers.yaml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     window.select("filesystem", path)
     raw = window.raw_tab(path)
     cursor = raw.textCursor()

@@ -13,6 +13,7 @@ import asyncio
 import pytest
 
 from portico.config import parse_count
+from tests.ui.editor_helpers import ready
 from tests.ui.pages_helpers import command, running_app, write_global
 from tests.ui.qt_helpers import until
 
@@ -35,6 +36,7 @@ async def test_one_save_is_one_parse_and_one_apply() -> None:
         desktop.open_config_editor()
         editor = desktop.editor
         assert editor is not None
+        await ready(editor)
         file = editor.file_for(path)
         editor.apply_raw(file, file.text.replace("timeout = 30000", "timeout = 45000"))
         parse_count.reset()
@@ -50,3 +52,5 @@ async def test_one_save_is_one_parse_and_one_apply() -> None:
         assert parse_count.PARSES[str(path)] == 1
         assert len(applied) == 1 and watcher.reloads == 0
         assert "timeout = 45000" in path.read_text(encoding="utf-8")
+        editor.close()  # no look at the disk starts after the app has gone
+        await ready(editor)

@@ -36,7 +36,7 @@ async def test_a_save_of_a_big_config_keeps_the_gui_loop_ticking(
         ),
         encoding="utf-8",
     )
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     await asyncio.sleep(0.05)  # the window's first layout and paint (30-100 ms) is not the save
     toml = window.file_for(toml_path)
     toml.set("t0", ("timeout",), 12345)

@@ -26,7 +26,7 @@ def _choose_file(window: object, name: str) -> None:
 async def test_settings_are_edited_per_file_and_load(qtbot: QtBot) -> None:
     toml = install_global("edit_servers.toml")
     before = toml.read_text()
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     assert {s.name for s in settings_for(Dialect.TOML)} >= {"defer_tools", "discovery_concurrency"}
     assert {s.name for s in settings_for(Dialect.YAML)} >= {
         "approvals.mode",
@@ -76,7 +76,7 @@ async def test_roots_for_global_servers_are_set_in_the_settings_tab(
     src = Path(str(tmp_path)) / "src"
     src.mkdir()
     toml = install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     assert "roots" in {s.name for s in settings_for(Dialect.TOML)}
     assert "roots" in {s.name for s in settings_for(Dialect.YAML)}
     _choose_file(window, "mcp.toml (global")
@@ -92,9 +92,9 @@ async def test_roots_for_global_servers_are_set_in_the_settings_tab(
     window.close()
 
 
-def test_settings_defaults_read_as_a_person_reads_them(qtbot: QtBot) -> None:
+async def test_settings_defaults_read_as_a_person_reads_them(qtbot: QtBot) -> None:
     install_global("edit_servers.toml")
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     _choose_file(window, "mcp.toml (global")
     shown = [w.toolTip() for w in window.settings.widgets.values()]
     assert shown
@@ -103,12 +103,12 @@ def test_settings_defaults_read_as_a_person_reads_them(qtbot: QtBot) -> None:
         assert "default: False" not in text and "default: True" not in text, text
 
 
-def test_a_value_typed_in_settings_is_an_edit_before_focus_leaves(qtbot: QtBot) -> None:
+async def test_a_value_typed_in_settings_is_an_edit_before_focus_leaves(qtbot: QtBot) -> None:
     """Issue 26, item 10, in the Settings tab: text typed in a field that still has focus
     enables Save, makes closing ask, and survives another program's change to the file."""
     toml = install_global("edit_servers.toml")
     before = toml.read_text()
-    window = open_editor(qtbot)
+    window = await open_editor(qtbot)
     _choose_file(window, "mcp.toml (global")
     assert not window.save_button.isEnabled()
     spin = window.settings.widgets["discovery_concurrency"]
@@ -125,7 +125,7 @@ def test_a_value_typed_in_settings_is_an_edit_before_focus_leaves(qtbot: QtBot) 
 
     # another program changes the file: the typed value is asked about, never dropped
     toml.write_text("# outside\n" + toml.read_text(), encoding="utf-8")
-    said = window.check_disk()
+    said = await window.check_disk()
     assert window.conflict_bar.isVisible() and any(str(toml) in line for line in said)
     assert window.dirty and toml.read_text().startswith("# outside\n")
     assert "discovery_concurrency" in window.file_for(toml).text

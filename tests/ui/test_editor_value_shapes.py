@@ -52,7 +52,7 @@ async def test_form_values_reload_exactly_as_typed(
     qtbot: QtBot, project: Path, corpus: str
 ) -> None:
     path = install_global(corpus)
-    window = open_editor(qtbot, project)
+    window = await open_editor(qtbot, project)
     assert window.select("github", path)
     env = window.form.fields["env"]
     assert isinstance(env, MappingEditor)

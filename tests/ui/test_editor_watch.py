@@ -10,6 +10,7 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QMessageBox, QPlainTextEdit
 
 from portico.config.document import ConfigDocument
+from tests.ui.editor_helpers import ready
 from tests.ui.pages_helpers import command, running_app, write_global
 from tests.ui.qt_helpers import gone, until
 
@@ -55,6 +56,7 @@ async def test_the_editor_follows_changes_on_disk() -> None:
         desktop.open_config_editor()
         editor = desktop.editor
         assert editor is not None
+        await ready(editor)
         file = editor.file_for(path)
         assert set(file.server_names()) == {"tiny", "other"}
 
@@ -83,7 +85,7 @@ async def test_the_editor_follows_changes_on_disk() -> None:
         path.write_text(on_disk.replace("timeout = 45000", "timeout = 60000"), encoding="utf-8")
         await until(lambda: editor.conflict_bar.isVisibleTo(editor), 10, "the conflict bar")
         assert "tiny.timeout" in editor.conflict_label.text()
-        keep = editor.keep_mine()
+        keep = await editor.keep_mine()
         assert keep is not None
         await until(lambda: keep.view.viewport().isVisible(), 5, "the difference shown")
         # Both changed lines are on screen at once, coloured, without scrolling or a

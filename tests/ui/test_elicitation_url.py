@@ -19,8 +19,6 @@ def _request(url: str) -> ElicitationRequest:
         message="Confirm the payment",
         mode="url",
         url=review.url,
-        url_host=review.host,
-        url_warnings=review.warnings,
     )
 
 

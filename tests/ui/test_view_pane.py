@@ -55,7 +55,7 @@ async def test_a_view_in_try_it_calls_back_through_an_approval(
         await until(lambda: pane.opened is not None, 60, "the view to open")
         assert "ui://viewer/weather" in pane.caption.text()
         assert "sends data to https://api.weather.example" in pane.caption.text()
-        assert "camera: not granted" in pane.caption.text()
+        assert "camera: you will be asked" in pane.caption.text()
 
         # the view's script calls refresh; the person is asked, naming the view
         dialog = await until(lambda: desktop.prompter.current, 60, "the view's call approval")  # type: ignore[union-attr]

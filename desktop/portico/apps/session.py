@@ -23,8 +23,10 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from portico.config.model import ServerSpec
 from portico.policy.ask import ask_outcome
 from portico.policy.guard import ChatContext
+from portico.policy.sampling import SamplingPolicy
 from portico.policy.url_review import review_url
 from portico.prompts import Caller, ElicitationRequest, Prompter
 from portico.runtime.call_context import CallContext
@@ -41,6 +43,15 @@ PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600,
 DENIED = -32000
 DISPLAY_MODES = ("inline", "fullscreen", "pip")
 LINK_TIMEOUT = 300.0  # seconds the open-link question waits
+PERMISSION_TIMEOUT = 300.0  # seconds a permission question waits
+# what the engine asks for -> how the person is asked about it
+PERMISSION_WORDS = {
+    "camera": "your camera",
+    "microphone": "your microphone",
+    "camera and microphone": "your camera and microphone",
+    "clipboard": "your clipboard (to read and write it)",
+    "geolocation": "your location",
+}
 _ids = itertools.count(1)
 
 Message = dict[str, Any]
@@ -97,6 +108,43 @@ class HostContext:
         return out
 
 
+_DECLARED = {"clipboard": "clipboardWrite"}  # the engine's kind -> the declared name
+
+
+def sampler(
+    sampling: SamplingPolicy, spec: ServerSpec
+) -> Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]] | None:
+    """A view's ``sampling/createMessage`` through its server's sampling policy (its
+    limits and the person's review, as the server's own requests); None when the server's
+    sampling is off."""
+    if not spec.sampling.enabled:
+        return None
+
+    async def sample(params: Mapping[str, Any]) -> dict[str, Any]:
+        from mcp import types
+        from pydantic import ValidationError
+
+        try:
+            request = types.CreateMessageRequestParams.model_validate(dict(params))
+        except ValidationError as exc:
+            raise SamplingRefused(INVALID_PARAMS, f"sampling/createMessage: {exc}") from exc
+        out = await sampling.handle(spec, request)
+        if isinstance(out, types.ErrorData):
+            raise SamplingRefused(out.code, out.message)
+        dumped: dict[str, Any] = out.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return dumped
+
+    return sample
+
+
+class SamplingRefused(Exception):
+    """The sampling review refused a view's request: ``code`` and message go back to it."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 class _Failure(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
@@ -130,8 +178,12 @@ class ViewSession:
         on_message: Callable[[str], None] | None = None,
         on_display_mode: Callable[[str], None] | None = None,
         on_model_context: Callable[[dict[str, Any]], None] | None = None,
+        sample: Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]] | None = None,
         host_version: str = "",
     ) -> None:
+        """``sample``: runs a ``sampling/createMessage`` the view sends through the
+        server's sampling review (raises :class:`SamplingRefused`); None: views of this
+        server cannot sample (its sampling is off)."""
         self.view = view
         self.id = f"view-{next(_ids)}"
         self.caller = Caller("view", self.id, server=view.server, view=view.uri)
@@ -151,6 +203,7 @@ class ViewSession:
         self._on_message = on_message
         self._on_display_mode = on_display_mode
         self._on_model_context = on_model_context
+        self._sample = sample
         self._host_version = host_version
         self._waiting: list[Message] = []  # host -> view, held until initialized
         self._replies: dict[int, asyncio.Future[Message]] = {}
@@ -290,6 +343,8 @@ class ViewSession:
             return {}
         if method == "ui/request-display-mode":
             return self._display_mode(params)
+        if method == "sampling/createMessage":
+            return await self._sampling(params)
         raise _Failure(METHOD_NOT_FOUND, f"a view cannot ask for {method!r}")
 
     def _initialize(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -315,6 +370,7 @@ class ViewSession:
                 "serverTools": {},
                 "serverResources": {},
                 "logging": {},
+                **({"sampling": {}} if self._sample is not None else {}),
                 "sandbox": {
                     "permissions": {},  # none granted without asking the person
                     "csp": {
@@ -378,8 +434,6 @@ class ViewSession:
             message=f"The view {self.view.uri} asks to open a link in your browser.",
             mode="url",
             url=review.url,
-            url_host=review.host,
-            url_warnings=review.warnings,
         )
         outcome = await ask_outcome(self._prompter.elicit(request), LINK_TIMEOUT)
         if not outcome.answered or outcome.answer is None or outcome.answer.action != "accept":
@@ -398,6 +452,43 @@ class ViewSession:
             raise _Failure(DENIED, "Message sending denied: this view is not in a chat")
         self._on_message(text)
         return {}
+
+    async def _sampling(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        if self._sample is None:
+            raise _Failure(
+                DENIED,
+                f"sampling is not enabled for {self.view.server!r}, so its views "
+                "cannot ask the model either",
+            )
+        try:
+            return await self._sample(params)
+        except SamplingRefused as refused:
+            raise _Failure(refused.code, str(refused)) from refused
+
+    async def ask_permission(self, kind: str) -> bool:
+        """Ask the person whether this view may use ``kind`` (a :data:`PERMISSION_WORDS`
+        key); True only when they accept. The face remembers the answer per view."""
+        words = PERMISSION_WORDS.get(kind)
+        if words is None or self._closed:
+            return False
+        declared = all(
+            _DECLARED.get(part, part) in self.view.permissions for part in kind.split(" and ")
+        )
+        note = "" if declared else " Its server did not declare that it would."
+        request = ElicitationRequest(
+            server=self.view.server,
+            message=(
+                f"The view {self.view.uri} of {self.view.server} asks to use {words}. "
+                f"Allow it for this view until Portico quits?{note}"
+            ),
+        )
+        outcome = await ask_outcome(self._prompter.elicit(request), PERMISSION_TIMEOUT)
+        granted = (
+            outcome.answered and outcome.answer is not None and outcome.answer.action == "accept"
+        )
+        if not granted:
+            self.calls.refused.append(f"permission {kind}: the person did not allow it")
+        return granted
 
     def _display_mode(self, params: Mapping[str, Any]) -> dict[str, Any]:
         mode = params.get("mode")

@@ -4,7 +4,8 @@
   arguments fill the prompt's arguments in order);
 - ``/call server__tool {"json": "arguments"}`` calls a tool directly (through the guard);
 - ``@server:uri`` anywhere in a message attaches that resource;
-- ``/new``, ``/branch``, ``/model [NAME]``, ``/yolo [on|off]``, ``/retry``, ``/reload-mcp``,
+- ``/new``, ``/branch``, ``/model [NAME]``, ``/yolo [on|off]``, ``/retry``, ``/compact
+  summarise|trim``, ``/reload-mcp``,
   ``/help``.
 """
 
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-BUILTINS = ("new", "branch", "model", "yolo", "retry", "reload-mcp", "help", "call")
+BUILTINS = ("new", "branch", "model", "yolo", "retry", "compact", "reload-mcp", "help", "call")
 HELP = """\
 /server:prompt ARGS…   render a server's prompt (positional or name=value arguments)
 /call server__tool {…}  call a tool directly with JSON arguments
@@ -25,6 +26,8 @@ HELP = """\
 /model [NAME]          show or change the model (provider/model; "none" for direct mode)
 /yolo [on|off]         skip tool approvals in this chat (spend limits still ask)
 /retry                 ask again for the last answer (after a failed or stopped turn)
+/compact summarise|trim  leave older messages out of what is sent (a summary instead, or
+                       nothing); they stay in the chat
 /new                   start a new chat
 /branch                continue this chat in a new branch
 /reload-mcp            reload the config and reconnect changed servers

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from portico.chat.model_info import ModelInfo, local_details
 from portico.chat.providers.errors import ProviderError
 from portico.config.model import ProviderSpec
 
@@ -72,6 +73,7 @@ class DetectedServer:
     base_url: str  # "http://127.0.0.1:11434/v1"
     port: int
     models: tuple[str, ...]
+    details: tuple[ModelInfo, ...] = ()  # per model: size, context length, tool calls
 
     def as_provider(self) -> ProviderSpec:
         """The provider to add to the config (kind openai, no key)."""
@@ -122,7 +124,8 @@ async def detect_local(
             models = _model_ids(data)
             if models is None:
                 return None
-            return DetectedServer(label, name, base, port, tuple(models))
+            details = await local_details(client, f"http://{host}:{port}", data)
+            return DetectedServer(label, name, base, port, tuple(models), details)
 
         found = await asyncio.gather(*(probe(*entry) for entry in ports))
     return [f for f in found if f is not None]

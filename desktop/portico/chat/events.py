@@ -59,6 +59,7 @@ FailureKind = Literal[
     "config",  # the chosen provider/model is not configured or its key cannot be read
     "spend",  # the request would pass the provider's spend_limit and was not approved
     "command",  # a slash command or mention that cannot run (the error has its usage)
+    "attachment",  # an attached file cannot be sent (unreadable, too big, binary, no text)
     "internal",  # a bug in Portico (logged with its traceback; the message is one line)
 ]
 

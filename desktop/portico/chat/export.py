@@ -6,6 +6,7 @@ import json
 import time
 from typing import Any
 
+from portico.chat.attachments import size_text
 from portico.chat.messages import Message
 from portico.chat.store import StoredConversation
 from portico.chat.tree import path_to
@@ -25,7 +26,10 @@ def to_markdown(stored: StoredConversation) -> str:
         who = "You" if message.role == "user" else f"Assistant ({message.model or 'direct'})"
         lines += [f"## {who}", ""]
         for attachment in message.attachments:
-            lines.append(f"> Attached: {attachment.name} ({attachment.uri or attachment.path})")
+            where = attachment.uri or attachment.path
+            size = size_text(attachment.size) if attachment.size else ""
+            kind = ", ".join(x for x in (attachment.mime_type, size) if x)
+            lines.append(f"> Attached: {attachment.name} ({where}{'; ' + kind if kind else ''})")
         if message.attachments:
             lines.append("")
         lines += _body(message)
@@ -94,6 +98,8 @@ def to_json(stored: StoredConversation) -> str:
                         "uri": a.uri,
                         "path": str(a.path) if a.path else None,
                         "server": a.server,
+                        "mime_type": a.mime_type,
+                        "size": a.size,
                     }
                     for a in m.attachments
                 ],

@@ -7,7 +7,8 @@ import mimetypes
 from collections.abc import Sequence
 from pathlib import Path
 
-from portico.chat.messages import Attachment, Message, ToolCall
+from portico.chat.attachments import fenced, is_image
+from portico.chat.messages import Message, ToolCall
 from portico.chat.providers import images
 from portico.chat.providers.wire import (
     AssistantTurn,
@@ -19,7 +20,7 @@ from portico.chat.providers.wire import (
     UserTurn,
 )
 
-MAX_ATTACHED_TEXT = 200_000  # characters of one attached text file
+MAX_ATTACHED_TEXT = 400_000  # characters of one attachment (the read caps it first)
 
 
 class ImageCache:
@@ -44,29 +45,23 @@ class ImageCache:
         return image
 
 
-def _is_image(attachment: Attachment) -> bool:
-    kind = attachment.mime_type or (
-        mimetypes.guess_type(attachment.path.name)[0] if attachment.path else None
-    )
-    return bool(kind and kind.startswith("image/"))
-
-
 async def _user_turn(message: Message, vision: bool, cache: ImageCache) -> UserTurn:
     parts = [message.text] if message.text else []
     pictures: list[ModelImage] = []
     for a in message.attachments:
         if a.kind == "resource":
-            parts.append(f"[Attached resource {a.uri} from {a.server}]\n{a.text or ''}")
-        elif a.path is not None and _is_image(a):
+            label = f"Attached resource {a.uri} from server {a.server}"
+            parts.append(f"[{label}]\n{fenced(a.name, a.text or '')}")
+        elif a.path is not None and is_image(a):
             image = await cache.get(a.path, a.mime_type) if vision else None
             if image is not None:
                 pictures.append(image)
-            else:
-                parts.append(f"[Attached image: MEDIA:{a.path}]")
+            else:  # an older chat, or its model changed since: say what was there
+                parts.append(f"[Attached image {a.name}: not shown, this model takes no images]")
         elif a.text is not None:
-            parts.append(f"[Attached file {a.name}]\n{a.text[:MAX_ATTACHED_TEXT]}")
+            parts.append(f"[Attached file {a.name}]\n{fenced(a.name, a.text[:MAX_ATTACHED_TEXT])}")
         else:
-            parts.append(f"[Attached file: {a.path}]")
+            parts.append(f"[Attached file {a.name}: it could not be read]")
     return UserTurn("\n\n".join(parts), tuple(pictures))
 
 

@@ -24,14 +24,16 @@ from typing import TYPE_CHECKING, Any
 from portico.chat import commands
 from portico.chat.conversation import Chat, ChatError, attachment_from_resource
 from portico.chat.messages import Attachment, Message, ToolCall
+from portico.chat.project import ProjectInstructions
 from portico.chat.providers.catalog import ModelCatalog
 from portico.chat.store import ChatStore, StoredConversation, StoreError
 from portico.chat.task_store import ChatTasks
-from portico.config.model import Config
+from portico.config.model import Config, RuntimeSettings
 from portico.policy.guard import ChatContext, ToolGuard
 from portico.policy.spend import SpendLedger
 
 if TYPE_CHECKING:
+    from portico.policy.trust_store import TrustStore
     from portico.prompts import Prompter
     from portico.runtime.hub import Hub
     from portico.runtime.registry import Registry
@@ -54,6 +56,7 @@ class ChatHost:
         models: ModelCatalog | None = None,
         reload: Callable[[], Awaitable[str]] | None = None,
         model_titles: bool | None = None,
+        trust_store: TrustStore | None = None,
     ) -> None:
         """``guard``: the process's one ToolGuard (``Services.guard``), every tool call of
         every chat goes through it. ``store``/``store_path``: default
@@ -63,8 +66,11 @@ class ChatHost:
         ``reload``: what ``/reload-mcp`` does (default: read the config, apply it to the
         hub). ``model_titles``: the model writes a title after the first exchange (one
         more request per chat); default: the config's ``chat.model_titles`` (off: the
-        title is the first words of the first message, made here)."""
+        title is the first words of the first message, made here). ``trust_store``:
+        where the review of the project's instructions is remembered (default: the
+        person's trust store)."""
         from portico.policy.prompters import NonInteractivePrompter
+        from portico.policy.trust_store import TrustStore
 
         self._hub = hub
         self._store = store or ChatStore(store_path)
@@ -85,6 +91,11 @@ class ChatHost:
         self.guard = guard
         if config is not None and models is not None:
             self._models.configure(config.models)
+        self.settings = config.settings if config is not None else RuntimeSettings()
+        self.project_folder = project or (config.project if config is not None else None)
+        self.instructions = ProjectInstructions(
+            self.project_folder, prompter, trust_store or TrustStore()
+        )
 
     @property
     def store(self) -> ChatStore:
@@ -102,6 +113,9 @@ class ChatHost:
     def apply_config(self, config: Config) -> None:
         """Take the providers, default model and settings of a reloaded config."""
         self._models.configure(config.models)
+        self.settings = config.settings
+        if config.project is not None and config.project != self.project_folder:
+            self.project_folder = self.instructions.project = config.project
         if not self._titles_fixed:
             self.model_titles = config.settings.chat_model_titles
 
@@ -114,12 +128,36 @@ class ChatHost:
         ledger.models.update(stored.model_spend)
         return ChatContext(chat_id=chat_id, spend=ledger, yolo=stored.yolo)
 
+    async def project_line(self, chat: Chat) -> str:
+        """What a chat takes from its project, for a face to show: ``Project p:
+        instructions on · model claude/x · servers everything``; "" outside a project."""
+        from portico.chat.project import INSTRUCTIONS, tool_set_text
+
+        if self.project_folder is None:
+            return ""
+        found = await self.instructions.current(ask=False)
+        if found is None:
+            state = f"no {INSTRUCTIONS}"
+        elif found.state == "on":
+            state = "instructions on"
+        else:
+            state = "instructions off (reviewed before the next answer, or declined)"
+        return (
+            f"Project {self.project_folder.name}: {state} · model {chat.model or 'none'} · "
+            f"{tool_set_text(self.settings)}"
+        )
+
     async def new(self, model: str | None = None, *, title: str = "") -> Chat:
         """A new conversation (model: ``"P/M"``, default: the configured default)."""
         stored = StoredConversation(id=uuid.uuid4().hex, title=title)
         chat = Chat(self, stored, self._context(stored.id, stored))
         if model is not None:
             await chat.set_model(model)
+        elif self.settings.chat_model:  # chat.model (a project's, when you allowed it)
+            try:
+                await chat.set_model(self.settings.chat_model)
+            except ChatError:
+                stored.model = self._models.default_ref
         else:
             stored.model = self._models.default_ref
         self._chats[chat.id] = chat
@@ -228,6 +266,7 @@ class ChatHost:
             yolo=chat.yolo,
             active_tools=list(chat.active_tools),
             messages=copies,
+            settings=chat.settings.to_json(),
         )
         branched = Chat(self, stored, chat.context.branch(new_id))
         if copies:

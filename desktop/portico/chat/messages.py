@@ -29,9 +29,10 @@ MessageStatus = Literal[
 class Attachment:
     """Something that goes with a user message.
 
-    ``kind="file"``: a local file by path (images go to vision models as images, other
-    files as text when they are text). ``kind="resource"``: an MCP resource
-    (``@server:uri``), its text captured when attached so a resumed chat reads the same.
+    ``kind="file"``: a local file by path (images go to vision models as images; text
+    files and PDFs as their text, read once when sent, see ``chat.attachments``).
+    ``kind="resource"``: an MCP resource (``@server:uri``), its text captured when
+    attached so a resumed chat reads the same.
     """
 
     kind: Literal["file", "resource"]
@@ -41,6 +42,7 @@ class Attachment:
     uri: str | None = None
     mime_type: str | None = None
     text: str | None = None  # resource text (or a file's text, once read)
+    size: int = 0  # bytes of the file as attached (0: not known, e.g. older chats)
 
 
 @dataclass

@@ -114,7 +114,22 @@ ALTER TABLE conversations ADD COLUMN archived INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE conversations ADD COLUMN deleted REAL;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# v5: each chat's own model settings (system prompt, temperature, max tokens, reasoning)
+# and what its requests leave out (``context``: the first message sent, a summary), as JSON
+# in a table of their own so the conversations rows stay as they were; they go when their
+# conversation goes.
+_V5 = """
+CREATE TABLE chat_settings (
+    conversation_id TEXT PRIMARY KEY,
+    settings TEXT NOT NULL DEFAULT '{}',
+    context TEXT NOT NULL DEFAULT '{}'
+);
+CREATE TRIGGER chat_settings_ad AFTER DELETE ON conversations BEGIN
+    DELETE FROM chat_settings WHERE conversation_id = old.id;
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 VERSION = len(MIGRATIONS)
 
 

@@ -86,6 +86,9 @@ class StoredConversation:
     input_tokens: int = 0
     output_tokens: int = 0
     messages: list[Message] = field(default_factory=list)  # the whole tree, oldest first
+    settings: dict[str, Any] = field(default_factory=dict)  # portico.chat.settings, as JSON
+    # what requests leave out: {"from": first message id sent, "summary": text of the rest}
+    context: dict[str, Any] = field(default_factory=dict)
 
 
 # --- rows <-> objects ---------------------------------------------------------------------
@@ -110,6 +113,7 @@ def _attachments_json(items: list[Attachment]) -> str:
                 "uri": a.uri,
                 "mime_type": a.mime_type,
                 "text": a.text,
+                "size": a.size,
             }
             for a in items
         ]
@@ -128,6 +132,7 @@ def _attachments(text: str | None) -> list[Attachment]:
                 uri=a.get("uri"),
                 mime_type=a.get("mime_type"),
                 text=a.get("text"),
+                size=a.get("size") or 0,
             )
         )
     return out
@@ -464,6 +469,32 @@ class ChatStore:
         its row once per batch this way)."""
         self._writes.mark(("c", c.id, ""), _ConversationFill(c, refresh))
 
+    def save_settings(self, conversation_id: str, settings: dict[str, Any]) -> None:
+        """The chat's own model settings (``portico.chat.settings``), replacing its last."""
+        blob = _json_text(settings)
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO chat_settings (conversation_id, settings) VALUES (?, ?) "
+                "ON CONFLICT(conversation_id) DO UPDATE SET settings=excluded.settings",
+                (conversation_id, blob),
+            )
+
+        self.write(job)
+
+    def save_context(self, conversation_id: str, context: dict[str, Any]) -> None:
+        """What the chat's requests leave out (its messages all stay in the store)."""
+        blob = _json_text(context)
+
+        def job(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO chat_settings (conversation_id, context) VALUES (?, ?) "
+                "ON CONFLICT(conversation_id) DO UPDATE SET context=excluded.context",
+                (conversation_id, blob),
+            )
+
+        self.write(job)
+
     def save_message(self, conversation_id: str, message: Message) -> None:
         """The message with its tool calls (insert or update)."""
         key = ("m", message.id, "")
@@ -533,6 +564,16 @@ class ChatStore:
             input_tokens=row[10] or 0,
             output_tokens=row[11] or 0,
         )
+        settings = conn.execute(
+            "SELECT settings, context FROM chat_settings WHERE conversation_id=?",
+            (conversation_id,),
+        ).fetchone()
+        if settings is not None:
+            try:
+                stored.settings = dict(json.loads(settings[0] or "{}"))
+                stored.context = dict(json.loads(settings[1] or "{}"))
+            except (ValueError, TypeError):
+                log.warning("the settings of chat %s do not read; it uses none", conversation_id)
         calls: dict[str, list[ToolCall]] = {}
         for c in conn.execute(
             "SELECT message_id, id, name, arguments, raw_arguments, outcome, result_text, "

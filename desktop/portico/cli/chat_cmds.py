@@ -42,6 +42,24 @@ def register(groups: Groups) -> None:
     )
     p.add_argument("--model", metavar="PROVIDER/MODEL", help="the model to use")
     p.add_argument(
+        "--system",
+        metavar="TEXT",
+        help="this chat's own system prompt (added after Portico's; \"\" clears it); "
+        "kept with the chat, like the settings below",
+    )
+    p.add_argument("--temperature", metavar="T", help='0 to 2 ("": the provider\'s)')
+    p.add_argument("--max-tokens", metavar="N", help="longest answer in tokens")
+    p.add_argument(
+        "--reasoning-effort",
+        metavar="EFFORT",
+        help="minimal, low, medium or high (OpenAI-compatible providers)",
+    )
+    p.add_argument(
+        "--thinking-budget",
+        metavar="N",
+        help="extended thinking tokens, at least 1024 (Anthropic providers)",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the events as JSON lines (with -q), or the list as JSON (with --list)",
@@ -351,8 +369,31 @@ async def _open_chat(host: ChatHost, args: argparse.Namespace) -> Chat:
                 raise ChatError(f"{exc}:\n{branch_listing(chat)}") from None
         if args.model:
             await chat.set_model(args.model)
-        return chat
-    return await host.new(args.model)
+    else:
+        chat = await host.new(args.model)
+    await _apply_settings(chat, args)
+    return chat
+
+
+async def _apply_settings(chat: Chat, args: argparse.Namespace) -> None:
+    """The --system / --temperature / ... flags onto the chat's stored settings."""
+    from portico.chat.conversation import ChatError
+    from portico.chat.settings import SettingsError, parse
+
+    given = {
+        "system_prompt": args.system,
+        "temperature": args.temperature,
+        "max_tokens": args.max_tokens,
+        "reasoning_effort": args.reasoning_effort,
+        "thinking_budget": args.thinking_budget,
+    }
+    if all(v is None for v in given.values()):
+        return
+    try:
+        settings = parse(**given, base=chat.settings)
+    except SettingsError as exc:
+        raise ChatError(str(exc)) from None
+    await chat.set_settings(settings)
 
 
 def branch_listing(chat: Chat) -> str:
@@ -394,6 +435,9 @@ async def _chat(args: argparse.Namespace) -> int:
         except ChatError as exc:
             err(str(exc))
             return 2
+        line = await host.project_line(chat)
+        if line and not args.json:
+            print(visible(line), file=sys.stderr)
         if not interactive:
             from portico.chat.commands import parse
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ KINDS: dict[str, tuple[tuple[str, ...], str]] = {
     "claude-desktop": (("mcpServers",), "stdio-only"),
     "generic": ((), "print"),
 }
+# How each client's file refers to an environment variable (its own substitution syntax):
+# Claude Code expands ${VAR} in .claude.json / .mcp.json; Cursor and VS Code ${env:VAR}.
+ENV_REFERENCE = {"claude-code": "${%s}", "cursor": "${env:%s}", "vscode": "${env:%s}"}
+ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 
 
 def register(groups: Groups) -> None:
@@ -35,10 +40,18 @@ def register(groups: Groups) -> None:
     p.add_argument("name", choices=sorted(KINDS), help="the client")
     p.add_argument("--remove", action="store_true", help="remove Portico and revoke the token")
     p.add_argument("--file", type=Path, default=None, help="the client's config file")
+    p.add_argument(
+        "--token-env",
+        metavar="VAR",
+        default=None,
+        help="write a reference to the environment variable VAR instead of the token "
+        "itself (the client must be started with VAR set; the token is printed once)",
+    )
     p.set_defaults(handler=async_command(_connect))
 
 
 def _entry(style: str, url: str, token: str) -> dict[str, Any]:
+    """``token``: the token itself, or the client's reference to where it is."""
     headers = {"Authorization": f"Bearer {token}"}
     if style == "url":
         return {"url": url, "headers": headers}
@@ -77,6 +90,12 @@ async def _connect(args: argparse.Namespace) -> int:
             code=2,
         )
     url = f"http://127.0.0.1:{port}/mcp"
+    variable: str | None = args.token_env
+    if variable is not None and not ENV_NAME.fullmatch(variable):
+        raise CommandError(
+            f"--token-env {variable!r}: use capitals, digits and '_' (e.g. PORTICO_TOKEN)",
+            code=2,
+        )
     try:
         token = await book.add(kind)
     except ClientError as exc:
@@ -89,8 +108,15 @@ async def _connect(args: argparse.Namespace) -> int:
         )
         return 0
     path = _client_file(kind, args.file)
-    _edit(path, lambda text: _set(text, path_keys, _entry(style, url, token)))
+    written = ENV_REFERENCE[kind] % variable if variable is not None else token
+    _edit(path, lambda text: _set(text, path_keys, _entry(style, url, written)))
     print(f"Added '{ENTRY}' ({url}) to {path}; {kind} has its own token now.")
+    if variable is not None:
+        print(
+            f"The file refers to ${variable}; start {kind} with it set (shown only now):\n"
+            f"  export {variable}={token}",
+            file=sys.stderr,
+        )
     return 0
 
 

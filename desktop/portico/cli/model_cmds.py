@@ -271,6 +271,22 @@ def cmd_test(args: argparse.Namespace) -> int:
     return 0
 
 
+def _detail_lines(details: Any) -> list[str]:
+    """One line per model when the server said anything about them beyond the name."""
+    from portico.chat.model_info import size_text
+
+    if not any(m.size or m.context_length or m.tools is not None for m in details):
+        return []
+    lines = []
+    for m in details:
+        parts = [size_text(m.size)] if m.size else []
+        if m.context_length:
+            parts.append(f"context {m.context_length:,} tokens")
+        parts.append(m.tool_text)
+        lines.append(f"  {m.id}: {' · '.join(parts)}")
+    return lines
+
+
 def cmd_detect(args: argparse.Namespace) -> int:
     from portico.chat.detect import detect_local, probes, tried
 
@@ -289,6 +305,15 @@ def cmd_detect(args: argparse.Namespace) -> int:
                         "name": f.name,
                         "base_url": f.base_url,
                         "models": list(f.models),
+                        "details": [
+                            {
+                                "id": m.id,
+                                "size": m.size,
+                                "context_length": m.context_length,
+                                "tools": m.tools,
+                            }
+                            for m in f.details
+                        ],
                     }
                     for f in found
                 ],
@@ -306,6 +331,8 @@ def cmd_detect(args: argparse.Namespace) -> int:
     for server in found:
         models = ", ".join(server.models) or "no models loaded"
         print(f"{server.label} at {server.base_url}: {models}")
+        for line in _detail_lines(server.details):
+            print(line)
         command = f"portico model add {server.name} --kind openai --base-url {server.base_url}"
         if server.models:
             command += f" --default {server.models[0]}"

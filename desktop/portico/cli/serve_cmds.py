@@ -57,6 +57,28 @@ def register(groups: Groups) -> None:
         help="an Origin header this client may send (a browser-based client; repeat)",
     )
     p.set_defaults(handler=async_command(_clients_add))
+    p = sub.add_parser(
+        "profile",
+        help="limit which servers and tools a client sees (no options: everything again)",
+        description="A client's profile limits what it sees and may call: a hidden tool, "
+        "prompt or resource is refused as if it did not exist.",
+    )
+    p.add_argument("name")
+    p.add_argument(
+        "--server",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="a server the client sees (repeat; default: all)",
+    )
+    p.add_argument(
+        "--tool",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="a server__tool name or glob the client sees, e.g. 'github__get_*' (repeat)",
+    )
+    p.set_defaults(handler=async_command(_clients_profile))
     p = sub.add_parser("list", help="the clients that have a token")
     p.set_defaults(handler=async_command(_clients_list))
     p = sub.add_parser("remove", help="revoke a client's token")
@@ -88,7 +110,12 @@ async def _serve(args: argparse.Namespace) -> int:
             loop.add_signal_handler(sig, stop.set)
     try:
         async with running_endpoint(
-            hub, services.guard, services.secrets, port=port, unix_socket=not args.no_socket
+            hub,
+            services.guard,
+            services.secrets,
+            port=port,
+            unix_socket=not args.no_socket,
+            policy=services.policy,
         ) as endpoint:
             endpoint.config_stamp = stamp
             print(f"Portico endpoint: {endpoint.url}", flush=True)
@@ -178,7 +205,20 @@ async def _clients_list(args: argparse.Namespace) -> int:
     for client in listed:
         made = time.strftime("%Y-%m-%d %H:%M", time.localtime(client.created))
         origins = f"  origins: {', '.join(client.origins)}" if client.origins else ""
-        print(f"{client.name}  created {made}{origins}")
+        print(f"{client.name}  created {made}{origins}  sees: {client.profile_text()}")
+    return 0
+
+
+async def _clients_profile(args: argparse.Namespace) -> int:
+    from portico.gateway.clients import ClientBook, ClientError
+
+    book = ClientBook(cli_services(load_config(args)).secrets)
+    servers = tuple(args.server) if args.server is not None else None
+    try:
+        client = await book.set_profile(args.name, servers, tuple(args.tool))
+    except ClientError as exc:
+        raise CommandError(str(exc), code=2) from exc
+    print(f"{client.name} sees {client.profile_text()}.")
     return 0
 
 

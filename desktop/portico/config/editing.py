@@ -24,6 +24,10 @@ from portico.config.model import Config, Diagnostic, Dialect, Scope
 T = TypeVar("T")
 
 
+def dialect_of(path: Path) -> Dialect:
+    return Dialect.TOML if path.suffix.lower() == ".toml" else Dialect.YAML
+
+
 class EditedFile:
     """A config file open in the editor (it may not exist on disk yet: ``is_new``)."""
 
@@ -42,7 +46,7 @@ class EditedFile:
 
     @property
     def dialect(self) -> Dialect:
-        return Dialect.TOML if self.path.suffix.lower() == ".toml" else Dialect.YAML
+        return dialect_of(self.path)
 
     @property
     def is_new(self) -> bool:
@@ -156,9 +160,33 @@ class EditedFile:
         self.set_text(merged)
         self.validate()
 
+    def adopt(self, other: EditedFile) -> None:
+        """Take ``other``'s state (a copy read and parsed off the GUI thread)."""
+        self.snapshot, self.baseline, self.text = other.snapshot, other.baseline, other.text
+        self.doc, self.parse_error, self.config = other.doc, other.parse_error, other.config
+
+    def view(self) -> FileView:
+        """What this file holds now, as plain data a worker thread may read."""
+        return FileView(self.path, self.scope, self.snapshot, self.baseline, self.text)
+
+    @classmethod
+    def merged(cls, view: FileView, disk: str, snapshot: Snapshot, text: str) -> EditedFile:
+        """A detached copy of a file whose edits (``text``) were re-applied onto ``disk``."""
+        file = cls.__new__(cls)
+        file.path, file.scope = view.path, view.scope
+        file.doc, file.parse_error, file.config = None, None, None
+        file.snapshot, file.baseline = snapshot, disk
+        file.set_text(text)
+        file.validate()
+        return file
+
     def take_disk_snapshot(self) -> None:
         """Keep mine: the next save may replace the file as it is on disk now."""
-        self.snapshot = read_bytes(self.path)[1]
+        self.take_snapshot(read_bytes(self.path)[1])
+
+    def take_snapshot(self, snapshot: Snapshot) -> None:
+        """Keep mine with the snapshot a worker read: the next save may replace that file."""
+        self.snapshot = snapshot
         self.set_text(self.text)
 
     def save(self) -> None:
@@ -182,6 +210,58 @@ class EditedFile:
     def parse_value(self, text: str) -> Any:
         doc = self.doc or ConfigDocument.new(self.path)
         return doc.parse_value(text)
+
+
+@dataclass(frozen=True)
+class FileView:
+    """One open file as the GUI held it when a look at the disk started: a worker compares
+    it with the disk while the person edits on, and the result applies only if the file
+    still holds this (else the look is made again: an edit is merged or asked about)."""
+
+    path: Path
+    scope: Scope
+    snapshot: Snapshot
+    baseline: str
+    text: str
+
+    @property
+    def dirty(self) -> bool:
+        return self.text != self.baseline
+
+
+@dataclass(frozen=True)
+class DiskChange:
+    """One file that changed on disk, as a worker found it: ``fresh`` is the file to adopt
+    (reloaded, or the edits re-applied onto it), None for a conflict on ``keys``."""
+
+    view: FileView
+    fresh: EditedFile | None
+    keys: tuple[str, ...] = ()
+
+
+def read_disk(views: Sequence[FileView]) -> list[DiskChange]:
+    """Compare each file with the disk, reading and parsing what changed (no shared state:
+    this runs in a worker thread)."""
+    changes = []
+    for view in views:
+        data, snapshot = read_bytes(view.path)
+        if snapshot.exists == view.snapshot.exists and snapshot.sha256 == view.snapshot.sha256:
+            continue
+        if not view.dirty:
+            changes.append(DiskChange(view, EditedFile(view.path, view.scope)))
+            continue
+        disk = data.decode("utf-8", errors="replace") if data is not None else ""
+        merge = three_way(view.path, dialect_of(view.path), view.baseline, view.text, disk)
+        if merge.text is not None:
+            changes.append(DiskChange(view, EditedFile.merged(view, disk, snapshot, merge.text)))
+        else:
+            changes.append(DiskChange(view, None, tuple(merge.conflicts)))
+    return changes
+
+
+def reread(views: Sequence[FileView]) -> list[EditedFile]:
+    """Each file read from disk again, parsed (a worker's half of a reload)."""
+    return [EditedFile(view.path, view.scope) for view in views]
 
 
 def open_files(project: Path | None) -> list[EditedFile]:
@@ -215,6 +295,7 @@ class DiskOutcome:
     conflicted: list[Path] = field(default_factory=list)
     conflicts: list[str] = field(default_factory=list)
     said: list[str] = field(default_factory=list)  # what was reloaded or merged, in words
+    stale: list[Path] = field(default_factory=list)  # edited while the disk was read
 
     @property
     def changed(self) -> list[Path]:
@@ -224,9 +305,11 @@ class DiskOutcome:
 class EditorModel:
     """Every config file of both scopes, as the editor holds them (global first)."""
 
-    def __init__(self, project: Path | None) -> None:
+    def __init__(self, project: Path | None, files: list[EditedFile] | None = None) -> None:
+        """Reads every file of both scopes; ``files=[]``: none yet (the editor's window
+        while a worker reads them)."""
         self.project = project
-        self.files = open_files(project)
+        self.files = open_files(project) if files is None else files
 
     def file_for(self, path: Path | str) -> EditedFile:
         for file in self.files:
@@ -265,36 +348,43 @@ class EditorModel:
             out.config = load(self.project)
         return out
 
+    def views(self) -> list[FileView]:
+        return [file.view() for file in self.files]
+
     def check_disk(self, conflicted: Sequence[Path] = ()) -> DiskOutcome:
         """Compare each file with the disk: reload it when it has no edits, re-apply the
         edits onto the new file when they touch other keys, else report a conflict.
         ``conflicted``: files already reported (not reported again)."""
+        return self.apply_disk(read_disk(self.views()), conflicted)
+
+    def apply_disk(
+        self, changes: Sequence[DiskChange], conflicted: Sequence[Path] = ()
+    ) -> DiskOutcome:
+        """Adopt what ``read_disk`` found; a file edited (or saved) since its view was taken
+        is left as it is and listed in ``stale``: look at the disk again for it."""
         out = DiskOutcome()
-        for file in self.files:
-            data, snapshot = read_bytes(file.path)
-            if snapshot.exists == file.snapshot.exists and snapshot.sha256 == file.snapshot.sha256:
+        for change in changes:
+            file = self.file_for(change.view.path)
+            if file.view() != change.view:
+                out.stale.append(file.path)
                 continue
-            disk = data.decode("utf-8", errors="replace") if data is not None else ""
-            if not file.dirty:
-                file.reload()
+            if change.fresh is not None and not change.view.dirty:
+                file.adopt(change.fresh)
                 out.reloaded.append(file.path)
                 out.said.append(f"{file.path.name} changed on disk and was reloaded.")
-                continue
-            merge = three_way(file.path, file.dialect, file.baseline, file.text, disk)
-            if merge.text is not None:
-                file.adopt_disk(disk, snapshot, merge.text)
+            elif change.fresh is not None:
+                file.adopt(change.fresh)
                 out.merged.append(file.path)
                 out.said.append(
                     f"{file.path.name} changed on disk; your edits were re-applied onto it."
                 )
-                continue
-            if file.path not in conflicted:
-                out.conflicted.append(file.path)
-            touched = ", ".join(merge.conflicts)
-            out.conflicts.append(
-                f"{file.path} changed on disk, and your unsaved edits touch the same "
-                f"keys ({touched})."
-            )
+            else:
+                if file.path not in conflicted:
+                    out.conflicted.append(file.path)
+                out.conflicts.append(
+                    f"{file.path} changed on disk, and your unsaved edits touch the same "
+                    f"keys ({', '.join(change.keys)})."
+                )
         return out
 
     def disk_texts(self, paths: Sequence[Path]) -> dict[Path, str]:

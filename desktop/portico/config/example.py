@@ -95,6 +95,7 @@ MODEL_KEYS: tuple[tuple[str, Any, str], ...] = (
     ("context_length", 32768, "tokens one request may hold (the context meter warns)"),
     ("currency", "USD", "of the prices and the spend limit"),
     ("spend_limit", 1.0, "per chat: a request that would pass it asks first"),
+    ("projects", False, "a project's chat.model may name this provider's models"),
 )
 MODEL_PRICES = {"example-model": {"input": 0.5, "output": 1.5}}
 PRICES_HELP = "price per million tokens, input and output, per model (in currency)"

@@ -23,7 +23,12 @@ from portico import paths
 from portico.config import limits, toml_dialect, yaml_dialect
 from portico.config.model import Config, Diagnostic, Dialect, ModelsConfig, Scope, ServerSpec
 from portico.config.models_config import merge_models, read_models
-from portico.config.project_rules import merge_settings, replacing, with_loosenings
+from portico.config.project_rules import (
+    merge_settings,
+    project_model,
+    replacing,
+    with_loosenings,
+)
 from portico.config.raw import RawFile
 from portico.config.validate import settings_from, validate_servers, validate_settings
 
@@ -223,6 +228,12 @@ def _merge(results: list[_FileResult], *, project: Path | None) -> Config:
                 seen[field] = (value, result.raw.path, line)
         per_scope[scope] = seen
     settings_values, notes = merge_settings(per_scope[Scope.GLOBAL], per_scope[Scope.PROJECT])
+    notes += project_model(
+        settings_values,
+        per_scope[Scope.GLOBAL],
+        per_scope[Scope.PROJECT],
+        lambda name: bool((spec := models.provider(name)) and spec.projects),
+    )
     diagnostics.extend(notes)
     settings = settings_from(settings_values)
 

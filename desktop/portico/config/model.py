@@ -332,6 +332,9 @@ class RuntimeSettings:
     chat_model_titles: bool = False  # chat.model_titles: the model writes chat titles
     endpoint_enabled: bool = False  # endpoint.enabled: the app serves the local endpoint
     endpoint_port: int = 0  # endpoint.port (0: any free port)
+    chat_model: str | None = None  # chat.model: a new chat's model ("P/M")
+    chat_servers: tuple[str, ...] = ()  # chat.servers: whose tools a chat offers (): all
+    chat_tools: tuple[str, ...] = ()  # chat.tools: tool names / patterns offered; (): all
 
 
 ProviderKind = Literal["openai", "anthropic"]
@@ -372,6 +375,7 @@ class ProviderSpec:
     currency: str = "USD"
     spend_limit: float | None = None  # per chat, in currency; None: no limit
     context_length: int | None = None  # tokens a request may hold; None: unknown
+    projects: bool = False  # a project file's chat.model may name this provider's models
 
     def price(self, model: str) -> ModelPrice | None:
         """The price of ``model``: its own entry, else the longest priced name it starts

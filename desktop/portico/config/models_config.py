@@ -42,6 +42,7 @@ KEYS = (
     "currency",
     "spend_limit",
     "context_length",
+    "projects",
 )
 MAX_TOKENS_LIMIT = 1_000_000
 CONTEXT_LIMIT = 100_000_000
@@ -217,7 +218,7 @@ class _Reader:
             if not math.isfinite(value) or not 0 <= value <= 2:
                 return bad(f"must be between 0 and 2, not {value}")
             return float(value)
-        if key == "vision":
+        if key in ("vision", "projects"):
             if not isinstance(value, bool):
                 return bad(f"must be true or false, not {value!r}")
             return value

@@ -65,6 +65,9 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     # Whether the app listens for other clients, and where, is yours to decide.
     "endpoint_enabled": lambda p, g: not p or bool(g),
     "endpoint_port": lambda p, g: p == g,
+    # What a chat offers the model: a project may narrow it (empty means all).
+    "chat_servers": lambda p, g: not g or (bool(p) and set(p) <= set(g)),
+    "chat_tools": lambda p, g: not g or (bool(p) and set(p) <= set(g)),
 }
 
 _DEFAULTS = {f.name: f.default for f in fields(RuntimeSettings)}
@@ -73,6 +76,35 @@ _KEYS = {spec.field: spec.name for spec in schema.SETTINGS if spec.field}
 Seen = Mapping[str, tuple[Any, Path, int]]  # field -> (value, file, line)
 
 _IGNORED = "ignored: a project file may tighten but never loosen"
+
+
+def project_model(
+    values: dict[str, Any], global_seen: Seen, project_seen: Seen, allowed: Callable[[str], bool]
+) -> list[Diagnostic]:
+    """A project's ``chat.model`` counts only for a provider the person allowed for
+    projects (``projects: true``): a cloned repository must not reach a paid model. Else
+    the person's value stays, with a warning naming file:line."""
+    if "chat_model" not in project_seen:
+        return []
+    value, path, line = project_seen["chat_model"]
+    if allowed(str(value).split("/", 1)[0]):
+        return []
+    mine = global_seen.get("chat_model")
+    if mine is None:
+        values.pop("chat_model", None)
+    else:
+        values["chat_model"] = mine[0]
+    return [
+        Diagnostic(
+            "warning",
+            f"{_IGNORED} chat.model ({value}: its provider is not allowed for projects); "
+            "write projects: true on that provider in your own config if you mean it",
+            path,
+            line,
+            None,
+            "chat.model",
+        )
+    ]
 
 
 def is_security_note(diagnostic: Diagnostic) -> bool:

@@ -1040,6 +1040,39 @@ SETTINGS: tuple[SettingSpec, ...] = (
         " first words of the first message.",
     ),
     SettingSpec(
+        "chat.model",
+        "chat_model",
+        ("chat_model",),
+        ("chat", "model"),
+        "string",
+        None,
+        "The model a new chat uses (PROVIDER/MODEL). In a project file it counts only for a"
+        " provider you allowed for projects (projects: true on the provider).",
+        example="local/qwen3",
+    ),
+    SettingSpec(
+        "chat.servers",
+        "chat_servers",
+        ("chat_servers",),
+        ("chat", "servers"),
+        "string_list",
+        (),
+        "Servers whose tools a new chat offers the model (empty: all). A project may narrow"
+        " yours, never widen them.",
+        example=("github", "filesystem"),
+    ),
+    SettingSpec(
+        "chat.tools",
+        "chat_tools",
+        ("chat_tools",),
+        ("chat", "tools"),
+        "string_list",
+        (),
+        "Tools a new chat offers the model, as server__tool names or patterns (github__*);"
+        " empty: all. A project may narrow yours, never widen them.",
+        example=("github__search_*", "filesystem__read_file"),
+    ),
+    SettingSpec(
         "endpoint.enabled",
         "endpoint_enabled",
         None,

@@ -28,6 +28,9 @@ _TOP_KEYS = (
     "models",
     "oauth",
     "sandbox",
+    "chat_model",
+    "chat_servers",
+    "chat_tools",
     schema.TOML_SERVERS_KEY,
 )
 _LOCATION_SUFFIX = re.compile(r"\s+at line \d+ col \d+$")
@@ -132,6 +135,9 @@ def parse(text: str, path: Path, scope: Scope) -> RawFile:
     for name in ("defer_tools", "discovery_concurrency", "roots"):
         if name in data:
             raw.settings.append(RawSetting(name, data[name], line_of(name)))
+    for name in ("chat_model", "chat_servers", "chat_tools"):  # chat.model, ... in YAML
+        if name in data:
+            raw.settings.append(RawSetting(name.replace("_", ".", 1), data[name], line_of(name)))
     oauth = data.get("oauth")
     if oauth is not None and not isinstance(oauth, dict):
         raw.warning(

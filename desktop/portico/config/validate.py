@@ -845,6 +845,11 @@ def validate_settings(file: RawFile) -> dict[str, tuple[Any, int]]:
                 value = value.lower()
         elif spec.type == "string" and (not isinstance(value, str) or not value.strip()):
             problem = f"must be a non-empty string, not {_describe(value, file.dialect)}"
+        elif spec.type == "string_list" and spec.name != "roots":
+            if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+                problem = f"must be a list of names, not {_describe(value, file.dialect)}"
+            else:
+                value = tuple(dict.fromkeys(x.strip() for x in value))
         elif spec.type == "string_list":
             if not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
                 problem = f"must be a list of folder names, not {_describe(value, file.dialect)}"

@@ -1,7 +1,8 @@
 """Who may talk to the endpoint: checked before the MCP SDK sees a request.
 
 In order: a ``Host`` that is not loopback gets 421 (a DNS-rebound name); an ``Origin``
-that no client is allowed to send gets 403 (a web page in a browser); a missing or
+that no client is allowed to send gets 403 (a web page in a browser; a loopback
+Origin, a page on this machine, passes on to the token check); a missing or
 unknown bearer token gets 401 with a ``WWW-Authenticate: Bearer`` challenge; a known
 token sent with an ``Origin`` that is not that client's gets 403. Every refusal is an
 entry in the client activity. A request let through carries its client in the ASGI
@@ -17,7 +18,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from portico.gateway.activity import ClientActivity
-from portico.gateway.clients import Client, ClientBook
+from portico.gateway.clients import Client, ClientBook, loopback_origin
 
 CLIENT_KEY = "portico_client"
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "[::1]"})
@@ -59,7 +60,7 @@ class AccessGate:
             await _reply(send, 421, "Misdirected request: this endpoint answers loopback only.")
             return
         origin = headers.get("origin")
-        if origin and origin not in self.book.all_origins():
+        if origin and not self.book.allows_origin(origin):
             self.activity.refused(method, f"refused 403: Origin {origin!r} is not allowed")
             await _reply(send, 403, f"Origin {origin!r} is not allowed for this endpoint.")
             return
@@ -76,7 +77,10 @@ class AccessGate:
                 challenge=True,
             )
             return
-        if not client.allows_origin(origin):
+        # A loopback Origin no client claims is a page or tool on this machine; one a client
+        # claims (its browser-based UI) is that client's only.
+        local = origin is not None and loopback_origin(origin) and not self.book.claimed(origin)
+        if not local and not client.allows_origin(origin):
             self.activity.refused(
                 method, f"refused 403: Origin {origin!r} is not {client.name}'s", client.name
             )

@@ -2,7 +2,8 @@
 
 Tokens live in the secret store's internal namespace (``gateway-clients/<name>``: the
 keyring, or 0600 files / memory without one); the list of names and their allowed
-``Origin`` values is ``<state dir>/gateway/clients.json`` (no secrets in it). A token is
+``Origin`` values and profiles (the servers and tools each sees) is
+``<state dir>/gateway/clients.json`` (no secrets in it). A token is
 looked up by its SHA-256, so comparing it costs the same whatever it holds. An
 *ephemeral* client (the CLI's token of one running endpoint) lives in memory only.
 """
@@ -10,6 +11,7 @@ looked up by its SHA-256, so comparing it costs the same whatever it holds. An
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import hashlib
 import json
 import os
@@ -60,9 +62,43 @@ class Client:
     origins: tuple[str, ...] = ()
     created: float = 0.0
     ephemeral: bool = False
+    # The client's profile: the servers it sees (None: all) and glob patterns of the
+    # ``server__tool`` names it sees (empty: all of those servers' tools).
+    servers: tuple[str, ...] | None = None
+    tools: tuple[str, ...] = ()
 
     def allows_origin(self, origin: str | None) -> bool:
         return not origin or origin in self.origins
+
+    def sees_server(self, server: str) -> bool:
+        return self.servers is None or server in self.servers
+
+    def sees_tool(self, server: str, qualified: str) -> bool:
+        if not self.sees_server(server):
+            return False
+        return not self.tools or any(fnmatch.fnmatchcase(qualified, p) for p in self.tools)
+
+    @property
+    def limited(self) -> bool:
+        return self.servers is not None or bool(self.tools)
+
+    def profile_text(self) -> str:
+        """The profile in words (the Clients view, `portico clients list`)."""
+        if not self.limited:
+            return "all servers and tools"
+        parts = []
+        if self.servers is not None:
+            parts.append("servers: " + (", ".join(self.servers) or "none"))
+        if self.tools:
+            parts.append("tools: " + ", ".join(self.tools))
+        return "; ".join(parts)
+
+
+def loopback_origin(origin: str) -> bool:
+    """A page on this machine itself (http://localhost:PORT): a DNS-rebound page has a
+    foreign host in its Origin, and every request still needs the client's token."""
+    match = re.fullmatch(r"https?://(localhost|127\.0\.0\.1|\[::1\])(:\d+)?", origin)
+    return match is not None
 
 
 def _stamp_of(path: Path) -> tuple[int, int, int] | None:
@@ -95,8 +131,13 @@ class ClientBook:
         held = self._ephemeral.get(name)
         return held[0] if held is not None else self._clients.get(name)
 
-    def all_origins(self) -> set[str]:
-        return {o for c in self.clients() for o in c.origins}
+    def allows_origin(self, origin: str) -> bool:
+        """Some client may send this Origin (the others are refused before the token)."""
+        return loopback_origin(origin) or self.claimed(origin)
+
+    def claimed(self, origin: str) -> bool:
+        """Some client lists this Origin as its own (then only that client may send it)."""
+        return any(origin in c.origins for c in self.clients())
 
     async def load(self) -> None:
         """Read the list and every listed client's token (one keyring read each)."""
@@ -140,6 +181,19 @@ class ClientBook:
         self._by_digest[_digest(token)] = name
         return token
 
+    async def set_profile(
+        self, name: str, servers: tuple[str, ...] | None, tools: tuple[str, ...]
+    ) -> Client:
+        """Limit what ``name`` sees (``servers`` None and no ``tools``: everything)."""
+        listed = await asyncio.to_thread(_read_list, self.path)
+        old = listed.get(name)
+        if old is None:
+            raise ClientError(f"no client named {name!r} (see `portico clients list`)")
+        listed[name] = replace(old, servers=servers, tools=tuple(tools))
+        await asyncio.to_thread(_write_list, self.path, listed)
+        await self.load()
+        return listed[name]
+
     async def add(self, name: str, origins: tuple[str, ...] = ()) -> str:
         """Create (or replace) ``name``'s token; returns it. The old token stops working."""
         check_name(name)
@@ -158,7 +212,13 @@ class ClientBook:
         token = new_token()
         await self.secrets.set_record(CLIENT_PREFIX + name, token)
         old = listed.get(name)
-        client = Client(name, tuple(origins), old.created if old else time.time())
+        client = Client(
+            name,
+            tuple(origins),
+            old.created if old else time.time(),
+            servers=old.servers if old else None,
+            tools=old.tools if old else (),
+        )
         listed[name] = replace(client)
         await asyncio.to_thread(_write_list, self.path, listed)
         await self.load()
@@ -196,15 +256,34 @@ def _read_list(path: Path) -> dict[str, Client]:
         if not isinstance(origins, list) or not all(isinstance(o, str) for o in origins):
             raise ClientError(f"{path}: clients[{index}] ({name}): 'origins' must be a list")
         created = row.get("created", 0.0)
-        out[name] = Client(name, tuple(origins), float(created or 0.0))
+        servers = row.get("servers")
+        if servers is not None and (
+            not isinstance(servers, list) or not all(isinstance(x, str) for x in servers)
+        ):
+            raise ClientError(f"{path}: clients[{index}] ({name}): 'servers' must be a list")
+        tools = row.get("tools") or []
+        if not isinstance(tools, list) or not all(isinstance(x, str) for x in tools):
+            raise ClientError(f"{path}: clients[{index}] ({name}): 'tools' must be a list")
+        out[name] = Client(
+            name,
+            tuple(origins),
+            float(created or 0.0),
+            servers=tuple(servers) if servers is not None else None,
+            tools=tuple(tools),
+        )
     return out
 
 
 def _write_list(path: Path, clients: dict[str, Client]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    rows = [
-        {"name": c.name, "origins": list(c.origins), "created": c.created} for c in clients.values()
-    ]
+    rows: list[dict[str, object]] = []
+    for c in clients.values():
+        row: dict[str, object] = {"name": c.name, "origins": list(c.origins), "created": c.created}
+        if c.servers is not None:
+            row["servers"] = list(c.servers)
+        if c.tools:
+            row["tools"] = list(c.tools)
+        rows.append(row)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:

@@ -18,6 +18,7 @@ from portico.gateway.server import Gateway
 if TYPE_CHECKING:
     from portico.auth.secret_store import SecretStore
     from portico.policy.guard import ToolGuard
+    from portico.policy.setup import Policy
     from portico.runtime.hub import Hub
 
 log = logging.getLogger(__name__)
@@ -32,13 +33,20 @@ async def running_endpoint(
     port: int = 0,
     unix_socket: bool = True,
     write_discovery: bool = True,
+    policy: Policy | None = None,
 ) -> AsyncIterator[Endpoint]:
     """Serve ``hub`` through ``guard`` until the block ends; with ``write_discovery``
-    the discovery file names it (with a token for this process's CLI users)."""
+    the discovery file names it (with a token for this process's CLI users). With
+    ``policy``, a backend's elicitation and sampling during a client's call may go to that
+    client (``forwarding.py``)."""
     book = ClientBook(secrets)
     cli_token = book.add_ephemeral(discovery.CLI_CLIENT)
+    gateway = Gateway(hub, guard)
+    if policy is not None:
+        policy.elicitation.route = gateway.forwarder.route_elicitation
+        policy.sampling.route = gateway.forwarder.route_sampling
     endpoint = Endpoint(
-        Gateway(hub, guard),
+        gateway,
         book,
         port=port,
         unix_path=discovery.socket_path() if unix_socket else None,
@@ -52,6 +60,9 @@ async def running_endpoint(
     try:
         yield endpoint
     finally:
+        if policy is not None:
+            policy.elicitation.route = policy.sampling.route = None
+        gateway.forwarder.close()
         if write_discovery:
             discovery.remove_if_ours()
         await endpoint.close()

@@ -12,7 +12,14 @@ Built on the SDK's low-level ``Server`` (both protocol revisions; sessions and t
   spend totals, and a backend failure comes back as a tool error, never a dropped
   connection;
 - ``resources/*`` and ``prompts/*``: the running servers' own, prompts prefixed like
-  tools; a resource keeps its URI and is read from the server that listed it.
+  tools; a resource keeps its URI and is read from the server that listed it. A URI no
+  visible server listed and no visible template matches is refused (a client reads only
+  what it was shown); ``resources/subscribe`` follows the same rule;
+- ``completion/complete`` goes to the server of the prompt or template; ``logging/setLevel``
+  sets which of the servers' log lines a handshake-era session hears;
+- a client's **profile** (``Client.servers`` / ``Client.tools``) limits every list, and a
+  call, read or prompt outside it is refused as if the name did not exist;
+- what servers send between and during calls is forwarded (``forwarding.py``).
 """
 
 from __future__ import annotations
@@ -26,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.subscriptions import ListenHandler
 from mcp.shared.exceptions import MCPError
 
 from portico import __version__
@@ -34,6 +42,8 @@ from portico.gateway import convert
 from portico.gateway.access import client_of
 from portico.gateway.activity import ClientActivity, ClientExchange
 from portico.gateway.clients import Client
+from portico.gateway.forwarding import Forwarder, deprecated_ok
+from portico.gateway.uri_template import matches
 from portico.policy.guard import ChatContext, Refusal
 from portico.prompts import Caller
 from portico.runtime.call_context import CallContext
@@ -53,6 +63,23 @@ Ctx = ServerRequestContext[Any, Any]
 _LIVE = (Status.RUNNING, Status.LAZY)
 
 
+class _Server(Server[Any]):
+    """The SDK's server announcing list changes to handshake-era clients (they are
+    forwarded from the backends; the SDK's default announces none)."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(True, True, True),
+            experimental_capabilities,
+            extensions,
+        )
+
+
 @dataclass
 class ClientState:
     """What the endpoint keeps per client while this process runs."""
@@ -70,21 +97,29 @@ class Gateway:
         self.activity = activity or ClientActivity()
         self._clients: dict[str, ClientState] = {}
         self._resource_owner: dict[str, str] = {}  # uri -> server that listed it
-        self.server: Server[Any] = Server(
-            "portico",
-            version=__version__,
-            instructions="Portico: the person's MCP servers, under their approvals.",
-            # 2026-07-28 calls check their Mcp-Param headers against the tool's schema;
-            # without this the SDK runs the whole tools/list handler for every call.
-            get_tool_input_schema=self._input_schema,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_list_resources=self._list_resources,
-            on_list_resource_templates=self._list_templates,
-            on_read_resource=self._read_resource,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
-        )
+        self._templates: dict[str, list[str]] = {}  # server -> its URI templates, last listed
+        self.forwarder = Forwarder(hub.bus)
+        with deprecated_ok():  # logging/setLevel: still what 2025-11-25 clients send
+            self.server: Server[Any] = _Server(
+                "portico",
+                version=__version__,
+                instructions="Portico: the person's MCP servers, under their approvals.",
+                # 2026-07-28 calls check their Mcp-Param headers against the tool's schema;
+                # without this the SDK runs the whole tools/list handler for every call.
+                get_tool_input_schema=self._input_schema,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_list_resources=self._list_resources,
+                on_list_resource_templates=self._list_templates,
+                on_read_resource=self._read_resource,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
+                on_subscriptions_listen=ListenHandler(self.forwarder.listen_bus),
+                on_list_prompts=self._list_prompts,
+                on_get_prompt=self._get_prompt,
+                on_completion=self._complete,
+                on_set_logging_level=self._set_level,
+            )
 
     # --- clients -------------------------------------------------------------------
 
@@ -94,11 +129,11 @@ class Gateway:
             held = self._clients[client.name] = ClientState(ChatContext(f"client-{client.name}"))
         return held
 
-    @staticmethod
-    def _client(ctx: Ctx) -> Client:
+    def _client(self, ctx: Ctx) -> Client:
         client = client_of(ctx.request)
         if client is None:  # the access gate lets no request through without one
             raise MCPError(-32600, "no client identified for this request")
+        self.forwarder.seen(ctx, client)
         return client
 
     def _record(
@@ -130,13 +165,22 @@ class Gateway:
             for t in registry.tools():
                 spec = registry.spec(t.server)
                 loaded = (spec and spec.always_load) or t.qualified in active
-                if not t.utility and t.for_model and loaded:
+                if (
+                    not t.utility
+                    and t.for_model
+                    and loaded
+                    and client.sees_tool(t.server, t.qualified)
+                ):
                     offered.append(convert.tool(t))
             offered += [
                 convert.model_tool(m) for m in registry.model_tools(active) if m.name == TOOL_SEARCH
             ]
         else:
-            offered = [convert.tool(t) for t in registry.tools() if t.for_model and not t.utility]
+            offered = [
+                convert.tool(t)
+                for t in registry.tools()
+                if t.for_model and not t.utility and client.sees_tool(t.server, t.qualified)
+            ]
         self._record(client, "tools/list", "", f"ok ({len(offered)} tools)", started)
         return types.ListToolsResult(tools=offered)
 
@@ -147,11 +191,21 @@ class Gateway:
         state = self.state(client)
         started = time.monotonic()
         before = len(state.active)
+        server = self._server_of(params.name)
+        if (
+            params.name != TOOL_SEARCH
+            and (server is None or not client.sees_tool(server, params.name))
+            and client.limited
+        ):
+            # a hidden tool is as unknown as a name that does not exist
+            self._record(client, "tools/call", params.name, "refused: not in the profile", started)
+            return convert.error_result(f"Unknown tool: {params.name!r}")
         context = CallContext(Caller("client", client.name), progress=_progress_to(ctx))
         try:
-            result = await self.guard.call(
-                state.chat, params.name, params.arguments, context=context, active=state.active
-            )
+            with self.forwarder.calling(server, ctx, client):
+                result = await self.guard.call(
+                    state.chat, params.name, params.arguments, context=context, active=state.active
+                )
         except Exception as exc:  # a backend that died or timed out: a tool error
             text = describe(exc)
             self._record(client, "tools/call", params.name, f"error: {text}", started)
@@ -167,11 +221,19 @@ class Gateway:
                 await ctx.session.send_tool_list_changed()
         return convert.call_result(result)
 
+    def _server_of(self, name: str) -> str | None:
+        try:
+            return self.hub.registry.resolve(name).server
+        except LookupError:
+            return None
+
     # --- resources -----------------------------------------------------------------
 
-    def _live(self, capability: str) -> list[Connection]:
+    def _live(self, capability: str, client: Client | None = None) -> list[Connection]:
         out: list[Connection] = []
         for name in self.hub.registry.servers():
+            if client is not None and not client.sees_server(name):
+                continue
             conn = self.hub.connections.get(name)
             if conn is None or conn.state.status not in _LIVE:
                 continue
@@ -181,10 +243,10 @@ class Gateway:
         return out
 
     async def _each(
-        self, capability: str, fetch: Callable[[Connection], Any]
+        self, capability: str, fetch: Callable[[Connection], Any], client: Client
     ) -> list[tuple[Connection, Any]]:
         found: list[tuple[Connection, Any]] = []
-        for conn in self._live(capability):
+        for conn in self._live(capability, client):
             try:
                 found.append((conn, await fetch(conn)))
             except Exception as exc:  # one server's failure leaves the others listed
@@ -197,7 +259,7 @@ class Gateway:
         client = self._client(ctx)
         started = time.monotonic()
         out: list[types.Resource] = []
-        for conn, items in await self._each("resources", lambda c: c.list_resources()):
+        for conn, items in await self._each("resources", lambda c: c.list_resources(), client):
             for item in items:
                 uri = str(item.uri)
                 self._resource_owner.setdefault(uri, conn.name)
@@ -208,14 +270,38 @@ class Gateway:
     async def _list_templates(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        self._client(ctx)
-
-        out = [
-            types.ResourceTemplate.model_validate(t.model_dump(by_alias=True))
-            for _conn, items in await self._each("resources", lambda c: c.list_resource_templates())
-            for t in items
-        ]
+        client = self._client(ctx)
+        out: list[types.ResourceTemplate] = []
+        found = await self._each("resources", lambda c: c.list_resource_templates(), client)
+        for conn, items in found:
+            self._templates[conn.name] = [str(t.uri_template) for t in items]
+            out += [
+                types.ResourceTemplate.model_validate(t.model_dump(by_alias=True)) for t in items
+            ]
         return types.ListResourceTemplatesResult(resource_templates=out)
+
+    async def _offering(self, client: Client, uri: str) -> list[Connection]:
+        """The visible servers that showed ``uri`` to a client: listed it, or have a
+        template it matches. Empty: the client was never shown it."""
+        live = self._live("resources", client)
+        listed = [c for c in live if any(str(r.uri) == uri for r in c.resources or [])]
+        if listed:
+            return listed
+        out: list[Connection] = []
+        for conn in live:
+            if any(matches(t, uri) for t in await self._templates_of(conn)):
+                out.append(conn)
+        return out
+
+    async def _templates_of(self, conn: Connection) -> list[str]:
+        if conn.name not in self._templates:
+            try:
+                items = await conn.list_resource_templates()
+            except Exception as exc:
+                log.info("gateway: templates of %s: %s", conn.name, describe(exc))
+                return []
+            self._templates[conn.name] = [str(t.uri_template) for t in items]
+        return self._templates[conn.name]
 
     async def _read_resource(
         self, ctx: Ctx, params: types.ReadResourceRequestParams
@@ -223,11 +309,14 @@ class Gateway:
         client = self._client(ctx)
         started = time.monotonic()
         uri = str(params.uri)
+        offering = await self._offering(client, uri)
         owner = self._resource_owner.get(uri)
-        candidates = [c for c in self._live("resources") if owner in (None, c.name)]
+        candidates = [c for c in offering if owner in (None, c.name)] or offering
         if not candidates:
-            self._record(client, "resources/read", uri, "error: no server", started)
-            raise MCPError(-32002, f"no running server offers the resource {uri!r}")
+            self._record(client, "resources/read", uri, "refused: never shown", started)
+            raise MCPError(
+                -32002, f"Resource not found: {uri!r} is offered by none of your servers"
+            )
         last: Exception | None = None
         for conn in candidates:
             try:
@@ -241,6 +330,79 @@ class Gateway:
         self._record(client, "resources/read", uri, f"error: {text}", started)
         raise MCPError(-32002, f"reading {uri!r} failed: {text}")
 
+    async def _subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        client = self._client(ctx)
+        uri = str(params.uri)
+        offering = await self._offering(client, uri)
+        if not offering:
+            self._record(
+                client, "resources/subscribe", uri, "refused: never shown", time.monotonic()
+            )
+            raise MCPError(
+                -32002, f"Resource not found: {uri!r} is offered by none of your servers"
+            )
+        watched = self.forwarder.seen(ctx, client)
+        if watched is not None:
+            watched.uris.add(uri)
+        for conn in offering:
+            try:
+                await conn.subscribe(uri)
+            except Exception as exc:
+                log.info("gateway: subscribing %s to %s failed: %s", conn.name, uri, describe(exc))
+        self._record(client, "resources/subscribe", uri, "ok", time.monotonic())
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: Ctx, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        # The backend subscription stays: the app (or another client) may hold it too, and
+        # an update nobody asked for is simply not passed on.
+        client = self._client(ctx)
+        watched = self.forwarder.seen(ctx, client)
+        if watched is not None:
+            watched.uris.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def _set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        client = self._client(ctx)
+        watched = self.forwarder.seen(ctx, client)
+        if watched is not None:
+            watched.level = str(params.level)
+        return types.EmptyResult()
+
+    async def _complete(
+        self, ctx: Ctx, params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        client = self._client(ctx)
+        ref = params.ref
+        conn: Connection | None = None
+        if isinstance(ref, types.PromptReference):
+            server, sep, name = ref.name.partition(SEPARATOR)
+            found = self.hub.connections.get(server) if sep and client.sees_server(server) else None
+            conn = found if found is not None and found.state.status in _LIVE else None
+            ref = types.PromptReference(type="ref/prompt", name=name)
+        else:
+            uri = str(ref.uri)
+            for candidate in self._live("resources", client):
+                if uri in await self._templates_of(candidate):
+                    conn = candidate
+                    break
+        if conn is None:
+            return types.CompleteResult(completion=types.Completion(values=[]))
+        argument = {params.argument.name: params.argument.value}
+        context = dict(params.context.arguments or {}) if params.context else None
+        target = conn
+        try:
+            # Connection._request: one request on the live session, renewed if forgotten
+            result = await target._request(
+                "completion/complete",
+                lambda c: c.complete(ref, argument, context),
+            )
+        except Exception as exc:
+            log.info("gateway: completion from %s failed: %s", target.name, describe(exc))
+            return types.CompleteResult(completion=types.Completion(values=[]))
+        return types.CompleteResult.model_validate(result.model_dump(by_alias=True))
+
     # --- prompts -------------------------------------------------------------------
 
     async def _list_prompts(
@@ -249,7 +411,7 @@ class Gateway:
         client = self._client(ctx)
         started = time.monotonic()
         out: list[types.Prompt] = []
-        for conn, items in await self._each("prompts", lambda c: c.list_prompts()):
+        for conn, items in await self._each("prompts", lambda c: c.list_prompts(), client):
             for item in items:
                 data = item.model_dump(by_alias=True)
                 data["name"] = f"{conn.name}{SEPARATOR}{item.name}"
@@ -263,7 +425,7 @@ class Gateway:
         client = self._client(ctx)
         started = time.monotonic()
         server, sep, name = params.name.partition(SEPARATOR)
-        conn = self.hub.connections.get(server) if sep else None
+        conn = self.hub.connections.get(server) if sep and client.sees_server(server) else None
         if conn is None or conn.state.status not in _LIVE:
             self._record(client, "prompts/get", params.name, "error: no server", started)
             raise MCPError(

@@ -8,10 +8,16 @@ person's behalf (YOLO and ``approvals.mode: off`` do not apply). The per-server 
 declined as unsupported unless ``elicitation.allow_url``; then the whole URL is shown with
 its host set apart and warnings for look-alike hosts (``policy.url_review``), and only on
 the person's consent it opens in their external browser (never fetched, never in-app).
+
+A request made during a call from a local-endpoint client goes to that client instead
+(``route``, set by the gateway): only when the server's own rules let it ask at all
+(elicitation enabled; URL mode with ``allow_url`` and a URL that passes the review), and
+the client's answer must still meet the requested schema.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -29,10 +35,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# (server) -> an async sender of the request to another client, or None
+Route = Callable[[str], Callable[[Any], Awaitable[Any]] | None]
+
 
 async def open_in_browser(url: str) -> None:
     """The person's own browser, off the loop (webbrowser may spawn xdg-settings)."""
-    import asyncio
     import webbrowser
 
     try:
@@ -68,6 +76,9 @@ class ElicitationPolicy:
         self.prompter = prompter
         self.opener = opener  # opens a consented URL-mode address outside the app
         self.metrics: dict[str, ElicitationMetrics] = {}
+        # Who else may answer: the local endpoint's client whose call made the server ask
+        # (gateway/forwarding.py). Returns a sender, or None to ask the person.
+        self.route: Route | None = None
 
     def metrics_for(self, server: str) -> ElicitationMetrics:
         return self.metrics.setdefault(server, ElicitationMetrics())
@@ -87,8 +98,11 @@ class ElicitationPolicy:
 
         metrics = self.metrics_for(spec.name)
         metrics.requests += 1
+        send = self.route(spec.name) if self.route is not None else None
         if getattr(params, "mode", "form") == "url":
-            result = await self._url(spec, params)
+            result = await self._url(spec, params, send)
+        elif send is not None:
+            result = await self._forwarded(spec, params, send)
         else:
             result = await self._form(spec, params)
         if result.action == "accept":
@@ -100,7 +114,33 @@ class ElicitationPolicy:
         content = dict(result.content) if result.content is not None else None
         return types.ElicitResult(action=result.action, content=content)
 
-    async def _url(self, spec: ServerSpec, params: Any) -> ElicitationAnswer:
+    async def _forwarded(
+        self, spec: ServerSpec, params: Any, send: Callable[[Any], Awaitable[Any]]
+    ) -> ElicitationAnswer:
+        """The calling client's person answers; the reply still meets the schema."""
+        try:
+            reply = await asyncio.wait_for(send(params), spec.elicitation.timeout)
+        except Exception as exc:
+            log.info("elicitation of %s not answered by the client: %s", spec.name, exc)
+            return ElicitationAnswer("cancel")
+        action = getattr(reply, "action", "cancel")
+        if action != "accept":
+            return ElicitationAnswer("decline" if action == "decline" else "cancel")
+        content = dict(getattr(reply, "content", None) or {})
+        schema: dict[str, Any] = dict(params.requested_schema or {})
+        problems = validation_errors(content, schema, check_formats=True)
+        if problems:
+            self.metrics_for(spec.name).errors += 1
+            log.info("elicitation answer for %s refused: %s", spec.name, "; ".join(problems))
+            return ElicitationAnswer("cancel")
+        return ElicitationAnswer("accept", content)
+
+    async def _url(
+        self,
+        spec: ServerSpec,
+        params: Any,
+        send: Callable[[Any], Awaitable[Any]] | None = None,
+    ) -> ElicitationAnswer:
         if not spec.elicitation.allow_url:
             await self._notice(
                 spec,
@@ -109,13 +149,22 @@ class ElicitationPolicy:
             )
             return ElicitationAnswer("decline")
         review = review_url(str(params.url))
+        if send is not None and review.openable:
+            # the client's own host shows the URL to its person and opens it there
+            try:
+                reply = await asyncio.wait_for(send(params), spec.elicitation.timeout)
+            except Exception as exc:
+                log.info("URL elicitation of %s not answered by the client: %s", spec.name, exc)
+                return ElicitationAnswer("cancel")
+            action = getattr(reply, "action", "cancel")
+            if action == "accept":
+                return ElicitationAnswer("accept")
+            return ElicitationAnswer("decline" if action == "decline" else "cancel")
         request = ElicitationRequest(
             server=spec.name,
             message=params.message,
             mode="url",
             url=review.url,
-            url_host=review.host,
-            url_warnings=review.warnings,
         )
         outcome = await ask_outcome(self.prompter.elicit(request), spec.elicitation.timeout)
         if not outcome.answered or outcome.answer is None:

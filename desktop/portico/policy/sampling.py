@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -110,6 +110,9 @@ class SamplingPolicy:
         self.rate_window = rate_window
         self.metrics: dict[str, SamplingMetrics] = {}
         self._windows: dict[str, _Window] = {}
+        # A local-endpoint client whose call made the server ask (gateway/forwarding.py):
+        # its model answers instead of Portico's, after the same limits and review.
+        self.route: Callable[[str], Callable[[Any], Awaitable[Any]] | None] | None = None
 
     def metrics_for(self, server: str) -> SamplingMetrics:
         return self.metrics.setdefault(server, SamplingMetrics())
@@ -161,7 +164,10 @@ class SamplingPolicy:
                 f"model '{requested}' is not allowed for '{spec.name}' "
                 f"(sampling.allowed_models: {', '.join(cfg.allowed_models)})"
             )
-        if self.provider is None or not getattr(self.provider, "configured", True):
+        send = self.route(spec.name) if self.route is not None else None
+        if send is None and (
+            self.provider is None or not getattr(self.provider, "configured", True)
+        ):
             return fail(f"{NO_MODEL}: Portico has no model to answer sampling requests with")
         # allowed_models without a hint: the first allowed one, never an unlisted default
         fallback = cfg.allowed_models[0] if cfg.allowed_models else self.default_model
@@ -192,6 +198,9 @@ class SamplingPolicy:
                 system = answer.system_prompt
             if answer.max_tokens is not None:
                 max_tokens = min(answer.max_tokens, cfg.max_tokens_cap)
+        if send is not None:
+            return await self._forwarded(spec, params, messages, system, max_tokens, send, fail)
+        assert self.provider is not None
         try:
             text, used_model, usage = await asyncio.wait_for(
                 self.provider.complete(messages, system, model, max_tokens), cfg.timeout
@@ -219,3 +228,46 @@ class SamplingPolicy:
             model=used_model,
             stop_reason="endTurn",
         )
+
+    async def _forwarded(
+        self,
+        spec: ServerSpec,
+        params: types.CreateMessageRequestParams,
+        messages: tuple[SamplingMessage, ...],
+        system: str | None,
+        max_tokens: int,
+        send: Callable[[Any], Awaitable[Any]],
+        fail: Callable[..., Any],
+    ) -> Any:
+        """The calling client answers, with what the person's review left of the request."""
+        from mcp import types
+
+        update: dict[str, Any] = {"max_tokens": max_tokens, "system_prompt": system}
+        original = tuple(
+            SamplingMessage(role=m.role, text=_text_of(m.content)) for m in params.messages
+        )
+        if messages != original:  # edited in the review: the edited text goes
+            update["messages"] = [
+                types.SamplingMessage(
+                    role=m.role, content=types.TextContent(type="text", text=m.text)
+                )
+                for m in messages
+            ]
+        try:
+            result = await asyncio.wait_for(
+                send(params.model_copy(update=update)), spec.sampling.timeout
+            )
+        except TimeoutError:
+            return fail(
+                f"the client did not answer within {spec.sampling.timeout:g} s (sampling.timeout "
+                f"of '{spec.name}')",
+                types.INTERNAL_ERROR,
+            )
+        except Exception as exc:
+            return fail(f"the client's sampling failed: {exc}", types.INTERNAL_ERROR)
+        log.log(
+            _LEVELS.get(spec.sampling.log_level, logging.INFO),
+            "sampling for %s answered by a client",
+            spec.name,
+        )
+        return result

@@ -23,8 +23,9 @@ from portico.prompts import Prompter, UnsandboxedRequest
 FILE_NAME = "unsandboxed.json"
 
 
-def _key(spec: ServerSpec) -> str:
-    return f"{spec.source.path}::{spec.name}"
+def _key(spec: ServerSpec, weaker: str = "") -> str:
+    # a yes to a weaker sandbox is not a yes to none (nor the other way)
+    return f"{spec.source.path}::{spec.name}" + ("::weaker" if weaker else "")
 
 
 class UnsandboxedConsent:
@@ -42,23 +43,25 @@ class UnsandboxedConsent:
             return {}
         return data if isinstance(data, dict) else {}
 
-    def agreed(self, spec: ServerSpec) -> bool:
+    def agreed(self, spec: ServerSpec, weaker: str = "") -> bool:
         """The person said yes to this very config before (storage only)."""
-        return self._read().get(_key(spec)) == trust_digest(spec)
+        return self._read().get(_key(spec, weaker)) == trust_digest(spec)
 
-    async def __call__(self, spec: ServerSpec, why: str) -> bool:
+    async def __call__(self, spec: ServerSpec, why: str, *, weaker: str = "") -> bool:
+        """May it run without a sandbox (``weaker`` empty) or in a weaker one that
+        cannot do what ``weaker`` says?"""
         async with self._lock:  # one question per server at a time, one file writer
-            if await asyncio.to_thread(self.agreed, spec):
+            if await asyncio.to_thread(self.agreed, spec, weaker):
                 return True
-            request = UnsandboxedRequest(spec.name, str(spec.source), why)
+            request = UnsandboxedRequest(spec.name, str(spec.source), why, weaker)
             outcome = await ask_outcome(self.prompter.run_unsandboxed(request))
             if not outcome.answered or not outcome.answer:
                 return False
-            await asyncio.to_thread(self.remember, spec)
+            await asyncio.to_thread(self.remember, spec, weaker)
             return True
 
-    def remember(self, spec: ServerSpec) -> None:
+    def remember(self, spec: ServerSpec, weaker: str = "") -> None:
         """Store a yes for this very config (as if the person had agreed)."""
         data = self._read()
-        data[_key(spec)] = trust_digest(spec)
+        data[_key(spec, weaker)] = trust_digest(spec)
         write_json_atomic(self.path, data)

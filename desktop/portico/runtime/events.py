@@ -71,6 +71,15 @@ class ResourceUpdated:
 
 
 @dataclass(frozen=True)
+class ListsChanged:
+    """A server's prompts and/or resources list was fetched again after it said it
+    changed (tools have ``ToolsChanged``); ``kinds`` holds "prompts" / "resources"."""
+
+    server: str
+    kinds: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class TaskChanged:
     """A tool call's task changed state (tasks extension; ``update`` is a
     ``runtime.task_events.TaskUpdate``)."""
@@ -131,6 +140,7 @@ Event = (
     | ActivityChanged
     | TaskChanged
     | SandboxRefused
+    | ListsChanged
 )
 Subscriber = Callable[[Event], None]
 

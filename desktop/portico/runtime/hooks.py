@@ -47,7 +47,12 @@ AuthFor = Callable[..., Awaitable["httpx2.Auth | None"]]  # (spec, *, interactiv
 CallbackFactory = Callable[["ServerSpec"], Any]  # returns an SDK callback or None
 PinnedAddresses = Callable[["ServerSpec"], Mapping[str, list[str]] | None]
 AuthStamp = Callable[["ServerSpec"], Awaitable[str | None]]
-UnsandboxedOk = Callable[["ServerSpec", str], Awaitable[bool]]  # (spec, why no sandbox)
+
+
+class UnsandboxedOk(Protocol):
+    """(spec, why no sandbox[, weaker: what the weaker sandbox it gets cannot do])."""
+
+    def __call__(self, spec: ServerSpec, why: str, *, weaker: str = "") -> Awaitable[bool]: ...
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from portico.runtime import relisten
 from portico.runtime.errors import describe
+from portico.runtime.events import EventBus, ListsChanged
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -34,6 +35,11 @@ KIND_OF_METHOD = {
 
 class ListOwner(Protocol):
     """What the refresher needs from its connection."""
+
+    bus: EventBus
+
+    @property
+    def name(self) -> str: ...
 
     def note(self, text: str) -> None: ...
 
@@ -143,6 +149,9 @@ class ListRefresher:
                     )
                     self._owner.apply_list("resources", resources)
                 await self._owner.save_cache()
+                other = tuple(k for k in ("prompts", "resources") if k in kinds)
+                if other:  # tools changes are ToolsChanged already
+                    self._owner.bus.publish(ListsChanged(self._owner.name, other))
             except Exception as exc:
                 self._owner.note(f"refreshing {', '.join(sorted(kinds))} failed: {describe(exc)}")
 

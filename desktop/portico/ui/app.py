@@ -169,7 +169,22 @@ class DesktopApp(QObject):
                 parent_widget=lambda: self.window if self.window.isVisible() else None
             )
             self.prompter.noticePosted.connect(self.window.post_notice)
+            self.prompter.dialogShown.connect(self._question_shown)
         return self.prompter
+
+    def _question_shown(self, dialog: object) -> None:
+        """An approval another MCP client's call asks for, while the window is hidden:
+        a desktop notification says who waits (the dialog itself opens unparented)."""
+        request = getattr(dialog, "request", None)
+        caller = getattr(request, "caller", None)
+        if self.window.isVisible() or getattr(caller, "kind", None) != "client":
+            return
+        tool = getattr(request, "qualified_name", "a tool")
+        self.tray.notify(
+            f"{getattr(caller, 'id', '')} asks to call {tool}",
+            "Another MCP client waits for your answer through Portico's local endpoint.",
+            key=f"client-approval-{getattr(request, 'call_id', '') or tool}",
+        )
 
     @property
     def pages(self) -> ServerPages:

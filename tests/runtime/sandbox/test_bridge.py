@@ -17,8 +17,7 @@ from portico.runtime.sandbox.bridge import BRIDGE_SCRIPT, bridge_prefix, proxy_e
 from portico.runtime.sandbox.bwrap import BwrapPlan
 from portico.runtime.sandbox.netproxy import HostFilter, start_proxy
 from tests.helpers.servers import NODE, free_port
-from tests.runtime.sandbox.targets import http_target, short_dir
-from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+from tests.runtime.sandbox.targets import http_target, need_bwrap, short_dir
 
 FETCH = """
 import sys, urllib.request, urllib.error
@@ -163,7 +162,7 @@ if curl:
 
 
 async def test_inside_bwrap_only_declared_hosts_through_the_bridge() -> None:
-    bwrap = _bwrap()
+    bwrap = need_bwrap()
     blocked: list[tuple[str, int]] = []
     curl = shutil.which("curl") or ""
     inner_port = 3128  # the sandbox has its own loopback: any port is free there
@@ -236,7 +235,7 @@ const [declared, undeclared] = process.argv.slice(1);
 async def test_node_fetch_inside_bwrap_goes_through_the_proxy() -> None:
     """Most sandboxed servers are npx ones: Node's fetch honours the proxy variables
     (NODE_USE_ENV_PROXY, which proxy_env sets) and so reaches only declared hosts."""
-    bwrap = _bwrap()
+    bwrap = need_bwrap()
     node = NODE.resolve()
     if not node.is_file():
         pytest.skip(f"no node at {NODE}")
@@ -290,7 +289,7 @@ async def test_node_fetch_inside_bwrap_goes_through_the_proxy() -> None:
 async def test_stopping_the_sandbox_stops_the_command_behind_the_bridge() -> None:
     """The stdio client ends a server by signalling the process it started (bwrap): the
     command behind the bridge must not outlive it."""
-    bwrap = _bwrap()
+    bwrap = need_bwrap()
     ticker = (
         "import sys, time\n"
         "out = open(sys.argv[1], 'a')\n"

@@ -11,11 +11,11 @@ from mcp import Client, StdioServerParameters
 
 from portico.runtime.sandbox.bwrap import BwrapPlan
 from tests.runtime.conftest import EVERYTHING
-from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+from tests.runtime.sandbox.targets import need_bwrap
 
 
 async def test_server_everything_runs_sandboxed(tmp_path: Path) -> None:
-    bwrap = _bwrap()
+    bwrap = need_bwrap()
     node = shutil.which("node")
     if node is None:
         pytest.skip("no node on PATH")

@@ -14,62 +14,27 @@ from pathlib import Path
 import pytest
 
 from portico.runtime.sandbox.bridge import bridge_prefix, proxy_env
-from portico.runtime.sandbox.landlock import landlock_argv, landlock_supported, parse_net
+from portico.runtime.sandbox.landlock import landlock_argv, parse_net
 from portico.runtime.sandbox.netproxy import HostFilter, start_proxy
 from tests.helpers.servers import free_port
-from tests.runtime.sandbox.targets import http_target, short_dir
-
-DESKTOP = str(Path(__file__).resolve().parents[3] / "desktop")
-
-PROBE = """
-import socket, sys
-home, project, work, port = sys.argv[1:5]
-def attempt(label, fn):
-    try:
-        fn()
-        print(label, "ok")
-    except OSError as exc:
-        print(label, "refused", type(exc).__name__)
-attempt("home", lambda: open(home + "/secret.txt").read())
-attempt("list-home", lambda: __import__("os").listdir(home))
-attempt("project", lambda: open(project + "/notes.txt").read())
-attempt("write-project", lambda: open(project + "/dropped.txt", "w").write("x"))
-attempt("write-work", lambda: open(work + "/out.txt", "w").write("x"))
-attempt("devnull", lambda: open("/dev/null", "w").write("x"))
-attempt("dial", lambda: socket.create_connection(("127.0.0.1", int(port)), 2).close())
-"""
-
-
-def _abi() -> int:
-    abi = landlock_supported()
-    if abi == 0:
-        pytest.skip("this kernel has no Landlock (needs Linux 5.13+ with landlock in the LSMs)")
-    return abi
+from tests.runtime.sandbox.targets import (
+    PROBE,
+    http_target,
+    need_landlock,
+    probe_layout,
+    probe_results,
+    short_dir,
+)
 
 
 def _run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": DESKTOP}
-    return subprocess.run(argv, capture_output=True, text=True, timeout=60, env=env)
-
-
-def _layout(tmp_path: Path) -> tuple[Path, Path, Path]:
-    home = tmp_path / "person-home"
-    home.mkdir()
-    (home / "secret.txt").write_text("do not read")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "notes.txt").write_text("readable")
-    work = tmp_path / "work"
-    work.mkdir()
-    return home, project, work
+    return subprocess.run(argv, capture_output=True, text=True, timeout=60)
 
 
 @pytest.mark.parametrize("net", ["any", "none"])
 def test_child_reads_its_paths_and_is_refused_the_rest(tmp_path: Path, net: str) -> None:
-    abi = _abi()
-    if net != "any" and abi < 4:
-        pytest.skip(f"Landlock ABI {abi} has no TCP rules (needs 4)")
-    home, project, work = _layout(tmp_path)
+    need_landlock(1 if net == "any" else 4)
+    home, project, work = probe_layout(tmp_path)
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
     with listener:
@@ -84,7 +49,7 @@ def test_child_reads_its_paths_and_is_refused_the_rest(tmp_path: Path, net: str)
         )
         done = _run(argv)
     assert done.returncode == 0, done.stderr
-    lines = dict(line.split(" ", 1) for line in done.stdout.splitlines())
+    lines = probe_results(done.stdout)
     assert lines["home"] == "refused PermissionError", done.stdout
     assert lines["list-home"] == "refused PermissionError", done.stdout
     assert lines["project"] == "ok", done.stdout
@@ -100,9 +65,7 @@ def test_child_reads_its_paths_and_is_refused_the_rest(tmp_path: Path, net: str)
 
 
 def test_net_ports_allow_only_those(tmp_path: Path) -> None:
-    abi = _abi()
-    if abi < 4:
-        pytest.skip(f"Landlock ABI {abi} has no TCP rules (needs 4)")
+    need_landlock(4)
     allowed = socket.create_server(("127.0.0.1", 0))
     other = socket.create_server(("127.0.0.1", 0))
     with allowed, other:
@@ -126,7 +89,7 @@ def test_net_ports_allow_only_those(tmp_path: Path) -> None:
 
 
 def test_exit_code_and_bad_arguments(tmp_path: Path) -> None:
-    _abi()
+    need_landlock()
     done = _run(landlock_argv(sys.executable, ["/bin/sh", "-c", "exit 5"]))
     assert done.returncode == 5, done.stderr
     done = _run([sys.executable, "-m", "portico.runtime.sandbox.landlock_exec", "--net", "web"])
@@ -173,9 +136,7 @@ async def test_without_bwrap_the_bridge_outside_and_landlock_ports_inside() -> N
     """The fallback's network: the bridge runs outside the rules on a host loopback port,
     and Landlock lets the command connect to that port only, so HTTP(S) goes through the
     proxy and a direct dial is refused (weaker than a namespace: see platform-notes)."""
-    abi = _abi()
-    if abi < 4:
-        pytest.skip(f"Landlock ABI {abi} has no TCP rules (needs 4)")
+    need_landlock(4)
     blocked: list[tuple[str, int]] = []
     with short_dir() as run:
         async with http_target("127.0.0.2") as target:
@@ -202,7 +163,7 @@ async def test_without_bwrap_the_bridge_outside_and_landlock_ports_inside() -> N
                 child = await asyncio.create_subprocess_exec(
                     *bridge_prefix(sys.executable, str(proxy.socket_path), port),
                     *restricted,
-                    env={**os.environ, "PYTHONPATH": DESKTOP, **proxy_env(port)},
+                    env={**os.environ, **proxy_env(port)},
                     stdout=asyncio.subprocess.PIPE,
                     stderr=asyncio.subprocess.PIPE,
                 )

@@ -97,6 +97,7 @@ def test_no_sandbox_asks_and_remembers_a_yes(tmp_path: Path, project: Path) -> N
         str(REPO / "tests" / "servers" / "prying.py"),
     ]
     env = dict(os.environ, PYTHONPATH=f"{REPO / 'desktop'}{os.pathsep}{REPO}")
+    env["PORTICO_SANDBOX_METHODS"] = "bwrap"  # no Landlock fallback: no sandbox at all
     done = subprocess.run(
         _without_user_namespaces(command), capture_output=True, text=True, env=env, timeout=240
     )

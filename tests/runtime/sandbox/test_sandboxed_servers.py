@@ -8,57 +8,20 @@ from __future__ import annotations
 import glob
 import shutil
 import socket
-import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from portico.config.model import Protocol, SandboxSpec, Scope, ServerSpec
+from portico.config.model import Protocol, Scope
 from portico.runtime.activity import SANDBOX_LEARNED, SANDBOX_REFUSED
-from portico.runtime.connection import Connection
-from portico.runtime.events import EventBus, Status
 from tests.helpers.specs import spec_for
-from tests.runtime.conftest import EVERYTHING, REPO
-from tests.runtime.sandbox.targets import http_target
-from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+from tests.runtime.conftest import EVERYTHING
+from tests.runtime.sandbox.targets import http_target, need_bwrap, prying, running, text
 
 pytestmark = pytest.mark.slow
 
-PRYING = REPO / "tests" / "servers" / "prying.py"
 FILESYSTEM = EVERYTHING.parents[2] / "server-filesystem" / "dist" / "index.js"
-
-
-@asynccontextmanager
-async def running(spec: ServerSpec) -> AsyncIterator[Connection]:
-    conn = Connection(spec, bus=EventBus())
-    await conn.start()
-    try:
-        state = await conn.wait_settled(60)
-        assert state.status is Status.RUNNING, state.error
-        yield conn
-    finally:
-        await conn.stop()
-
-
-async def text(conn: Connection, tool: str, **args: object) -> str:
-    result = await conn.call_tool(tool, dict(args))
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-def prying(project: Path, **sandbox: object) -> ServerSpec:
-    return spec_for(
-        "prying",
-        scope=Scope.PROJECT,
-        project=project,
-        command=sys.executable,
-        args=[str(PRYING)],
-        protocol=Protocol.LEGACY,
-        connect_timeout=60.0,
-        sandbox=SandboxSpec(**sandbox),  # type: ignore[arg-type]
-    )
 
 
 @pytest.fixture
@@ -73,7 +36,7 @@ def person_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 async def test_prying_server_is_refused_each_time_and_reads_its_project(
     tmp_path: Path, project: Path, person_home: Path
 ) -> None:
-    _bwrap()
+    need_bwrap()
     (project / "notes.txt").write_text("project notes\n")
     allowed = tmp_path / "out"
     allowed.mkdir()
@@ -107,7 +70,7 @@ async def test_prying_server_is_refused_each_time_and_reads_its_project(
 async def test_a_declared_host_is_reached_and_an_undeclared_one_refused_and_logged(
     project: Path, person_home: Path
 ) -> None:
-    _bwrap()
+    need_bwrap()
     before = _proxy_folders()
     async with http_target("127.0.0.2") as target, http_target("127.0.0.3") as other:
         declared = f"127.0.0.2:{target.port}"
@@ -139,7 +102,7 @@ async def test_learn_mode_lets_every_host_through_and_reports_each(
 ) -> None:
     """``sandbox.network.learn`` (yours only): a host not in allow is reached, and named
     in the server's Log and Activity with the entry that would allow it."""
-    _bwrap()
+    need_bwrap()
     async with http_target("127.0.0.2") as target, http_target("127.0.0.3") as other:
         declared = f"127.0.0.2:{target.port}"
         spec = replace(
@@ -175,7 +138,7 @@ def _node() -> str:
 
 @pytest.mark.npm
 async def test_server_everything_works_sandboxed(project: Path, person_home: Path) -> None:
-    _bwrap()
+    need_bwrap()
     spec = spec_for(
         "everything",
         scope=Scope.PROJECT,
@@ -192,7 +155,7 @@ async def test_server_everything_works_sandboxed(project: Path, person_home: Pat
 
 @pytest.mark.npm
 async def test_server_filesystem_works_sandboxed(project: Path, person_home: Path) -> None:
-    _bwrap()
+    need_bwrap()
     (project / "notes.txt").write_text("project notes\n")
     spec = spec_for(
         "files",

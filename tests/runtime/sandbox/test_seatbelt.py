@@ -4,6 +4,9 @@ and devices writable, the network only to the proxy's port, every path quoted.""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from portico.runtime.sandbox.seatbelt import SANDBOX_EXEC, seatbelt_argv, seatbelt_profile
@@ -56,3 +59,47 @@ def test_the_argv_hands_the_profile_to_sandbox_exec() -> None:
         "node",
         "x.js",
     ]
+
+
+def test_the_macos_launch_runs_the_command_under_the_generated_profile(
+    tmp_path: Path, project: Path
+) -> None:
+    """What the factory runs on darwin: sandbox-exec -p PROFILE CMD, the profile naming
+    the project read-only, the private home/tmp and the server's own npm cache writable,
+    the proxy's port only; the person's home nowhere; HOME and the cache pointed there."""
+    from portico.runtime.sandbox.launch import seatbelt_launch
+    from tests.runtime.sandbox.targets import prying
+
+    home = tmp_path / "person"
+    home.mkdir()
+    node = tmp_path / "node" / "bin" / "npx"
+    node.parent.mkdir(parents=True)
+    node.write_text("")
+    private = tmp_path / "private"
+    private.mkdir()
+    argv, env = seatbelt_launch(
+        prying(project),
+        str(node),
+        ["-y", "pkg"],
+        cwd=str(project),
+        env={},
+        home=str(home),
+        private=str(private),
+        proxy_port=41234,
+    )
+    assert argv[:2] == [SANDBOX_EXEC, "-p"]
+    assert argv[3:] == [str(node), "-y", "pkg"]
+    profile = argv[2]
+    real = os.path.realpath
+    assert f'(allow file-read* (subpath "{real(tmp_path / "node")}")' in profile
+    assert f'(subpath "{real(project)}")' in profile
+    writable = next(
+        line for line in profile.splitlines() if "file-write*" in line and "subpath" in line
+    )
+    assert f'(subpath "{real(private)}")' in writable
+    assert f'"{real(project)}"' not in writable  # the project stays read-only
+    assert f'"{real(home)}"' not in profile  # nothing of the person's home
+    assert '(allow network-outbound (remote ip "localhost:41234"))' in profile
+    assert env["HOME"] == str(private / "home")
+    assert env["npm_config_cache"] in writable
+    assert not env["npm_config_cache"].startswith(str(home))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -67,7 +68,12 @@ def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
         elif isinstance(turn, AssistantTurn):
             blocks = _text(turn.text)
             blocks += [
-                {"type": "tool_use", "id": c.id, "name": c.name, "input": dict(c.arguments)}
+                {
+                    "type": "tool_use",
+                    "id": tool_id(c.id),
+                    "name": c.name,
+                    "input": dict(c.arguments),
+                }
                 for c in turn.calls
             ]
             add("assistant", blocks)
@@ -77,7 +83,7 @@ def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
                 [
                     {
                         "type": "tool_result",
-                        "tool_use_id": r.id,
+                        "tool_use_id": tool_id(r.id),
                         "content": _text(r.text or "(no output)") + [_image(i) for i in r.images],
                         "is_error": r.is_error,
                     }
@@ -85,6 +91,21 @@ def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
                 ],
             )
     return out
+
+
+_TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def tool_id(call_id: str) -> str:
+    """A call id as the Messages API takes it (``^[a-zA-Z0-9_-]+$``). Another provider's
+    id (a chat that switched models, a local server's ``call.1:0``) is made to fit, the
+    same way for its tool_use and its tool_result."""
+    if _TOOL_ID.match(call_id):
+        return call_id
+    import hashlib
+
+    digest = hashlib.sha256(call_id.encode()).hexdigest()[:12]
+    return f"{re.sub(r'[^A-Za-z0-9_-]', '_', call_id)[:40]}_{digest}"
 
 
 class AnthropicClient:
@@ -128,6 +149,8 @@ class AnthropicClient:
             kwargs["system"] = request.system
         if request.temperature is not None:
             kwargs["extra_body"] = {"temperature": request.temperature}
+        if request.thinking_budget is not None:
+            kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
         if request.tools:
             kwargs["tools"] = [
                 {
@@ -220,6 +243,14 @@ class AnthropicClient:
             return sorted(m.id for m in page.data)
         except Exception as exc:
             raise self._error(exc, "") from None
+
+    async def context_length(self, model: str) -> int | None:
+        """``max_input_tokens`` of the models API's entry for ``model`` (None: unknown)."""
+        from portico.chat.model_info import from_listing
+
+        entry = await self._client.get(f"/v1/models/{model}", cast_to=object)
+        info = from_listing(entry) if isinstance(entry, dict) else None
+        return info.context_length if info is not None else None
 
     async def aclose(self) -> None:
         await self._client.close()

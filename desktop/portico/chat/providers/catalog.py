@@ -3,6 +3,7 @@ MCP sampling through the ModelProvider port (``portico.model_port``)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -19,6 +20,8 @@ from portico.config import secrets
 from portico.config.model import ModelsConfig, ProviderSpec
 from portico.model_port import Usage
 from portico.prompts import SamplingMessage
+
+log = logging.getLogger(__name__)
 
 KeyringLookup = Callable[[str], Awaitable[str | None]]
 
@@ -71,6 +74,7 @@ class ModelCatalog:
         self._config = ModelsConfig()
         self._keyring = keyring
         self._clients: dict[str, tuple[ProviderSpec, ModelClient]] = {}
+        self._contexts: dict[tuple[str, str, str | None], int | None] = {}
         self.configure(config or ModelsConfig())
 
     def configure(self, config: ModelsConfig) -> None:
@@ -176,6 +180,22 @@ class ModelCatalog:
         client = make_client(spec, key)
         self._clients[provider] = (spec, client)
         return client
+
+    async def context_length(self, provider: str, model: str) -> int | None:
+        """The model's context: the provider's ``context_length`` if set, else what its
+        model info says (asked once per model; a failure counts as unknown)."""
+        spec = self.spec(provider)
+        if spec.context_length:
+            return spec.context_length
+        key = (provider, model, spec.base_url)
+        if key not in self._contexts:
+            try:
+                client = await self.client(provider)
+                self._contexts[key] = await client.context_length(model)
+            except Exception as exc:  # a server without model info: unknown, not an error
+                log.info("no context length from %s for %s: %s", provider, model, exc)
+                self._contexts[key] = None
+        return self._contexts[key]
 
     async def run(self, provider: str, request: ModelRequest) -> StreamDone:
         """One request, not streamed to anybody: the final part."""

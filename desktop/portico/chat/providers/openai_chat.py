@@ -145,6 +145,8 @@ class OpenAIClient:
             kwargs["max_tokens"] = request.max_tokens
         if request.temperature is not None:
             kwargs["temperature"] = request.temperature
+        if request.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = request.reasoning_effort
         if request.tools:
             kwargs["tools"] = to_tools(request)
         text: list[str] = []
@@ -237,6 +239,26 @@ class OpenAIClient:
             return sorted(m.id for m in page.data)
         except Exception as exc:
             raise self._error(exc, "") from None
+
+    async def context_length(self, model: str) -> int | None:
+        """What the server's model list says of ``model``'s context (None: nothing); a
+        local server's own API is asked too (``portico.chat.model_info``)."""
+        from portico.chat.model_info import from_listing, local_details
+
+        listing = await self._client.get("/models", cast_to=object)
+        entries = listing.get("data") if isinstance(listing, dict) else None
+        for entry in entries or ():
+            if isinstance(entry, dict) and entry.get("id") == model:
+                info = from_listing(entry)
+                if info is not None and info.context_length:
+                    return info.context_length
+        if "api.openai.com" in self.base_url:
+            return None
+        root = self.base_url.removesuffix("/").removesuffix("/v1")
+        for info in await local_details(self._http, root, listing):
+            if info.id == model:
+                return info.context_length
+        return None
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -68,6 +68,8 @@ class ModelRequest:
     tools: Sequence[ToolOffer] = ()
     max_tokens: int = 4096
     temperature: float | None = None
+    reasoning_effort: str | None = None  # openai: ``reasoning_effort``
+    thinking_budget: int | None = None  # anthropic: ``thinking.budget_tokens``
 
 
 # --- what a stream yields ----------------------------------------------------------------
@@ -116,6 +118,11 @@ class ModelClient(Protocol):
         ...
 
     async def list_models(self) -> list[str]: ...
+
+    async def context_length(self, model: str) -> int | None:
+        """The model's context in tokens as the provider's model info says; None when
+        it says nothing. May raise anything (the catalog treats it as unknown)."""
+        ...
 
     async def aclose(self) -> None: ...
 

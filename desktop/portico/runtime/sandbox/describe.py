@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from portico.config.model import ServerSpec, Transport
 from portico.runtime.sandbox.launch import sandbox_view
+from portico.runtime.sandbox.probe import known_method
 
 
 def sandbox_badge(spec: ServerSpec) -> str:
@@ -35,8 +36,28 @@ def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
     ]
     if spec.sandbox_learns:
         lines[-1] = "may reach: any host (learn mode: each one not in allow is reported)"
-    if sys.platform != "linux":
-        lines.append("this system cannot sandbox yet (Linux only): you will be asked first")
+    method = known_method()
+    if method is not None and method.kind == "landlock":
+        lines[0] = (
+            "sandboxed with Landlock (bwrap cannot run here): the system read-only, its own "
+            "install, a private tmp and home"
+        )
+        if not method.filters_network:
+            lines[-1] = (
+                f"may reach: any host: network not filtered (Landlock ABI {method.abi} "
+                "cannot restrict TCP; you are asked first)"
+            )
+        else:
+            lines[-1] += " (TCP only through the proxy; UDP is not filtered under Landlock)"
+    elif method is not None and method.kind == "seatbelt":
+        lines[0] = (
+            "sandboxed with sandbox-exec: the system read-only, its own install, a private "
+            "tmp and home"
+        )
+    if sys.platform == "win32":
+        lines.append("Windows cannot sandbox servers yet (not supported): you will be asked first")
+    elif sys.platform not in ("linux", "darwin"):
+        lines.append("this system cannot sandbox yet (Linux, macOS): you will be asked first")
     return tuple(lines)
 
 

@@ -27,7 +27,10 @@ MANAGERS = (".pyenv", ".nvm", ".volta", ".asdf", ".bun", ".deno")
 @dataclass(frozen=True)
 class Needs:
     read: tuple[str, ...]
-    write: tuple[str, ...]
+    write: tuple[str, ...]  # the package caches it writes (``caches`` gives it its own)
+    # (cache, variable, subfolder): where no overlay can be had, ``variable`` points the
+    # tool at the server's own copy of ``cache`` (its ``subfolder``)
+    cache_env: tuple[tuple[str, str, str], ...] = ()
 
 
 def _prefix(executable: str) -> str:
@@ -96,9 +99,15 @@ def install_needs(
         for path in dict.fromkeys((str(given), os.path.realpath(given))):
             _add(read, _script_root(path), home, fallback=path)
     name = os.path.basename(executable)
+    cache_env: list[tuple[str, str, str]] = []
     if name in NPM_COMMANDS:
         write.append(env.get("npm_config_cache") or os.path.join(home, ".npm"))
+        cache_env.append((write[-1], "npm_config_cache", ""))
     if name in UV_COMMANDS:
         write.append(env.get("UV_CACHE_DIR") or os.path.join(home, ".cache", "uv"))
+        cache_env.append((write[-1], "UV_CACHE_DIR", ""))
         write.append(env.get("UV_TOOL_DIR") or os.path.join(home, ".local", "share", "uv"))
-    return Needs(tuple(read), tuple(write))
+        cache_env.append((write[-1], "UV_TOOL_DIR", "tools" if "UV_TOOL_DIR" not in env else ""))
+        if "UV_TOOL_DIR" not in env:
+            cache_env.append((write[-1], "UV_PYTHON_INSTALL_DIR", "python"))
+    return Needs(tuple(read), tuple(write), tuple(cache_env))

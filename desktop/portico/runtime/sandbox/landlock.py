@@ -19,6 +19,12 @@ from collections.abc import Sequence
 from portico.runtime.sandbox.bwrap import SYSTEM_DIRS
 
 EXEC_MODULE = "portico.runtime.sandbox.landlock_exec"
+_PORTICO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+_BOOT = (
+    "import sys; sys.path.insert(0, {root!r}); "
+    "from {module} import main; sys.exit(main(sys.argv[1:]))"
+)
+ABI_CAP_ENV = "PORTICO_LANDLOCK_ABI_MAX"
 # TCP rules came with ABI 4 (Linux 6.7).
 NET_ABI = 4
 
@@ -36,9 +42,12 @@ def landlock_supported() -> int:
     except ImportError:
         return 0
     try:
-        return landlockpy.abi_version()
+        abi = landlockpy.abi_version()
     except OSError:
         return 0
+    # An older kernel's answer, asked for (tests of the fallback below ABI 4 use it).
+    cap = os.environ.get(ABI_CAP_ENV, "")
+    return min(abi, int(cap)) if cap.isdigit() else abi
 
 
 def landlock_argv(
@@ -49,8 +58,9 @@ def landlock_argv(
     write: Sequence[str] = (),
     net: str = "any",
 ) -> list[str]:
-    """The argv that runs `command` under the rules (portico must be importable by `python`)."""
-    args = [python, "-m", EXEC_MODULE]
+    """The argv that runs `command` under the rules. `python` needs landlockpy; this
+    Portico is found by path (`-I` keeps the server's PYTHONPATH out of the wrapper)."""
+    args = [python, "-I", "-c", _BOOT.format(root=_PORTICO_ROOT, module=EXEC_MODULE)]
     for path in read:
         args += ["--read", path]
     for path in write:
@@ -113,8 +123,18 @@ def restrict(
         grants.append(("/dev", devices))
         grants += [(path, run) for path in read]
         grants += [(path, run | change) for path in write]
+        # a file takes only file rights (Landlock refuses a directory right on it)
+        on_file = (
+            AccessFS.EXECUTE
+            | AccessFS.READ_FILE
+            | AccessFS.WRITE_FILE
+            | AccessFS.TRUNCATE
+            | AccessFS.IOCTL_DEV
+        )
         for path, access in grants:
             try:
+                if not os.path.isdir(path):
+                    access &= on_file
                 rules.allow_path(path, access)
             except FileNotFoundError:
                 continue

@@ -1,15 +1,18 @@
-"""A sandboxed stdio server's launch: what it may see, and the bwrap command line.
+"""A sandboxed stdio server's launch: what it may see, and the command line that runs it.
 
-``sandboxed_launch`` turns a server's resolved command into the bwrap argv: the system
+``sandboxed_launch`` (bwrap), ``landlock_launch`` (Linux without bwrap) and
+``seatbelt_launch`` (macOS) turn a server's resolved command into an argv. With bwrap: the system
 read-only (``bwrap.SYSTEM_DIRS``), its install and caches (``installs``), its project
 (project servers) or roots (global ones) and its cwd read-only, ``sandbox.read`` read-only,
 ``sandbox.write`` writable, a private /tmp and an empty home at the person's home path;
-no network but the declared hosts through the bridge (``network``).
+no network but the declared hosts through the bridge (``network``). The package caches
+it writes are its own (``caches``), never the person's.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +20,11 @@ from pathlib import Path
 from portico.config.model import Scope, ServerSpec
 from portico.config.sandbox_paths import base_folder, resolved
 from portico.runtime.sandbox.bwrap import BwrapPlan
+from portico.runtime.sandbox.caches import PrivateCache, overlay_args, private_caches
 from portico.runtime.sandbox.installs import install_needs
+from portico.runtime.sandbox.landlock import landlock_argv
 from portico.runtime.sandbox.network import SandboxNet
+from portico.runtime.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
 
 
 @dataclass(frozen=True)
@@ -46,6 +52,50 @@ def sandbox_view(spec: ServerSpec) -> SandboxView:
     )
 
 
+@dataclass(frozen=True)
+class LaunchPaths:
+    """What the launch binds: read-only paths, writable ones, the server's own caches."""
+
+    read: tuple[str, ...]
+    write: tuple[str, ...]
+    caches: tuple[PrivateCache, ...]
+    cache_env: tuple[tuple[str, str, str], ...]
+
+
+def launch_paths(
+    spec: ServerSpec,
+    executable: str,
+    args: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[str, str],
+    home: str,
+    net: SandboxNet,
+) -> LaunchPaths:
+    """Its install, work and ``sandbox.read`` (read-only), ``sandbox.write``, and a
+    private layer for each package cache it writes (``caches``)."""
+    view = sandbox_view(spec)
+    needs = install_needs(executable, args, cwd=cwd, env=env, home=home)
+    read = list(dict.fromkeys((*needs.read, *view.read, *net.read)))
+    if cwd and os.path.normpath(cwd) != os.path.normpath(home):
+        read.append(cwd)
+    caches = private_caches(spec, needs.write)
+    return LaunchPaths(tuple(read), view.write, caches, needs.cache_env)
+
+
+def cache_env(paths: LaunchPaths) -> dict[str, str]:
+    """Without an overlay: the variables that point each tool at the server's own cache."""
+    upper = {cache.real: cache.upper for cache in paths.caches}
+    env: dict[str, str] = {}
+    for real, name, sub in paths.cache_env:
+        folder = upper[os.path.normpath(real)]
+        if sub:
+            folder = os.path.join(folder, sub)
+            os.makedirs(folder, exist_ok=True)
+        env[name] = folder
+    return env
+
+
 def sandboxed_launch(
     spec: ServerSpec,
     bwrap: Path,
@@ -56,20 +106,80 @@ def sandboxed_launch(
     env: Mapping[str, str],
     home: str,
     net: SandboxNet | None = None,
-) -> list[str]:
+    overlay: bool = True,
+) -> tuple[list[str], dict[str, str]]:
     """The bwrap argv that runs ``executable args`` in ``spec``'s sandbox (behind the
-    network bridge when ``net`` has one)."""
+    network bridge when ``net`` has one), and the variables to add to its env (the
+    caches' when ``overlay`` is False: this bwrap has none)."""
     net = net or SandboxNet()
-    view = sandbox_view(spec)
-    needs = install_needs(executable, args, cwd=cwd, env=env, home=home)
-    for folder in needs.write:
-        os.makedirs(folder, exist_ok=True)  # a cache bound in must exist to be shared
-    read = list(dict.fromkeys((*needs.read, *view.read, *net.read)))
-    if cwd and os.path.normpath(cwd) != os.path.normpath(home):
-        read.append(cwd)
-    plan = BwrapPlan(home=home, read=read, write=(*needs.write, *view.write))
+    paths = launch_paths(spec, executable, args, cwd=cwd, env=env, home=home, net=net)
+    plan = BwrapPlan(home=home, read=paths.read, write=paths.write)
     argv = plan.argv(bwrap, [*net.prefix, executable, *args])
+    at = argv.index("--")
+    if overlay:
+        argv[at:at] = overlay_args(paths.caches)
+        extra: dict[str, str] = {}
+    else:
+        extra = cache_env(paths)
+        argv[at:at] = [arg for c in paths.caches for arg in ("--bind", c.upper, c.upper)]
     if cwd:
         at = argv.index("--")
         argv[at:at] = ["--chdir", cwd]
-    return argv
+    return argv, extra
+
+
+def landlock_launch(
+    spec: ServerSpec,
+    executable: str,
+    args: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[str, str],
+    home: str,
+    private: str,
+    net: SandboxNet,
+    connect: str,
+) -> tuple[list[str], dict[str, str]]:
+    """The argv that runs ``executable args`` under Landlock rules, and the variables to
+    add to its env: ``private`` (a fresh folder) holds its home and tmp, the package
+    caches are its own (no overlay here), TCP is ``connect`` (``landlock_exec --net``).
+    The network bridge, if any, runs first and outside the rules."""
+    paths = launch_paths(spec, executable, args, cwd=cwd, env=env, home=home, net=net)
+    extra = cache_env(paths)
+    own_home, own_tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
+    for folder in (own_home, own_tmp):
+        os.makedirs(folder, exist_ok=True)
+    extra.update(HOME=own_home, TMPDIR=own_tmp, TMP=own_tmp, TEMP=own_tmp)
+    write = (*paths.write, *(c.upper for c in paths.caches), private)
+    command = landlock_argv(
+        sys.executable, [executable, *args], read=paths.read, write=write, net=connect
+    )
+    return [*net.prefix, *command], extra
+
+
+def seatbelt_launch(
+    spec: ServerSpec,
+    executable: str,
+    args: Sequence[str],
+    *,
+    cwd: str | None,
+    env: Mapping[str, str],
+    home: str,
+    private: str,
+    proxy_port: int | None,
+) -> tuple[list[str], dict[str, str]]:
+    """macOS: ``sandbox-exec -p PROFILE executable args`` and the env to add, as for
+    Landlock (a private home and tmp under ``private``, its own caches); the proxy, if
+    any, listens on 127.0.0.1:``proxy_port``. Paths are resolved: SBPL matches real
+    paths (/tmp is /private/tmp there)."""
+    paths = launch_paths(spec, executable, args, cwd=cwd, env=env, home=home, net=SandboxNet())
+    extra = cache_env(paths)
+    own_home, own_tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
+    for folder in (own_home, own_tmp):
+        os.makedirs(folder, exist_ok=True)
+    extra.update(HOME=own_home, TMPDIR=own_tmp)
+    real = os.path.realpath
+    read = [real(p) for p in paths.read]
+    write = [real(p) for p in (*paths.write, *(c.upper for c in paths.caches), private)]
+    profile = seatbelt_profile(read, write, proxy_port=proxy_port)
+    return seatbelt_argv(profile, [executable, *args]), extra

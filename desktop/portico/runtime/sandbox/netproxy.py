@@ -3,7 +3,9 @@
 It listens on a Unix socket, which is the one thing that crosses into a sandbox with no
 network (the in-sandbox bridge turns it back into 127.0.0.1:port). It speaks HTTP proxy:
 `CONNECT host:port` opens a tunnel (HTTPS and anything else over TCP), an absolute-form
-`GET http://host/...` is forwarded as one request. A host the filter does not allow gets
+`GET http://host/...` is forwarded as one request on an upstream connection of its
+own, its body delimited (Content-Length or chunked), and each request pipelined after it
+is checked in turn (never pumped raw to the first one's host). A host the filter does not allow gets
 403 and is never resolved; `on_blocked(host, port)` hears of it once per (host, port), so
 the caller can log it and offer to allow it. In observe mode nothing is refused and
 `on_blocked` hears of each host the filter would have refused.
@@ -223,38 +225,52 @@ async def _serve_one(
     writer: asyncio.StreamWriter,
     rules: _Rules,
 ) -> None:
+    """One client connection: a CONNECT tunnel, or plain HTTP requests one after the
+    other (pipelined ones included), each checked against the filter and sent upstream
+    on a connection of its own with its body and nothing more."""
     upstream: asyncio.StreamWriter | None = None
     try:
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
-            return
-        try:
-            method, raw_host, port, forward = _parse_head(head)
-            host = normalise_host(raw_host) or raw_host.lower()
-            allowed = rules.filter.allows(host, port)
-            first = (host, port) not in rules.seen
-            rules.seen[(host, port)] = allowed
-            if not allowed and first:
-                _report(rules.on_blocked, host, port)
-            if not allowed and not rules.observe:
-                raise _Refusal(
-                    403,
-                    "Forbidden",
-                    f"{host}:{port} is not in this server's sandbox network allow list",
-                )
-            up_reader, upstream = await _dial(host, port, rules.resolver)
-        except _Refusal as refusal:
-            await _answer(writer, refusal)
-            return
-        if method == "CONNECT":
-            writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
-            await writer.drain()
-        else:
+        while True:
+            try:
+                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
+                return
+            try:
+                method, raw_host, port, forward = _parse_head(head)
+                host = normalise_host(raw_host) or raw_host.lower()
+                allowed = rules.filter.allows(host, port)
+                first = (host, port) not in rules.seen
+                rules.seen[(host, port)] = allowed
+                if not allowed and first:
+                    _report(rules.on_blocked, host, port)
+                if not allowed and not rules.observe:
+                    raise _Refusal(
+                        403,
+                        "Forbidden",
+                        f"{host}:{port} is not in this server's sandbox network allow list",
+                    )
+                body = _body_kind(head) if method != "CONNECT" else 0
+                up_reader, upstream = await _dial(host, port, rules.resolver)
+            except _Refusal as refusal:
+                await _answer(writer, refusal)
+                return
+            if method == "CONNECT":
+                writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                await writer.drain()
+                await asyncio.gather(_pump(reader, upstream), _pump(up_reader, writer))
+                return
             upstream.write(forward)
-            await upstream.drain()
-        await asyncio.gather(_pump(reader, upstream), _pump(up_reader, writer))
-    except (ConnectionError, OSError):
+            await _copy_body(reader, upstream, body)
+            # its answer alone: an upstream that keeps the connection open anyway must not
+            # hold the requests pipelined after it
+            closing = await _relay_response(up_reader, writer, method)
+            upstream.close()
+            with contextlib.suppress(Exception):
+                await upstream.wait_closed()
+            upstream = None
+            if closing or _says_close(head):
+                return
+    except (ConnectionError, OSError, asyncio.IncompleteReadError, _Refusal):
         pass
     finally:
         for stream in (writer, upstream):
@@ -262,6 +278,100 @@ async def _serve_one(
                 stream.close()
                 with contextlib.suppress(Exception):
                     await stream.wait_closed()
+
+
+CHUNKED = -1
+
+
+def _says_close(head: bytes) -> bool:
+    """HTTP/1.0, or a ``Connection: close`` header: the connection ends after this."""
+    lines = head.decode("latin-1").split("\r\n")
+    if lines[0].startswith("HTTP/1.0") or lines[0].endswith("HTTP/1.0"):
+        return True
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        if name.strip().lower() == "connection" and "close" in value.lower():
+            return True
+    return False
+
+
+async def _relay_response(
+    up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, method: str
+) -> bool:
+    """One response: its head (after any 1xx ones), then its body as framed, or up to
+    the end of the connection when it says no length. True when the client was told
+    the connection closes after it."""
+    while True:
+        head = await asyncio.wait_for(up_reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
+        writer.write(head)
+        try:
+            status = int(head.split(b" ", 2)[1])
+        except (IndexError, ValueError):
+            raise _Refusal(502, "Bad Gateway", "not an HTTP response") from None
+        if not 100 <= status < 200:
+            break
+    if method == "HEAD" or status in (204, 304):
+        await writer.drain()
+        return _says_close(head)
+    names = {line.partition(b":")[0].strip().lower() for line in head.split(b"\r\n")[1:]}
+    if not names & {b"content-length", b"transfer-encoding"}:
+        await _pump(up_reader, writer, end=False)
+        return True
+    await _copy_body(up_reader, writer, _body_kind(head))
+    return _says_close(head)
+
+
+def _body_kind(head: bytes) -> int:
+    """The request body's length, or CHUNKED (raises _Refusal for one it cannot tell)."""
+    length: int | None = None
+    chunked = False
+    for line in head.decode("latin-1").split("\r\n")[1:]:
+        name, _, value = line.partition(":")
+        name = name.strip().lower()
+        if name == "content-length":
+            if not value.strip().isdigit() or (length is not None and int(value) != length):
+                raise _Refusal(400, "Bad Request", "a bad or repeated Content-Length")
+            length = int(value)
+        elif name == "transfer-encoding":
+            codings = [c.strip().lower() for c in value.split(",")]
+            if codings[-1:] != ["chunked"]:
+                raise _Refusal(400, "Bad Request", f"Transfer-Encoding {value.strip()!r}")
+            chunked = True
+    if chunked and length is not None:
+        # both: the classic request smuggling shape
+        raise _Refusal(400, "Bad Request", "both Content-Length and Transfer-Encoding")
+    return CHUNKED if chunked else (length or 0)
+
+
+async def _copy_body(
+    reader: asyncio.StreamReader, upstream: asyncio.StreamWriter, kind: int
+) -> None:
+    """Exactly the request's body, so what follows it is read as the next request."""
+    if kind == CHUNKED:
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            upstream.write(size_line)
+            try:
+                size = int(size_line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise _Refusal(400, "Bad Request", "a bad chunk size") from None
+            if size == 0:
+                while (trailer := await reader.readuntil(b"\r\n")) != b"\r\n":
+                    upstream.write(trailer)
+                upstream.write(b"\r\n")
+                break
+            upstream.write(await reader.readexactly(size + 2))
+            await upstream.drain()
+    else:
+        left = kind
+        while left:
+            data = await reader.read(min(CHUNK, left))
+            if not data:
+                raise asyncio.IncompleteReadError(b"", left)
+            upstream.write(data)
+            left -= len(data)
+            await upstream.drain()
+    await upstream.drain()
 
 
 def _parse_head(head: bytes) -> tuple[str, str, int, bytes]:
@@ -390,7 +500,10 @@ async def _answer(writer: asyncio.StreamWriter, refusal: _Refusal) -> None:
         await writer.drain()
 
 
-async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _pump(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, end: bool = True
+) -> None:
+    """Copy until ``reader`` ends; then half-close ``writer`` (unless ``end`` is False)."""
     try:
         while data := await reader.read(CHUNK):
             writer.write(data)
@@ -399,7 +512,7 @@ async def _pump(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
         pass
     finally:
         with contextlib.suppress(OSError, RuntimeError):
-            if writer.can_write_eof() and not writer.is_closing():
+            if end and writer.can_write_eof() and not writer.is_closing():
                 writer.write_eof()
 
 

@@ -11,6 +11,7 @@ and its folder goes when the server's session closes.
 from __future__ import annotations
 
 import shutil
+import socket
 import sys
 import tempfile
 from collections.abc import Callable
@@ -43,10 +44,14 @@ async def open_network(
     stack: AsyncExitStack,
     note: Callable[[str], None],
     refused: Refused | None = None,
+    *,
+    port: int = INNER_PORT,
 ) -> SandboxNet:
     """No network (nothing to add) unless the server declares hosts; then the proxy,
     started now and closed with ``stack``. ``refused(host, port, entry)`` hears of each
-    refused host with the ``network.allow`` entry that would allow it."""
+    refused host with the ``network.allow`` entry that would allow it. The bridge
+    listens on 127.0.0.1:``port``: inside bwrap's own loopback, or (Landlock, macOS,
+    which have no network namespace) on this machine's, where ``free_port`` gives one."""
     learn = spec.sandbox_learns
     if not spec.sandbox.network_allow and not learn:
         return SandboxNet()
@@ -78,6 +83,13 @@ async def open_network(
     python = sys.executable
     return SandboxNet(
         read=(sys.base_prefix, sys.prefix, BRIDGE_SCRIPT, str(folder)),
-        prefix=tuple(bridge_prefix(python, str(proxy.socket_path), INNER_PORT)),
-        env=proxy_env(INNER_PORT),
+        prefix=tuple(bridge_prefix(python, str(proxy.socket_path), port)),
+        env=proxy_env(port),
     )
+
+
+def free_port() -> int:
+    """A TCP port free on this machine's loopback now (for a bridge outside a namespace)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

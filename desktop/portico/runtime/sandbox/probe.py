@@ -1,37 +1,76 @@
-"""Can this machine sandbox a server? Asked once per process, off the loop's back.
+"""Can this machine sandbox a server, and how? Asked once per process, off the loop's back.
 
-bwrap needs user namespaces (or a setuid bwrap); a CI machine or a hardened kernel may
-have them off (``kernel.unprivileged_userns_clone = 0``, an AppArmor rule), and then
-bwrap fails before the server starts. The answer is None (it can) or one plain sentence.
+Linux: bubblewrap first. bwrap needs user namespaces (or a setuid bwrap); a CI machine or
+a hardened kernel may have them off (``kernel.unprivileged_userns_clone = 0``, an
+AppArmor rule), and then bwrap fails before the server starts. Then Landlock, which needs
+neither privilege nor namespaces: files bounded as with bwrap, but no private /tmp or
+home of its own (Portico hands it fresh folders) and, below ABI 4, no network rules at
+all (``SandboxMethod.filters_network``). macOS: ``sandbox-exec``. The answer is a method,
+or None and one plain sentence.
+
+``PORTICO_SANDBOX_METHODS`` (``bwrap,landlock`` by default on Linux) names the methods
+to try, in order: a person whose bwrap misbehaves can say ``landlock``, and the tests
+force the fallback the same way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from portico.runtime.sandbox.bwrap import BwrapUnavailable, find_bwrap
+from portico.runtime.sandbox.landlock import NET_ABI, landlock_supported
 
-_answer: tuple[Path | None, str | None] | None = None
+METHODS_ENV = "PORTICO_SANDBOX_METHODS"
+LINUX_METHODS = ("bwrap", "landlock")
+
+Kind = Literal["bwrap", "landlock", "seatbelt"]
+
+
+@dataclass(frozen=True)
+class SandboxMethod:
+    """How this machine sandboxes: ``program`` is bwrap or sandbox-exec, ``abi`` the
+    kernel's Landlock ABI; ``instead_of`` says why a stronger method is not used."""
+
+    kind: Kind
+    program: Path | None = None
+    abi: int = 0
+    instead_of: str = ""
+    overlay: bool = False  # bwrap can mount overlays (0.9 and later): caches are seeded
+
+    @property
+    def filters_network(self) -> bool:
+        """False for Landlock below ABI 4: it cannot restrict TCP at all."""
+        return self.kind != "landlock" or self.abi >= NET_ABI
+
+
+_answers: dict[str, tuple[SandboxMethod | None, str | None]] = {}
 
 
 def _unsupported() -> str | None:
-    if sys.platform == "linux":
+    if sys.platform in ("linux", "darwin"):
         return None
     if sys.platform == "win32":
         return "sandboxing servers is not supported on Windows yet"
-    return "sandboxing servers is not supported on this system yet (Linux only for now)"
+    return "sandboxing servers is not supported on this system yet (Linux and macOS only)"
 
 
-async def _probe() -> tuple[Path | None, str | None]:
-    problem = _unsupported()
-    if problem:
-        return None, problem
-    try:
-        bwrap = find_bwrap()
-    except BwrapUnavailable as exc:
-        return None, f"no sandbox program: {exc}"
+def _methods(wanted: str) -> tuple[str, ...] | str:
+    names = tuple(name.strip() for name in wanted.split(",") if name.strip())
+    unknown = [name for name in names if name not in LINUX_METHODS]
+    if unknown or not names:
+        return (
+            f"{METHODS_ENV}={wanted!r} is not a list of sandbox methods "
+            f"(use {', '.join(LINUX_METHODS)}, comma-separated)"
+        )
+    return names
+
+
+async def _bwrap_problem(bwrap: Path) -> str | None:
     proc = await asyncio.create_subprocess_exec(
         str(bwrap),
         "--unshare-all",
@@ -44,23 +83,77 @@ async def _probe() -> tuple[Path | None, str | None]:
         stderr=asyncio.subprocess.PIPE,
     )
     _, err = await proc.communicate()
-    if proc.returncode != 0:
-        why = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
-        return None, (
-            f"this machine cannot set up a sandbox (user namespaces may be off): bwrap said {why!r}"
-        )
-    return bwrap, None
+    if proc.returncode == 0:
+        return None
+    why = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+    return f"this machine cannot set up a sandbox (user namespaces may be off): bwrap said {why!r}"
 
 
-async def sandbox_support() -> tuple[Path | None, str | None]:
-    """(the bwrap to use, None) where sandboxes work, else (None, why not)."""
-    global _answer
-    if _answer is None:
-        _answer = await _probe()
-    return _answer
+async def _has_overlay(bwrap: Path) -> bool:
+    proc = await asyncio.create_subprocess_exec(
+        str(bwrap),
+        "--help",
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
+    out, _ = await proc.communicate()
+    return b"--overlay-src" in out
+
+
+async def _linux(names: tuple[str, ...]) -> tuple[SandboxMethod | None, str | None]:
+    problems: list[str] = []
+    for name in names:
+        if name == "bwrap":
+            try:
+                bwrap = find_bwrap()
+            except BwrapUnavailable as exc:
+                problems.append(f"no sandbox program: {exc}")
+                continue
+            problem = await _bwrap_problem(bwrap)
+            if problem is None:
+                return SandboxMethod("bwrap", bwrap, overlay=await _has_overlay(bwrap)), None
+            problems.append(problem)
+        else:
+            abi = landlock_supported()
+            if abi:
+                return SandboxMethod("landlock", abi=abi, instead_of="; ".join(problems)), None
+            problems.append("this kernel has no Landlock (Linux 5.13 or later, enabled)")
+    return None, "; ".join(problems) or "no sandbox method to try"
+
+
+async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:
+    problem = _unsupported()
+    if problem:
+        return None, problem
+    if sys.platform == "darwin":
+        from portico.runtime.sandbox.seatbelt import SANDBOX_EXEC
+
+        if not os.access(SANDBOX_EXEC, os.X_OK):
+            return None, f"no sandbox program: {SANDBOX_EXEC} is missing"
+        return SandboxMethod("seatbelt", Path(SANDBOX_EXEC)), None
+    names = _methods(wanted)
+    if isinstance(names, str):
+        return None, names
+    return await _linux(names)
+
+
+async def sandbox_method() -> tuple[SandboxMethod | None, str | None]:
+    """(the method to use, None) where sandboxes work, else (None, why not)."""
+    wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
+    if wanted not in _answers:
+        _answers[wanted] = await _probe(wanted)
+    return _answers[wanted]
+
+
+def known_method() -> SandboxMethod | None:
+    """The method found, if this process has asked already (for the faces, which
+    cannot wait for a probe)."""
+    wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
+    found = _answers.get(wanted)
+    return found[0] if found else None
 
 
 def forget() -> None:
     """Ask again next time (tests)."""
-    global _answer
-    _answer = None
+    _answers.clear()

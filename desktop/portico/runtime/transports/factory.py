@@ -26,6 +26,7 @@ from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
 if TYPE_CHECKING:
+    from portico.runtime.sandbox.probe import SandboxMethod
     from portico.runtime.transports.stdio import StdioProcessInfo
 
 MAX_SSE_EVENT_BYTES = 10 * 1024 * 1024
@@ -223,16 +224,15 @@ async def _sandboxed(
     note: Callable[[str], None],
     refused: Callable[[str, int, str], None] | None = None,
 ) -> tuple[str, list[str]]:
-    """``command args`` wrapped in the server's sandbox (its proxy, for declared hosts,
-    closes with ``stack``); without a sandbox on this machine, as they are once the
-    person agreed (else SandboxProblem). ``env`` gains the proxy variables."""
+    """``command args`` wrapped in the server's sandbox (bwrap, else Landlock; on macOS
+    sandbox-exec), its proxy for declared hosts closing with ``stack``. Without a
+    sandbox on this machine, or with one that cannot filter the network, only once the
+    person agreed (else SandboxProblem). ``env`` gains the proxy's and caches' variables."""
     from portico.runtime.errors import SandboxProblem
-    from portico.runtime.sandbox.launch import sandboxed_launch
-    from portico.runtime.sandbox.network import open_network
-    from portico.runtime.sandbox.probe import sandbox_support
+    from portico.runtime.sandbox.probe import sandbox_method
 
-    bwrap, problem = await sandbox_support()
-    if bwrap is None:
+    method, problem = await sandbox_method()
+    if method is None:
         why = problem or "no sandbox"
         if hooks.unsandboxed_ok is not None and await hooks.unsandboxed_ok(spec, why):
             note(f"running without a sandbox, as you agreed: {why}")
@@ -241,12 +241,127 @@ async def _sandboxed(
             f"{spec.name}: not started: it is to run in a sandbox, and {why}; agree to run "
             f"it unsandboxed when asked, or set {spec.name}.sandbox.enabled = false"
         )
+    if not method.filters_network:
+        why = (
+            f"{method.instead_of or 'bwrap cannot run here'}, and this kernel's Landlock "
+            f"(ABI {method.abi}) keeps your files out but cannot filter the network"
+        )
+        agreed = hooks.unsandboxed_ok is not None and await hooks.unsandboxed_ok(
+            spec, why, weaker=NETWORK_NOT_FILTERED
+        )
+        if not agreed:
+            raise SandboxProblem(
+                f"{spec.name}: not started: {why}; agree to run it with the network not "
+                f"filtered when asked, or set {spec.name}.sandbox.enabled = false"
+            )
+        note(f"sandbox: Landlock, {NETWORK_NOT_FILTERED}, as you agreed: {why}")
+    elif method.kind == "landlock":
+        note(
+            f"sandbox: Landlock, as {method.instead_of or 'bwrap cannot run here'}: files as "
+            "with bwrap; TCP only to its proxy's port, UDP not filtered"
+        )
+    home = env.get("HOME") or str(Path.home())
+    if method.kind == "bwrap":
+        return await _in_bwrap(spec, method, stack, command, args, env, cwd, note, refused, home)
+    return await _without_namespace(
+        spec, method, stack, command, args, env, cwd, note, refused, home
+    )
+
+
+# What the person is asked to agree to where Landlock cannot restrict TCP.
+NETWORK_NOT_FILTERED = "network not filtered: it may reach any host"
+
+
+async def _in_bwrap(
+    spec: ServerSpec,
+    method: SandboxMethod,
+    stack: AsyncExitStack,
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    note: Callable[[str], None],
+    refused: Callable[[str, int, str], None] | None,
+    home: str,
+) -> tuple[str, list[str]]:
+    from portico.runtime.sandbox.launch import sandboxed_launch
+    from portico.runtime.sandbox.network import open_network
+
+    assert method.program is not None
     net = await open_network(spec, stack, note, refused)
     env.update(net.env)
-    home = env.get("HOME") or str(Path.home())
-    argv = await asyncio.to_thread(
-        sandboxed_launch, spec, bwrap, command, args, cwd=cwd, env=env, home=home, net=net
+    argv, extra = await asyncio.to_thread(
+        sandboxed_launch,
+        spec,
+        method.program,
+        command,
+        args,
+        cwd=cwd,
+        env=env,
+        home=home,
+        net=net,
+        overlay=method.overlay,
     )
+    env.update(extra)
+    return argv[0], argv[1:]
+
+
+async def _without_namespace(
+    spec: ServerSpec,
+    method: SandboxMethod,
+    stack: AsyncExitStack,
+    command: str,
+    args: list[str],
+    env: dict[str, str],
+    cwd: str | None,
+    note: Callable[[str], None],
+    refused: Callable[[str, int, str], None] | None,
+    home: str,
+) -> tuple[str, list[str]]:
+    """Landlock or sandbox-exec: no namespace, so the bridge to the proxy runs outside the
+    rules on a loopback port of this machine, and the rules let TCP reach that port only."""
+    import shutil
+    import tempfile
+
+    from portico.runtime.sandbox.launch import landlock_launch, seatbelt_launch
+    from portico.runtime.sandbox.network import free_port, open_network
+
+    port = free_port()
+    net = await open_network(spec, stack, note, refused, port=port)
+    env.update(net.env)
+    private = await asyncio.to_thread(tempfile.mkdtemp, prefix="portico-sbx-")
+    stack.callback(shutil.rmtree, private, True)
+    if method.kind == "seatbelt":
+        argv, extra = await asyncio.to_thread(
+            seatbelt_launch,
+            spec,
+            command,
+            args,
+            cwd=cwd,
+            env=env,
+            home=home,
+            private=private,
+            proxy_port=port if net.prefix else None,
+        )
+        argv = [*net.prefix, *argv]
+    else:
+        # below ABI 4 no TCP rules at all; else only the bridge's port, or nothing
+        connect = str(port) if net.prefix else "none"
+        if not method.filters_network:
+            connect = "any"
+        argv, extra = await asyncio.to_thread(
+            landlock_launch,
+            spec,
+            command,
+            args,
+            cwd=cwd,
+            env=env,
+            home=home,
+            private=private,
+            net=net,
+            connect=connect,
+        )
+    env.update(extra)
     return argv[0], argv[1:]
 
 

@@ -17,6 +17,7 @@ from PySide6.QtGui import QImage, QKeyEvent, QTextCursor
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
+    QFileDialog,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -26,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from portico.chat.attachments import size_text
 from portico.ui.chat.completion import Completion, CompletionPopup, CompletionSource
 from portico.ui.palette import set_tone
 from portico.ui.shortcuts import Key, handled_by_widget
@@ -42,6 +44,7 @@ HISTORY_LIMIT = 200
 _CALL = re.compile(r"^/call\s+(\S*)$")
 _COMMAND = re.compile(r"^/(\S*)$")
 _RESOURCE = re.compile(r"(?:^|\s)@(\S*)$")
+_PICTURES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
 
 
 @dataclass(frozen=True)
@@ -222,6 +225,7 @@ class Composer(QWidget):
         self.source: CompletionSource | None = None
         self.attachments: list[Attachment] = []
         self.running = False
+        self.seeing: set[str] = set()  # the models that take images
         column = QVBoxLayout(self)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(4)
@@ -243,6 +247,12 @@ class Composer(QWidget):
         column.addWidget(self.yolo_warning)
 
         row = QHBoxLayout()
+        self.attach_button = QToolButton()
+        self.attach_button.setText("📎")
+        self.attach_button.setAccessibleName("Attach files")
+        self.attach_button.setToolTip("Attach files or images (or drop or paste them here)")
+        self.attach_button.clicked.connect(self.choose_files)
+        row.addWidget(self.attach_button)
         self.model_picker = QComboBox()
         self.model_picker.setAccessibleName("model")
         self.model_picker.setToolTip("The model this chat uses (Ctrl+M)")
@@ -282,8 +292,12 @@ class Composer(QWidget):
 
     # --- model picker ------------------------------------------------------------------
 
-    def set_models(self, models: list[tuple[str, str]], current: str | None) -> None:
-        """``models``: (id "provider/model", label). An empty list shows "No model"."""
+    def set_models(
+        self, models: list[tuple[str, str]], current: str | None, seeing: set[str] | None = None
+    ) -> None:
+        """``models``: (id "provider/model", label). An empty list shows "No model".
+        ``seeing``: the ids of the models that take images."""
+        self.seeing = set(seeing or ())
         self.model_picker.blockSignals(True)
         self.model_picker.clear()
         if not models:
@@ -299,6 +313,7 @@ class Composer(QWidget):
 
     def _model_activated(self, _index: int) -> None:
         self.modelChosen.emit(self.current_model())
+        self._mark_chips()
 
     def _yolo_toggled(self, on: bool) -> None:
         self.yolo_warning.setVisible(on)
@@ -323,14 +338,49 @@ class Composer(QWidget):
 
     # --- attachments -------------------------------------------------------------------
 
+    def choose_files(self) -> QFileDialog:
+        """The file dialog, shown without blocking the loop (``open()``, not ``exec()``)."""
+        dialog = QFileDialog(self, "Attach files")
+        dialog.setFileMode(QFileDialog.FileMode.ExistingFiles)
+        dialog.filesSelected.connect(self.attach_paths)
+        dialog.finished.connect(dialog.deleteLater)
+        dialog.open()
+        return dialog
+
+    def attach_paths(self, paths: list[str]) -> None:
+        for path in paths:
+            self.attach(Attachment("file", Path(path).name, path=path))
+
     def attach(self, attachment: Attachment) -> None:
         self.attachments.append(attachment)
         chip = QToolButton()
-        chip.setText(f"{'🖼' if attachment.kind == 'image' else '📄'} {attachment.name}  ✕")
+        chip.setProperty("attachment", attachment)
         chip.setAccessibleName(f"Remove attachment {attachment.name}")
-        chip.setToolTip(attachment.path or attachment.name)
         chip.clicked.connect(lambda _=False, a=attachment, c=chip: self._detach(a, c))
         self.chips.insertWidget(self.chips.count() - 1, chip)
+        self._mark_chips()
+
+    def _mark_chips(self) -> None:
+        """Each chip's text; an image says so when the chosen model takes no images (the
+        send is refused then, with the same words)."""
+        model = self.current_model()
+        for index in range(self.chips.count()):
+            item = self.chips.itemAt(index)
+            chip = item.widget() if item is not None else None
+            if not isinstance(chip, QToolButton):
+                continue
+            a = chip.property("attachment")
+            picture = a.kind == "image" or Path(a.name).suffix.lower() in _PICTURES
+            size = f" ({size_text(len(a.data))})" if a.data else ""
+            blind = picture and bool(model) and model not in self.seeing
+            note = " — this model takes no images" if blind else ""
+            chip.setText(f"{'🖼' if picture else '📄'} {a.name}{size}{note}  ✕")
+            chip.setToolTip(
+                (a.path or a.name)
+                + ("\nThe chosen model takes no images: pick a vision model." if blind else "")
+            )
+            if blind:
+                set_tone(chip, "warning")
 
     def _detach(self, attachment: Attachment, chip: QToolButton) -> None:
         if attachment in self.attachments:

@@ -103,6 +103,7 @@ class ChatController(QObject):
         c.stopRequested.connect(self.stop)
         c.modelChosen.connect(lambda ref: self._spawn(self.set_model(ref)))
         c.yoloToggled.connect(lambda on: self._spawn(self.set_yolo(on)))
+        self.pane.settings.saved.connect(lambda typed: self._spawn(self.save_settings(typed)))
         c.source = self.completion_source
         t = self.transcript
         t.editSubmitted.connect(self.edit)
@@ -242,13 +243,18 @@ class ChatController(QObject):
             self.cards.update(widget.cards)
         task_cards.show_stored(self.cards, snapshot.tasks, self._fetch_task)
         self.pane.set_chat_title(snapshot.title or "New chat")
-        self.composer.set_models([(m.ref, m.label) for m in snapshot.models], snapshot.model)
+        self.composer.set_models(
+            [(m.ref, m.label) for m in snapshot.models],
+            snapshot.model,
+            {m.ref for m in snapshot.models if m.vision},
+        )
         self.composer.yolo.blockSignals(True)
         self.composer.yolo.setChecked(snapshot.yolo)
         self.composer.yolo.blockSignals(False)
         self.composer.yolo_warning.setVisible(snapshot.yolo)
         self.pane.set_spend(snapshot.spend, snapshot.limits)
         self.pane.set_chat_usage(*snapshot.tokens, snapshot.cost, snapshot.currency)
+        self.pane.settings.show_settings(snapshot.settings, snapshot.kind)
         self.set_running(snapshot.busy)
         self.pane.show_transcript()
         self.place.conversations.select(snapshot.id)
@@ -257,6 +263,14 @@ class ChatController(QObject):
         self.opened.emit(snapshot.id)
         self._spawn(self._load_prompt_hints())
         self._spawn(self.refresh_context())
+        self._spawn(self.refresh_project())
+
+    async def refresh_project(self) -> None:
+        """The line naming what the shown chat takes from its project."""
+        if self.service is None or self.current is None:
+            return
+        line = await self.runtime.submit(self.service.project_line(self.current.id))
+        self.pane.set_project(line)
 
     async def refresh_context(self) -> None:
         """The context meter: what the next request of the shown chat will send."""
@@ -342,6 +356,24 @@ class ChatController(QObject):
             return
         snapshot = await self.runtime.submit(self.service.set_model(self.current.id, ref))
         self.current = snapshot
+        self.pane.settings.show_settings(snapshot.settings, snapshot.kind)
+
+    async def save_settings(self, typed: dict[str, str]) -> None:
+        """The settings panel's Save: stored with the chat, used from the next request; a
+        bad value is told in the panel and nothing changes."""
+        from portico.chat.settings import SettingsError
+
+        if self.current is None or self.service is None:
+            return
+        try:
+            snapshot = await self.runtime.submit(self.service.set_settings(self.current.id, typed))
+        except SettingsError as exc:
+            self.pane.settings.show_error(str(exc))
+            return
+        self.current = snapshot
+        self.pane.settings.show_settings(snapshot.settings, snapshot.kind)
+        self.pane.settings.show_error("")
+        self._spawn(self.refresh_context())
 
     async def set_yolo(self, on: bool) -> None:
         if self.current is None or self.service is None:
@@ -406,6 +438,15 @@ class ChatController(QObject):
             return
         self.transcript.truncate_from(message_id)
         self._start("regenerate", message_id)
+
+    async def compact(self, mode: str) -> None:
+        """Summarise or trim the older messages (the person's choice on a turn that did
+        not fit), then run the turn again."""
+        if self.service is None or self.current is None or self.running:
+            return
+        done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        self.add_notice(done)
+        self.retry()
 
     def retry(self) -> None:
         if self.service is None or self.current is None:
@@ -595,6 +636,12 @@ class ChatController(QObject):
             widget.show_status("failed", event.error)
             if event.message_id:  # a model turn: the question is kept, Retry asks again
                 widget.offer_retry(event.retry_after)
+                if event.kind == "context":  # never trimmed silently: the person chooses
+                    if widget.compact_buttons is None:
+                        widget.compactRequested.connect(
+                            lambda mode: self._spawn(self.compact(mode))
+                        )
+                    widget.offer_compact()
             else:
                 widget.retry_button.setVisible(event.retryable)
         elif isinstance(event, TurnEnded):
@@ -633,6 +680,7 @@ class ChatController(QObject):
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
         await self.refresh_list()
         await self.refresh_context()
+        await self.refresh_project()  # the instructions were reviewed in this turn
 
     async def _follow(self, conversation_id: str) -> None:
         assert self.service is not None

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from portico.chat.messages import Message
+from portico.text import visible
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
@@ -47,6 +48,7 @@ class MessageWidget(QFrame):
     editSubmitted = Signal(str, str)  # message id, new text
     regenerateRequested = Signal(str)
     retryRequested = Signal()
+    compactRequested = Signal(str)  # "summarise" / "trim": the chat no longer fits
     switchRequested = Signal(str)  # the sibling message id to show
     cancelCall = Signal(str)  # call id
     approvalAnswered = Signal(str, object)  # call id, answer
@@ -57,6 +59,7 @@ class MessageWidget(QFrame):
         *,
         icon_for: IconFor | None = None,
         siblings: list[str] | None = None,
+        switched_from: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -76,6 +79,17 @@ class MessageWidget(QFrame):
         who = "You" if user else (message.model or "Assistant")
         self.who = QLabel(f"<b>{who}</b>")
         self.who.setAccessibleName("author")
+        self.switch_mark: QLabel | None = None
+        self.compact_buttons: tuple[QPushButton, QPushButton] | None = None
+        if switched_from and not user:
+            # the model changed mid-chat: this answer is the first of the new one
+            self.switch_mark = QLabel(
+                f"Model switched from {visible(switched_from)} to {visible(message.model or '')}"
+            )
+            self.switch_mark.setTextFormat(Qt.TextFormat.PlainText)
+            self.switch_mark.setAccessibleName("model switch")
+            set_tone(self.switch_mark, "muted")
+            column.addWidget(self.switch_mark)
         column.addWidget(self.who)
         self.parts = QVBoxLayout()
         self.parts.setSpacing(6)
@@ -145,6 +159,31 @@ class MessageWidget(QFrame):
                 QWidget.setTabOrder(before, widget)  # Tab goes along the row
                 before = widget
         return self._actions
+
+    def offer_compact(self) -> tuple[QPushButton, QPushButton]:
+        """The turn did not fit the model's context: the person chooses how to go on."""
+        if self.compact_buttons is None:
+            summarise = _button(
+                "Summarise older messages",
+                "Summarise older messages",
+                "The model writes a summary that is sent instead of the older messages "
+                "(they stay in the chat), then this turn runs again",
+            )
+            summarise.clicked.connect(lambda: self.compactRequested.emit("summarise"))
+            trim = _button(
+                "Trim older messages",
+                "Trim older messages",
+                "Leave the older messages out of what is sent (they stay in the chat), "
+                "then this turn runs again",
+            )
+            trim.clicked.connect(lambda: self.compactRequested.emit("trim"))
+            at = self._row.indexOf(self.retry_button) + 1
+            self._row.insertWidget(at, summarise)
+            self._row.insertWidget(at + 1, trim)
+            self.compact_buttons = (summarise, trim)
+        for button in self.compact_buttons:
+            button.show()
+        return self.compact_buttons
 
     @property
     def edit_button(self) -> QPushButton:

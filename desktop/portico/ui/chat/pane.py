@@ -22,9 +22,11 @@ from PySide6.QtWidgets import (
 from portico.chat.context_meter import ContextEstimate
 from portico.chat.cost import money
 from portico.runtime.events import ServerState, Status
+from portico.text import visible
 from portico.ui.chat.composer import Composer
 from portico.ui.chat.conversation_list import ConversationList
 from portico.ui.chat.find_bar import FindBar, TranscriptFind
+from portico.ui.chat.settings_panel import ChatSettingsPanel
 from portico.ui.chat.text_view import ConversationText
 from portico.ui.chat.transcript import TranscriptView
 from portico.ui.palette import set_tone
@@ -110,7 +112,26 @@ class ChatPane(QWidget):
         )
         self.select_button.toggled.connect(self._select_toggled)
         header.addWidget(self.select_button)
+        self.settings_button = QPushButton("Settings")
+        self.settings_button.setFlat(True)
+        self.settings_button.setAutoDefault(False)
+        self.settings_button.setAccessibleName("chat settings")
+        self.settings_button.setToolTip(
+            "This chat's system prompt, temperature, max tokens and reasoning"
+        )
+        self.settings_button.clicked.connect(self._toggle_settings)
+        header.addWidget(self.settings_button)
         column.addLayout(header)
+        self.settings = ChatSettingsPanel()
+        self.settings.setVisible(False)
+        column.addWidget(self.settings)
+        self.project = QLabel()
+        self.project.setAccessibleName("project")
+        self.project.setTextFormat(Qt.TextFormat.PlainText)
+        self.project.setWordWrap(True)
+        self.project.setVisible(False)
+        set_tone(self.project, "muted")
+        column.addWidget(self.project)
         self.context_details = QLabel()
         self.context_details.setAccessibleName("context breakdown")
         self.context_details.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -186,6 +207,14 @@ class ChatPane(QWidget):
         self.context_details.setText(details)
         self.context.setVisible(True)
         set_tone(self.context, "warning" if estimate.near_limit else "muted")
+
+    def set_project(self, line: str) -> None:
+        """What the chat takes from its project (instructions, model, tool set)."""
+        self.project.setText(visible(line))
+        self.project.setVisible(bool(line))
+
+    def _toggle_settings(self) -> None:
+        self.settings.setVisible(not self.settings.isVisible())
 
     def _toggle_context_details(self) -> None:
         self.context_details.setVisible(not self.context_details.isVisible())

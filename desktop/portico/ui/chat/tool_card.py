@@ -489,6 +489,7 @@ class ToolCard(QFrame):
                 widget.deleteLater()
         self.thumbs = []
         self.expand_button = None
+        self.result_text = None  # the old label is deleted: nothing may reach it
         text = state.text
         if text:
             label = QLabel()

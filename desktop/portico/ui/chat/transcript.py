@@ -106,6 +106,8 @@ class TranscriptView(QScrollArea):
         # The next message to show while scrolling is built a turn ahead (hidden), so a
         # turn either builds one message or measures and places one, never both.
         self._ahead: tuple[str, MessageWidget] | None = None  # (message id, widget)
+        # (the messages it was made for, answer id -> the model before it)
+        self._switches: tuple[tuple[int, int, str], dict[str, str]] | None = None
         self._ahead_timer = QTimer(self)
         self._ahead_timer.setSingleShot(True)
         self._ahead_timer.setInterval(0)
@@ -184,9 +186,30 @@ class TranscriptView(QScrollArea):
         self.widgets[message.id] = widget
         return widget
 
+    def _switched_from(self, message: Message) -> str | None:
+        """The model of the answer before ``message`` when it is another one (the chat
+        switched models there), else None."""
+        if message.role != "assistant" or not message.model:
+            return None
+        key = (id(self.messages), len(self.messages), self.messages[-1].id if self.messages else "")
+        if self._switches is None or self._switches[0] != key:
+            switches: dict[str, str] = {}
+            before: str | None = None
+            for m in self.messages:
+                if m.role == "assistant" and m.model:
+                    if before is not None and m.model != before:
+                        switches[m.id] = before
+                    before = m.model
+            self._switches = (key, switches)
+        return self._switches[1].get(message.id)
+
     def _make(self, message: Message, parent: QWidget | None = None) -> MessageWidget:
         widget = MessageWidget(
-            message, icon_for=self.icon_for, siblings=self.siblings.get(message.id), parent=parent
+            message,
+            icon_for=self.icon_for,
+            siblings=self.siblings.get(message.id),
+            switched_from=self._switched_from(message),
+            parent=parent,
         )
         widget.editSubmitted.connect(self.editSubmitted)
         widget.regenerateRequested.connect(self.regenerateRequested)

@@ -12,13 +12,14 @@ from portico.ui.dialogs.base import PromptDialog, selectable_label
 
 class UnsandboxedDialog(PromptDialog):
     def __init__(self, request: UnsandboxedRequest, parent: QWidget | None = None) -> None:
-        super().__init__(request.server, "Run without a sandbox?", parent)
+        title = "Run with the network not filtered?" if request.weaker else "Run without a sandbox?"
+        super().__init__(request.server, title, parent)
         self.request = request
         self.question_label = selectable_label(visible(request.question))
         self.question_label.setWordWrap(True)
         self.question_label.setAccessibleName("question")
         self.layout_.addWidget(self.question_label)
-        self.yes_button = QPushButton("Run &Unsandboxed")
+        self.yes_button = QPushButton("Run &Anyway" if request.weaker else "Run &Unsandboxed")
         self.no_button = QPushButton("&Don't Run")
         for button, value in ((self.yes_button, True), (self.no_button, False)):
             button.setAccessibleName(button.text().replace("&", ""))

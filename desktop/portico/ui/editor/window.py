@@ -37,8 +37,9 @@ from PySide6.QtWidgets import (
 
 from portico.auth.secret_store import SecretStore
 from portico.config import schema
+from portico.config.atomic import read_bytes
 from portico.config.document import DocumentParseError, EditError
-from portico.config.editing import EditedFile, EditorModel
+from portico.config.editing import EditedFile, EditorModel, read_disk, reread
 from portico.config.secrets import has_references
 from portico.ui.editor.add_server import AddServerDialog
 from portico.ui.editor.diff_view import DiffDialog
@@ -101,7 +102,13 @@ class ConfigEditorWindow(QMainWindow):
         self.secrets_factory = secrets
         self._own_secrets: SecretStore | None = None
         self.project = project
-        self.model: EditorModel  # the files and their edits; open_project builds it
+        # The files and their edits: none until open_project's worker has read them.
+        self.model = EditorModel(project, files=[])
+        self.reading = True  # "Reading…": a worker reads and parses the files
+        self._opened = 0  # counts opens: only the latest one's files are shown
+        self._pending_select: tuple[str, Path | str | None] | None = None
+        self._checking = False  # a look at the disk runs in a worker
+        self._check_again = False  # and another was asked for meanwhile
         self.saved_config: Config | None = None  # what the last save read, for the app
         self._saving = False  # a save runs in a worker thread: the files are its own
         self.ops = Ops(lambda notice: self._say(notice.text))
@@ -162,7 +169,7 @@ class ConfigEditorWindow(QMainWindow):
         left_buttons.addWidget(self.remove_button)
         left_column.addLayout(left_buttons)
 
-        splitter = QSplitter(Qt.Orientation.Horizontal)
+        splitter = self.splitter = QSplitter(Qt.Orientation.Horizontal)
         splitter.addWidget(left)
         splitter.addWidget(self.tabs)
         splitter.setStretchFactor(1, 1)
@@ -181,7 +188,7 @@ class ConfigEditorWindow(QMainWindow):
         self.keep_button = QPushButton("&Keep mine…")
         self.keep_button.setAccessibleName("keep my edits")
         self.keep_button.setToolTip("Write your version over the file (the difference is shown)")
-        self.keep_button.clicked.connect(self.keep_mine)
+        self.keep_button.clicked.connect(lambda: self.spawn(self.keep_mine(), "Keep mine"))
         bar.addWidget(self.conflict_label, 1)
         bar.addWidget(self.reload_button)
         bar.addWidget(self.keep_button)
@@ -222,7 +229,7 @@ class ConfigEditorWindow(QMainWindow):
         self._disk_due = QTimer(self)
         self._disk_due.setSingleShot(True)
         self._disk_due.setInterval(DISK_SETTLE_MS)
-        self._disk_due.timeout.connect(self.check_disk)
+        self._disk_due.timeout.connect(self._disk_changed)
         self.watcher = QFileSystemWatcher(self)
         self.watcher.fileChanged.connect(lambda _p: self._disk_due.start())
         self.watcher.directoryChanged.connect(lambda _p: self._disk_due.start())
@@ -233,10 +240,48 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- files -------------------------------------------------------------------------
 
-    def open_project(self, project: Path | None) -> None:
-        """(Re)open every config file of both scopes; unsaved edits are dropped."""
+    def open_project(self, project: Path | None) -> asyncio.Task[None]:
+        """(Re)open every config file of both scopes; unsaved edits are dropped. The files
+        are read and parsed in a worker thread; the window says "Reading…" until then."""
         self.project = project
-        self.model = EditorModel(project)
+        self._opened += 1
+        self._set_reading(True)
+        title = "Portico — Config Editor"
+        self.setWindowTitle(f"{title} — {project.name}" if project else title)
+        return self.spawn(self._open(project, self._opened), "Reading the config files")
+
+    def _set_reading(self, reading: bool) -> None:
+        self.reading = reading
+        self.splitter.setEnabled(not reading)
+        if reading:
+            self.save_button.setEnabled(False)
+            self.test_button.setEnabled(False)
+            self._say("Reading the config files…")
+        else:
+            self.test_button.setEnabled(True)
+
+    async def _open(self, project: Path | None, opened: int) -> None:
+        try:
+            model = await asyncio.to_thread(EditorModel, project)
+            watched = await asyncio.to_thread(_watch_paths, [f.path for f in model.files])
+        except BaseException:
+            if opened == self._opened:
+                self._say("Could not read the config files.")
+            raise
+        if opened != self._opened:
+            return  # a later open is under way
+        self._show_model(model, watched)
+        self._set_reading(False)
+        self._say("")
+        if self._check_again:
+            self._disk_due.start()  # the disk changed while it was read
+        if self._pending_select is not None:
+            server, path = self._pending_select
+            self._pending_select = None
+            self.select(server, path)
+
+    def _show_model(self, model: EditorModel, watched: list[str]) -> None:
+        self.model = model
         while self.tabs.count() > FIXED_TABS:
             widget = self.tabs.widget(FIXED_TABS)
             self.tabs.removeTab(FIXED_TABS)
@@ -260,9 +305,7 @@ class ConfigEditorWindow(QMainWindow):
         self.settings_file.blockSignals(False)
         self._show_settings()
         self.models.show_files(self.files)
-        self._watch()
-        title = "Portico — Config Editor"
-        self.setWindowTitle(f"{title} — {project.name}" if project else title)
+        self._watch(watched)
 
     @property
     def files(self) -> list[EditedFile]:
@@ -320,7 +363,11 @@ class ConfigEditorWindow(QMainWindow):
         return self.file_for(chosen[0]), chosen[1]
 
     def select(self, server: str, path: Path | str | None = None) -> bool:
-        """Show ``server`` (of ``path``, else where it is defined, project first)."""
+        """Show ``server`` (of ``path``, else where it is defined, project first); while
+        the files are being read, once they are."""
+        if self.reading:
+            self._pending_select = (server, path)
+            return True
         if path is not None:
             found = self.server_list.select(str(path), server)
         else:
@@ -564,6 +611,8 @@ class ConfigEditorWindow(QMainWindow):
         finally:
             self._saving = False
             self.save_button.setEnabled(self.dirty)
+            if self._check_again:
+                self._disk_due.start()  # the disk changed during the save
         self.saved_config = outcome.config
         written, conflicts, problems = outcome.written, outcome.conflicts, outcome.problems
         self._conflicted = list(outcome.conflicted)
@@ -592,21 +641,45 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- the files on disk ----------------------------------------------------------------
 
-    def _watch(self) -> None:
-        """Watch every open file and its folder (an atomic save replaces the file)."""
+    def _watch(self, paths: list[str]) -> None:
+        """Watch ``paths``: every open file and its folder that exist (an atomic save
+        replaces the file), found by ``_watch_paths`` in a worker."""
         old = self.watcher.files() + self.watcher.directories()
         if old:
             self.watcher.removePaths(old)
-        paths = {str(f.path) for f in self.files if f.path.exists()}
-        paths |= {str(f.path.parent) for f in self.files if f.path.parent.exists()}
         if paths:
-            self.watcher.addPaths(sorted(paths))
+            self.watcher.addPaths(paths)
 
-    def check_disk(self) -> list[str]:
-        """Compare each file with the disk: reload it quietly when it has no edits, re-apply
-        the edits onto the new file when they touch other keys, else ask (the bar)."""
+    async def check_disk(self) -> list[str]:
+        """Compare each file with the disk, in a worker: reload it quietly when it has no
+        edits, re-apply the edits onto the new file when they touch other keys, else ask
+        (the bar). An edit made while the worker reads is never overwritten: that file is
+        looked at again with it. Returns what was said (reloads, merges, conflicts)."""
+        if self.reading or self._checking or self._saving:
+            self._check_again = True  # after the open, the running check or the save
+            return []
+        self._checking = True
+        said: list[str] = []
+        try:
+            while True:
+                self._check_again = False
+                said += await self._check_disk_once()
+                if not self._check_again:
+                    break
+        finally:
+            self._checking = False
+        return said
+
+    async def _check_disk_once(self) -> list[str]:
         self._apply_typed()  # a typed value is an edit: merged or asked about, never dropped
-        outcome = self.model.check_disk(self._conflicted)
+        changes = await asyncio.to_thread(read_disk, self.model.views())
+        watched = await asyncio.to_thread(_watch_paths, [f.path for f in self.files])
+        if self.reading:
+            return []  # the files were opened again meanwhile
+        self._apply_typed()
+        outcome = self.model.apply_disk(changes, self._conflicted)
+        if outcome.stale:
+            self._check_again = True
         for path in outcome.changed:
             self._show_file(self.file_for(path))
         self._conflicted += outcome.conflicted
@@ -620,8 +693,13 @@ class ConfigEditorWindow(QMainWindow):
             self.conflict_bar.show()
         if said:
             self._say("\n".join(said))
-        self._watch()
+        self._watch(watched)
         return said + conflicts
+
+    def _disk_changed(self) -> None:
+        if not self.isVisible():
+            return  # a closed editor reads its files again when it is opened
+        self.spawn(self.check_disk(), "Checking the files on disk")
 
     def _settings_target(self) -> EditedFile | None:
         path = self.settings_file.currentData()
@@ -665,13 +743,13 @@ class ConfigEditorWindow(QMainWindow):
         self.models.refresh()
         self._refresh_titles()
 
-    def keep_mine(self) -> DiffDialog | None:
+    async def keep_mine(self) -> DiffDialog | None:
         """Show what writing the edits over the changed files would do; Overwrite saves."""
         files = [self.file_for(p) for p in self._conflicted] or [f for f in self.files if f.dirty]
         if not files:
             return None
         diffs: list[str] = []
-        disk_texts = self.model.disk_texts([f.path for f in files])
+        disk_texts = await asyncio.to_thread(self.model.disk_texts, [f.path for f in files])
         for file in files:
             disk = disk_texts[file.path]
             diffs.extend(
@@ -685,33 +763,49 @@ class ConfigEditorWindow(QMainWindow):
             )
         box = DiffDialog(self, "\n".join(diffs))
 
-        def overwrite() -> None:
-            for file in files:
-                file.take_disk_snapshot()
+        async def overwrite() -> None:
+            snapshots = await asyncio.to_thread(lambda: [read_bytes(f.path)[1] for f in files])
+            for file, snapshot in zip(files, snapshots, strict=True):
+                file.take_snapshot(snapshot)
             self._conflicted = []
             self.conflict_bar.hide()
-            self.save()
+            await self.save_now()
 
-        box.accepted.connect(overwrite)
+        box.accepted.connect(lambda: self.spawn(overwrite(), "Save"))
+
         box.setModal(False)
         box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         self.confirmation = box
         box.show()
         return box
 
-    def reload_conflicted(self) -> None:
-        for path in self._conflicted or [f.path for f in self.files]:
-            self.reload(path)
-        self._conflicted = []
-        self.conflict_bar.hide()
+    def reload_conflicted(self) -> asyncio.Task[None]:
+        paths = self._conflicted or [f.path for f in self.files]
+        return self.spawn(self.reload(*paths), "Reload")
 
-    def reload(self, path: Path | str, *, quiet: bool = False) -> None:
-        """Read one file from disk again (its unsaved edits are dropped)."""
-        file = self.file_for(path)
-        file.reload()
-        self._show_file(file)
-        if not quiet:
-            self._say(f"Reloaded {file.path} from disk.")
+    async def reload(self, *paths: Path | str, quiet: bool = False) -> list[Path]:
+        """Read files from disk again, in a worker (their unsaved edits are dropped). A file
+        edited while it was being read keeps that edit and is named. Returns the reloaded."""
+        files = [self.file_for(p) for p in paths]
+        views = [f.view() for f in files]
+        fresh = await asyncio.to_thread(reread, views)
+        done, kept = [], []
+        for file, view, new in zip(files, views, fresh, strict=True):
+            if file.view() != view:
+                kept.append(file.path.name)
+                continue
+            file.adopt(new)
+            self._show_file(file)
+            done.append(file.path)
+        self._conflicted = [p for p in self._conflicted if p not in done]
+        if not self._conflicted:
+            self.conflict_bar.hide()
+        said = [f"Reloaded {p} from disk." for p in done] if not quiet else []
+        if kept:
+            said.append(f"Not reloaded: {', '.join(kept)} was edited meanwhile; Reload again.")
+        if said:
+            self._say("\n".join(said))
+        return done
 
     # --- test --------------------------------------------------------------------------
 
@@ -789,9 +883,12 @@ class ConfigEditorWindow(QMainWindow):
             if button is save:
                 self.save(lambda _written: None if self.dirty else then())
             elif button is discard:
-                for file in self.model.discard():
-                    self._show_file(file)
-                then()
+                self.spawn(drop_edits(), "Discard")
+
+        async def drop_edits() -> None:
+            dirty = self.model.dirty_files()
+            await self.reload(*[f.path for f in dirty], quiet=True)
+            then()
 
         box.buttonClicked.connect(clicked)
         box.setModal(False)
@@ -806,6 +903,7 @@ class ConfigEditorWindow(QMainWindow):
             self.ask_unsaved(self._close_now)
             return
         self._closing = False
+        self._disk_due.stop()
         self.ops.cancel_all()
         self.models.ops.cancel_all()
         with contextlib.suppress(RuntimeError):
@@ -814,3 +912,10 @@ class ConfigEditorWindow(QMainWindow):
     def _close_now(self) -> None:
         self._closing = True
         self.close()
+
+
+def _watch_paths(files: list[Path]) -> list[str]:
+    """The files that exist and their folders (stat calls: a worker's)."""
+    paths = {str(f) for f in files if f.exists()}
+    paths |= {str(f.parent) for f in files if f.parent.exists()}
+    return sorted(paths)

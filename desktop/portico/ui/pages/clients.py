@@ -1,5 +1,6 @@
 """The Clients view of the Servers place: the other MCP clients the local endpoint knows
-(``portico clients add``), when each was last used, what it last asked, and Revoke.
+(``portico clients add``), when each was last used, what it last asked, what its profile
+lets it see, and Revoke (after a confirmation).
 
 The data comes from the runtime side (``PageService.clients``: the list file and the
 endpoint's own log, read there); Revoke removes the client's token there too, so its
@@ -9,10 +10,12 @@ next request gets 401.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QMessageBox,
     QPushButton,
     QTreeWidget,
     QTreeWidgetItem,
@@ -26,7 +29,7 @@ from portico.ui.text import plain, plain_label, set_plain
 if TYPE_CHECKING:
     from portico.ui.runtime_thread.clients_service import ClientRow, ClientsSnapshot
 
-COLUMNS = ("Client", "Last used", "Last asked")
+COLUMNS = ("Client", "Last used", "Last asked", "Sees")
 
 
 def when(stamp: float | None) -> str:
@@ -50,6 +53,7 @@ class ClientsPage(QWidget):
         self.setAccessibleName("clients")
         self.backend = backend
         self.rows: tuple[ClientRow, ...] = ()
+        self.confirmation: QMessageBox | None = None  # the open Revoke question
         self.endpoint_label = plain_label("")
         self.endpoint_label.setAccessibleName("endpoint")
         self.table = QTreeWidget()
@@ -93,7 +97,12 @@ class ClientsPage(QWidget):
         self.table.clear()
         for row in snapshot.clients:
             item = QTreeWidgetItem(
-                [plain(row.name), when(row.last_used), plain(row.last_asked or "nothing yet")]
+                [
+                    plain(row.name),
+                    when(row.last_used),
+                    plain(row.last_asked or "nothing yet"),
+                    plain(row.sees),
+                ]
             )
             self.table.addTopLevelItem(item)
             if row.name == selected:
@@ -117,7 +126,31 @@ class ClientsPage(QWidget):
         name = self.selected()
         if name is None:
             return
-        self.revoke_button.setEnabled(False)
-        self.backend.op(lambda pages: pages.revoke_client(name), f"Revoke {name}").success(
-            lambda _removed: self.refresh()
-        ).run()
+        box = QMessageBox(self)
+        box.setIcon(QMessageBox.Icon.Question)
+        box.setWindowTitle(f"Revoke {name}?")
+        box.setText(f"Revoke the token of “{name}”?")
+        box.setInformativeText(
+            "Its next request is refused. To use your servers again it needs a new token "
+            "(`portico connect` or `portico clients add`)."
+        )
+        revoke = box.addButton("Re&voke", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton("&Keep", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(keep)  # Enter never revokes
+        box.setEscapeButton(keep)
+        box.setAccessibleName(f"Revoke {name}?")
+        box.setWindowModality(Qt.WindowModality.NonModal)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def clicked(button: Any) -> None:
+            if button is not revoke:
+                return
+            self.revoke_button.setEnabled(False)
+            self.backend.op(lambda pages: pages.revoke_client(name), f"Revoke {name}").success(
+                lambda _removed: self.refresh()
+            ).run()
+
+        box.buttonClicked.connect(clicked)
+        box.destroyed.connect(lambda *_: setattr(self, "confirmation", None))
+        self.confirmation = box
+        box.open()  # never exec(): no nested loop

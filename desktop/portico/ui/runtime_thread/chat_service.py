@@ -28,6 +28,7 @@ from portico.chat.context_meter import ContextEstimate
 from portico.chat.events import Event, TurnFailed, TurnFinished
 from portico.chat.events import Notice as ChatNotice
 from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
+from portico.chat.settings import ChatSettings
 from portico.chat.task_store import ChatTask
 from portico.prompts import (
     ApprovalAnswer,
@@ -104,6 +105,9 @@ class ChatSnapshot:
     tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
     cost: float = 0.0  # what the chat's model requests cost (from the price tables)
     currency: str = ""  # of the chat's provider ("" when it has no prices)
+    settings: ChatSettings = field(default_factory=ChatSettings)  # the chat's own
+    kind: str = ""  # its provider's kind (openai / anthropic; "" without a model)
+    project: str = ""  # what it takes from its project (ChatHost.project_line), "" if none
 
 
 @dataclass(frozen=True)
@@ -241,6 +245,17 @@ class ChatService:
             out.append(ModelEntry(choice.ref, label, choice.vision))
         return tuple(out)
 
+    def _kind(self, ref: str | None) -> str:
+        from portico.chat.providers.errors import ProviderError
+
+        if ref is None:
+            return ""
+        try:
+            models = self._host().models
+            return models.spec(models.resolve(ref)[0]).kind
+        except ProviderError:
+            return ""
+
     def has_model(self) -> bool:
         return bool(self.host is not None and self.host.models.choices())
 
@@ -299,6 +314,8 @@ class ChatService:
             tokens=chat.tokens,
             cost=chat.cost,
             currency=chat.currency,
+            settings=chat.settings,
+            kind=self._kind(chat.model),
         )
 
     async def context_estimate(self, conversation_id: str) -> ContextEstimate | None:
@@ -359,6 +376,21 @@ class ChatService:
     async def set_model(self, conversation_id: str, ref: str | None) -> ChatSnapshot:
         await self.chats[conversation_id].set_model(ref or None)
         return self.snapshot(conversation_id)
+
+    async def set_settings(self, conversation_id: str, typed: dict[str, str]) -> ChatSnapshot:
+        """The settings panel's fields as typed; raises SettingsError naming a bad one."""
+        from portico.chat.settings import parse
+
+        chat = self.chats[conversation_id]
+        await chat.set_settings(parse(**typed, base=chat.settings))
+        return self.snapshot(conversation_id)
+
+    async def project_line(self, conversation_id: str) -> str:
+        return await self._host().project_line(self.chats[conversation_id])
+
+    async def compact(self, conversation_id: str, mode: str) -> str:
+        """``Chat.compact``: what was left out, in a sentence (ChatError says why not)."""
+        return await self.chats[conversation_id].compact(mode)
 
     async def set_yolo(self, conversation_id: str, on: bool) -> None:
         await self.chats[conversation_id].set_yolo(on)

@@ -25,6 +25,7 @@ class ClientRow:
     created: float  # time.time(), 0.0 when not known
     last_used: float | None  # the last request this app's endpoint served it
     last_asked: str  # "tools/call tb__echo: ok", "" when it asked nothing yet
+    sees: str = "all servers and tools"  # the client's profile in words
 
 
 @dataclass(frozen=True)
@@ -37,7 +38,7 @@ async def snapshot(endpoint: Endpoint | None, secrets: SecretStore) -> ClientsSn
     if endpoint is None:
         book = ClientBook(secrets)
         await book.load()
-        rows = tuple(ClientRow(c.name, c.created, None, "") for c in _named(book))
+        rows = tuple(ClientRow(c.name, c.created, None, "", c.profile_text()) for c in _named(book))
         return ClientsSnapshot(None, rows)
     book = endpoint.book
     await book.load()  # `portico clients add` in a terminal meanwhile
@@ -47,7 +48,13 @@ async def snapshot(endpoint: Endpoint | None, secrets: SecretStore) -> ClientsSn
         asked = " ".join(p for p in (entry.method, entry.target) if p)
         last[entry.client] = f"{asked}: {entry.outcome}"
     rows = tuple(
-        ClientRow(c.name, c.created, book.last_used.get(c.name), last.get(c.name, ""))
+        ClientRow(
+            c.name,
+            c.created,
+            book.last_used.get(c.name),
+            last.get(c.name, ""),
+            c.profile_text(),
+        )
         for c in _named(book)
     )
     return ClientsSnapshot(endpoint.url, rows)

@@ -174,6 +174,7 @@ class RuntimeSession:
                     self.services.guard,
                     self.services.secrets,
                     port=config.settings.endpoint_port,
+                    policy=self.services.policy,
                 )
             )
         except EndpointError as exc:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from portico.apps.resource import ViewCache, ViewUnavailable
-from portico.apps.session import HostContext, ViewSession
+from portico.apps.session import HostContext, ViewSession, sampler
 
 if TYPE_CHECKING:
     from portico.policy.guard import ChatContext
@@ -41,6 +41,7 @@ class ViewOpened:
     permissions: tuple[str, ...]
     policy_lines: tuple[str, ...]
     prefers_border: bool | None
+    frames: tuple[str, ...] = ()  # the declared frameDomains: the only subframes it may load
 
 
 class ViewService:
@@ -48,6 +49,8 @@ class ViewService:
         self.pages = pages
         self._caches: dict[str, ViewCache] = {}
         self._sessions: dict[str, ViewSession] = {}
+        # (server, view uri, kind) -> the person's answer, for as long as Portico runs
+        self._permissions: dict[tuple[str, str, str], bool] = {}
 
     def session(self, view_id: str) -> ViewSession | None:
         return self._sessions.get(view_id)
@@ -102,6 +105,7 @@ class ViewService:
             on_message=on_message,
             on_display_mode=on_display_mode,
             on_model_context=on_model_context,
+            sample=sampler(self.pages.session.policy.sampling, connection.spec),
         )
         session.tool_input(arguments)
         session.tool_result(result)
@@ -117,6 +121,7 @@ class ViewService:
             permissions=view.permissions,
             policy_lines=tuple(csp.lines()),
             prefers_border=view.prefers_border,
+            frames=csp.frame,
         )
 
     async def message(self, view_id: str, text: str) -> None:
@@ -129,6 +134,17 @@ class ViewService:
         except ValueError:
             message = None
         await session.handle(message)
+
+    async def ask_permission(self, view_id: str, kind: str) -> bool:
+        """The view's page asks for ``kind`` (camera, microphone, clipboard, ...): the
+        person is asked once per view (its server and resource) while Portico runs."""
+        session = self._sessions.get(view_id)
+        if session is None:
+            return False
+        key = (session.view.server, session.view.uri, kind)
+        if key not in self._permissions:
+            self._permissions[key] = await session.ask_permission(kind)
+        return self._permissions[key]
 
     async def set_display_mode(self, view_id: str, mode: str) -> None:
         """The face changed the view's mode itself (its window was closed): tell it."""

@@ -3,8 +3,9 @@
 Per server: one off-the-record profile (nothing a view stores survives it or reaches
 another server's views) whose request interceptor lets through only the origins that
 server's views declared. Per view: a page that refuses every navigation after its own
-first load, opens no windows and denies every permission it is asked for (camera,
-microphone, clipboard, ...), logging what it refused.
+first load (but a subframe of a declared ``frameDomains`` origin), opens no windows and
+passes the permissions it is asked for (camera, microphone, clipboard, location) to the
+pane, which asks the person; every other permission is denied.
 """
 
 from __future__ import annotations
@@ -18,14 +19,21 @@ from urllib.parse import urlsplit
 # the engine may send UDP only through a proxy (there is none), and the page script below
 # takes the API away. Read by the engine when it starts, so set before the first profile.
 _NO_WEBRTC_UDP = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
-if _NO_WEBRTC_UDP not in os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""):
-    os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (
-        os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "") + " " + _NO_WEBRTC_UDP
-    ).strip()
+# One renderer process per site in a profile: a server's views (one profile, one origin)
+# share one renderer instead of one each (3 views: 5 engine processes -> 3, their summed
+# RSS 407 -> 211 MiB). Views of different servers never share one: a renderer belongs to
+# one profile, and each server has its own.
+_ONE_RENDERER_PER_SERVER = "--process-per-site"
+for _flag in (_NO_WEBRTC_UDP, _ONE_RENDERER_PER_SERVER):
+    if _flag not in os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""):
+        os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (
+            os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "") + " " + _flag
+        ).strip()
 
 from PySide6.QtCore import QFile, QIODevice, QObject, QUrl, Signal, Slot  # noqa: E402
 from PySide6.QtWebEngineCore import (  # noqa: E402
     QWebEnginePage,
+    QWebEnginePermission,
     QWebEngineProfile,
     QWebEngineScript,
     QWebEngineSettings,
@@ -152,26 +160,59 @@ def fence_of(anchor: QObject, server: str) -> _Fence | None:
     return _keeper(anchor).fences.get(server)
 
 
-class ViewWebPage(QWebEnginePage):
-    """One view's page: its own first load, and nothing else."""
+def _permission_kinds() -> dict[object, str]:
+    kinds = QWebEnginePermission.PermissionType
+    return {
+        kinds.MediaVideoCapture: "camera",
+        kinds.MediaAudioCapture: "microphone",
+        kinds.MediaAudioVideoCapture: "camera and microphone",
+        kinds.ClipboardReadWrite: "clipboard",
+        kinds.Geolocation: "geolocation",
+    }
 
-    def __init__(self, profile: QWebEngineProfile, server: str, parent: QObject | None = None):
+
+class ViewWebPage(QWebEnginePage):
+    """One view's page: its own first load, and nothing else. A permission it asks for
+    (camera, microphone, clipboard, location) goes to ``asks`` (the pane asks the person
+    and calls :meth:`answer`); any other permission is denied."""
+
+    asks = Signal(str, object)  # (kind, the QWebEnginePermission to grant or deny)
+
+    def __init__(
+        self,
+        profile: QWebEngineProfile,
+        server: str,
+        parent: QObject | None = None,
+        *,
+        frames: tuple[str, ...] = (),
+    ):
         super().__init__(profile, parent)
         self.server = server
+        self.frames = set(frames)  # the view's declared frameDomains: its only subframes
         self.refused: list[str] = []
         self._loaded = False
         self.loadFinished.connect(self._first_load_done)
-        if hasattr(self, "permissionRequested"):
-            self.permissionRequested.connect(self._deny_permission)
+        self.permissionRequested.connect(self._permission)
 
     def _first_load_done(self, _ok: bool) -> None:
         self._loaded = True
 
-    def _deny_permission(self, permission: object) -> None:
-        kind = getattr(permission, "permissionType", lambda: "a permission")()
-        self.refused.append(f"permission {kind}")
-        log.info("a view of %s asked for %s; refused", self.server, kind)
-        permission.deny()  # type: ignore[attr-defined]
+    def _permission(self, permission: QWebEnginePermission) -> None:
+        kind = _permission_kinds().get(permission.permissionType())
+        if kind is None:
+            self.refused.append(f"permission {permission.permissionType()}")
+            log.info("a view of %s asked for %s; refused", self.server, permission)
+            permission.deny()
+            return
+        self.asks.emit(kind, permission)
+
+    def answer(self, kind: str, permission: QWebEnginePermission, granted: bool) -> None:
+        """The person's answer to :attr:`asks`."""
+        if granted:
+            permission.grant()
+        else:
+            self.refused.append(f"permission {kind}")
+            permission.deny()
 
     def acceptNavigationRequest(
         self, url: QUrl | str, navigation: QWebEnginePage.NavigationType, main_frame: bool
@@ -181,6 +222,8 @@ class ViewWebPage(QWebEnginePage):
             return True
         if not main_frame and text in ("about:srcdoc", "about:blank"):
             return True
+        if not main_frame and self.frames and origin_allowed(text, self.frames):
+            return True  # a frame of an origin the view declared (its CSP frame-src too)
         self.refused.append(text)
         log.info("a view of %s tried to open %s; links open only when it asks", self.server, text)
         return False

@@ -164,7 +164,7 @@ class ViewPane(QWidget):
         self.opened = opened
         profile = engine.profile_for(self.window(), opened.server, opened.origins)
         self.web = QWebEngineView(self)
-        self.page = engine.ViewWebPage(profile, opened.server, self.web)
+        self.page = engine.ViewWebPage(profile, opened.server, self.web, frames=opened.frames)
         self.bridge = engine.Bridge(self.page)
         channel = QWebChannel(self.page)
         channel.registerObject("host", self.bridge)
@@ -172,13 +172,14 @@ class ViewPane(QWidget):
         self.bridge.posted.connect(self._posted)
         self.bridge.resized.connect(self._resized)
         self.bridge.is_ready.connect(self._ready)
+        self.page.asks.connect(self._permission_asked)
         self.web.setPage(self.page)
         self.web.setMinimumHeight(150)
         self.web.setMaximumHeight(MAX_HEIGHT)
         self.column.addWidget(self.web)
         lines = [f"View {opened.uri} of {opened.server}.", *opened.policy_lines]
         if opened.permissions:
-            lines.append(f"It asks for {', '.join(opened.permissions)}: not granted.")
+            lines.append(f"It may ask for {', '.join(opened.permissions)}: you will be asked.")
         self.caption.setText(visible(" ".join(lines)))
         page = host_page(
             opened.html, opened.csp, engine.channel_js(), border=opened.prefers_border is not False
@@ -187,6 +188,24 @@ class ViewPane(QWidget):
         base = QUrl(f"https://view-{label}{engine.HOST_SUFFIX}/")  # one origin per server
         self.page.setHtml(page, base)
         self.show()
+
+    def _permission_asked(self, kind: str, permission: Any) -> None:
+        """The page asks for ``kind``: the person answers (once per view while Portico
+        runs); a view closed meanwhile gets nothing."""
+        opened, page = self.opened, self.page
+        if opened is None or page is None:
+            return
+        view_id = opened.id
+
+        def answered(granted: bool) -> None:
+            if self.page is page:
+                page.answer(kind, permission, granted)
+
+        self.backend.op(
+            lambda pages: pages.views.ask_permission(view_id, kind),
+            f"The view {opened.uri} asks for {kind}",
+            server=opened.server,
+        ).success(answered).failure(lambda _exc: answered(False)).run()
 
     def _ready(self) -> None:
         self.ready = True

@@ -1,0 +1,1 @@
+from tests.helpers.keyrings import memory_keyring  # noqa: F401
