@@ -112,9 +112,9 @@ PEEK = (
 
 
 def test_test_reports_the_sandbox_and_what_it_blocked(portico_home: Path, tmp_path: Path) -> None:
-    from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+    from tests.runtime.sandbox.targets import need_bwrap
 
-    _bwrap()
+    need_bwrap()
     notes = tmp_path / "private" / "notes.txt"
     notes.parent.mkdir()
     notes.write_text("private")

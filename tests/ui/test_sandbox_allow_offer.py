@@ -19,8 +19,7 @@ from portico.ui.app import DesktopApp
 from portico.ui.notices import NoticeRow
 from portico.ui.servers_place import sandbox_notice_text
 from tests.helpers.specs import spec_for
-from tests.runtime.sandbox.targets import http_target
-from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+from tests.runtime.sandbox.targets import http_target, need_bwrap
 from tests.ui.pages_helpers import command, running_app, write_global
 from tests.ui.qt_helpers import until
 
@@ -41,7 +40,7 @@ def _sandbox_rows(desktop: DesktopApp) -> list[NoticeRow]:
 
 @pytest.mark.slow  # real servers, processes and the app
 async def test_allow_in_the_notice_writes_the_host_and_the_restarted_server_reaches_it() -> None:
-    _bwrap()  # skips where this machine has no user namespaces
+    need_bwrap()  # skips where this machine has no user namespaces
     async with http_target("127.0.0.2") as declared_t, http_target("127.0.0.3") as other:
         declared = f"127.0.0.2:{declared_t.port}"
         undeclared = f"127.0.0.3:{other.port}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.runtime.sandbox.test_bwrap_launch import _bwrap
+from tests.runtime.sandbox.targets import need_bwrap
 from tests.ui.pages_helpers import command, running_app, select, write_global
 from tests.ui.qt_helpers import until
 
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow  # real servers, processes or the app
 
 
 async def test_the_list_badge_and_the_overview_rules() -> None:
-    _bwrap()
+    need_bwrap()
     write_global(
         f"[mcp.boxed]\ncommand = {command('tiny.py', '--name', 'boxed')}\n"
         'sandbox = { enabled = true, read = ["/srv/data"] }\n\n'
