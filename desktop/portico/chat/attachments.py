@@ -120,17 +120,7 @@ def _text_type(path: Path) -> str:
 
 
 def _text(path: Path, name: str, size: int) -> str:
-    if size > MAX_TEXT_BYTES:
-        raise AttachmentError(
-            f"{name}: {size_text(size)} is over the {size_text(MAX_TEXT_BYTES)} limit for "
-            "text files; attach a part of it. Nothing was sent"
-        )
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise AttachmentError(
-            f"{name}: cannot be read ({exc.strerror or exc}); nothing was sent"
-        ) from None
+    data = _read_capped(path, name, size, MAX_TEXT_BYTES, "text files; attach a part of it.")
     if b"\x00" in data[:8192]:
         raise AttachmentError(_binary(name))
     try:
@@ -147,18 +137,21 @@ def _binary(name: str) -> str:
 
 
 def _pdf(path: Path, name: str, size: int) -> str:
-    if size > MAX_PDF_BYTES:
+    return pdf_text(_read_capped(path, name, size, MAX_PDF_BYTES, "PDFs."), name)
+
+
+def _read_capped(path: Path, name: str, size: int, limit: int, kind: str) -> bytes:
+    if size > limit:
         raise AttachmentError(
-            f"{name}: {size_text(size)} is over the {size_text(MAX_PDF_BYTES)} limit for "
-            "PDFs; nothing was sent"
+            f"{name}: {size_text(size)} is over the {size_text(limit)} limit for {kind} "
+            "Nothing was sent"
         )
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise AttachmentError(
             f"{name}: cannot be read ({exc.strerror or exc}); nothing was sent"
         ) from None
-    return pdf_text(data, name)
 
 
 def pdf_text(data: bytes, name: str) -> str:

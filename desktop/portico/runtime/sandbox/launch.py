@@ -128,6 +128,14 @@ def sandboxed_launch(
     return argv, extra
 
 
+def _private_home(private: str) -> dict[str, str]:
+    """A home and a tmp of the server's own under ``private`` (made here), as env."""
+    own_home, own_tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
+    for folder in (own_home, own_tmp):
+        os.makedirs(folder, exist_ok=True)
+    return {"HOME": own_home, "TMPDIR": own_tmp, "TMP": own_tmp, "TEMP": own_tmp}
+
+
 def landlock_launch(
     spec: ServerSpec,
     executable: str,
@@ -145,11 +153,7 @@ def landlock_launch(
     caches are its own (no overlay here), TCP is ``connect`` (``landlock_exec --net``).
     The network bridge, if any, runs first and outside the rules."""
     paths = launch_paths(spec, executable, args, cwd=cwd, env=env, home=home, net=net)
-    extra = cache_env(paths)
-    own_home, own_tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
-    for folder in (own_home, own_tmp):
-        os.makedirs(folder, exist_ok=True)
-    extra.update(HOME=own_home, TMPDIR=own_tmp, TMP=own_tmp, TEMP=own_tmp)
+    extra = {**cache_env(paths), **_private_home(private)}
     write = (*paths.write, *(c.upper for c in paths.caches), private)
     command = landlock_argv(
         sys.executable, [executable, *args], read=paths.read, write=write, net=connect
@@ -173,11 +177,7 @@ def seatbelt_launch(
     any, listens on 127.0.0.1:``proxy_port``. Paths are resolved: SBPL matches real
     paths (/tmp is /private/tmp there)."""
     paths = launch_paths(spec, executable, args, cwd=cwd, env=env, home=home, net=SandboxNet())
-    extra = cache_env(paths)
-    own_home, own_tmp = os.path.join(private, "home"), os.path.join(private, "tmp")
-    for folder in (own_home, own_tmp):
-        os.makedirs(folder, exist_ok=True)
-    extra.update(HOME=own_home, TMPDIR=own_tmp)
+    extra = {**cache_env(paths), **_private_home(private)}
     real = os.path.realpath
     read = [real(p) for p in paths.read]
     write = [real(p) for p in (*paths.write, *(c.upper for c in paths.caches), private)]
