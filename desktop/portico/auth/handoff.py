@@ -11,6 +11,7 @@ import contextlib
 import logging
 import os
 import subprocess
+import threading
 import webbrowser
 from collections.abc import Callable
 from typing import Any
@@ -102,7 +103,10 @@ def _open_with(browser: webbrowser.BaseBrowser, url: str) -> bool:
     try:
         return process.wait(OPENER_WAIT) == 0
     except subprocess.TimeoutExpired:
-        return True  # still running: it became the browser rather than handing off
+        # Still running: it became the browser rather than handing off. A thread waits for
+        # it, so it is reaped when it ends (no zombie, no "still running" at collection).
+        threading.Thread(target=process.wait, name="browser-reaper", daemon=True).start()
+        return True
 
 
 def _open_if_available(url: str) -> bool:
