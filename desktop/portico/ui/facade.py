@@ -68,6 +68,9 @@ class RuntimeThread:
                 _cancel_all_tasks(loop)
                 loop.run_until_complete(loop.shutdown_asyncgens())
                 loop.run_until_complete(loop.shutdown_default_executor())
+                # Work submitted while those ran (a chat-list refresh during quit) is
+                # cancelled too, not destroyed pending ("Task was destroyed but it is pending").
+                _cancel_all_tasks(loop)
             finally:
                 asyncio.set_event_loop(None)
                 loop.close()
