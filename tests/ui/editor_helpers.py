@@ -55,3 +55,19 @@ def diff(before: str, after: str) -> list[str]:
     """The changed lines (+/-) of a unified diff, without headers and context."""
     lines = difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
     return [line for line in lines if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
+def write_big_config(servers: int = 400) -> Path:
+    """The global mcp.toml with ``servers`` commented servers (the GUI stall tests' file)."""
+    toml_path = paths.paths().global_toml
+    toml_path.parent.mkdir(parents=True, exist_ok=True)
+    toml_path.write_text(
+        "# my servers\n"
+        + "".join(
+            f'\n# server {i}\n[mcp.t{i}]\ncommand = ["npx", "-y", "pkg-{i}"]  # launcher\n'
+            f'environment = {{ A = "x" }}\ntimeout = 30000\n'
+            for i in range(servers)
+        ),
+        encoding="utf-8",
+    )
+    return toml_path

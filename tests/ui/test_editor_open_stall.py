@@ -6,38 +6,21 @@ edit made while a look at the disk runs survives it."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import pytest
 from pytestqt.qtbot import QtBot
 
-from portico import paths
 from portico.ui.editor.window import ConfigEditorWindow
 from tests.helpers.heartbeat import Heartbeat, as_the_app_runs
-from tests.ui.editor_helpers import open_editor, ready
+from tests.ui.editor_helpers import open_editor, ready, write_big_config
 
 pytestmark = pytest.mark.slow  # a big config, parsed several times
 
 BOUND_MS = 500.0  # loose (2 shared cores); the open on the GUI thread took 600-750 ms idle
 
 
-def _big_config() -> Path:
-    toml_path = paths.paths().global_toml
-    toml_path.parent.mkdir(parents=True, exist_ok=True)
-    toml_path.write_text(
-        "# my servers\n"
-        + "".join(
-            f'\n# server {i}\n[mcp.t{i}]\ncommand = ["npx", "-y", "pkg-{i}"]  # launcher\n'
-            f'environment = {{ A = "x" }}\ntimeout = 30000\n'
-            for i in range(400)
-        ),
-        encoding="utf-8",
-    )
-    return toml_path
-
-
 async def test_opening_a_big_config_keeps_the_gui_loop_ticking(qtbot: QtBot) -> None:
-    toml_path = _big_config()
+    toml_path = write_big_config()
     beat = Heartbeat()
     with as_the_app_runs():
         window = ConfigEditorWindow(None)
@@ -57,7 +40,7 @@ async def test_opening_a_big_config_keeps_the_gui_loop_ticking(qtbot: QtBot) -> 
 async def test_an_outside_change_of_a_big_config_keeps_the_gui_loop_ticking(
     qtbot: QtBot,
 ) -> None:
-    toml_path = _big_config()
+    toml_path = write_big_config()
     window = await open_editor(qtbot)
     file = window.file_for(toml_path)
     outside = toml_path.read_text(encoding="utf-8") + '\n[mcp.added]\ncommand = ["x"]\n'
@@ -75,7 +58,7 @@ async def test_an_outside_change_of_a_big_config_keeps_the_gui_loop_ticking(
 
 
 async def test_an_edit_made_while_the_disk_is_read_survives(qtbot: QtBot) -> None:
-    toml_path = _big_config()
+    toml_path = write_big_config()
     window = await open_editor(qtbot)
     file = window.file_for(toml_path)
     outside = toml_path.read_text(encoding="utf-8") + '\n[mcp.added]\ncommand = ["x"]\n'

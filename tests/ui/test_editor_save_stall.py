@@ -13,9 +13,8 @@ import asyncio
 import pytest
 from pytestqt.qtbot import QtBot
 
-from portico import paths
 from tests.helpers.heartbeat import Heartbeat, as_the_app_runs
-from tests.ui.editor_helpers import open_editor
+from tests.ui.editor_helpers import open_editor, write_big_config
 
 pytestmark = pytest.mark.slow  # a big config, parsed several times
 
@@ -25,17 +24,7 @@ BOUND_MS = 500.0  # loose (2 shared cores); a save on the GUI thread takes over 
 async def test_a_save_of_a_big_config_keeps_the_gui_loop_ticking(
     qtbot: QtBot, portico_home: object
 ) -> None:
-    toml_path = paths.paths().global_toml
-    toml_path.parent.mkdir(parents=True, exist_ok=True)
-    toml_path.write_text(
-        "# my servers\n"
-        + "".join(
-            f'\n# server {i}\n[mcp.t{i}]\ncommand = ["npx", "-y", "pkg-{i}"]  # launcher\n'
-            f'environment = {{ A = "x" }}\ntimeout = 30000\n'
-            for i in range(400)
-        ),
-        encoding="utf-8",
-    )
+    toml_path = write_big_config()
     window = await open_editor(qtbot)
     await asyncio.sleep(0.05)  # the window's first layout and paint (30-100 ms) is not the save
     toml = window.file_for(toml_path)
