@@ -13,7 +13,6 @@ window brings the view back inline and tells it so.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib.util
 import logging
 import os
@@ -86,6 +85,7 @@ class ViewPane(QWidget):
         self.ready = False
         self.heard: list[str] = []  # what the view sent, in order (a face's log, and tests)
         self.display_mode = "inline"
+        self._served: tuple[Any, str, str] | None = None  # (anchor, server, frame url)
         self.window_of_mode: ViewWindow | None = None
         self.column = layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -152,7 +152,7 @@ class ViewPane(QWidget):
             from PySide6.QtWebEngineWidgets import QWebEngineView
 
             from portico.ui.views import engine
-            from portico.ui.views.page_html import host_page
+            from portico.ui.views.page_html import allow_attribute, host_page, view_document
         except ImportError as exc:  # a system library the web engine needs is missing
             view_id = opened.id
             self.backend.op(
@@ -162,9 +162,20 @@ class ViewPane(QWidget):
             return
 
         self.opened = opened
-        profile = engine.profile_for(self.window(), opened.server, opened.origins)
+        anchor = self.window()
+        profile = engine.profile_for(anchor, opened.server, opened.origins)
+        frame = engine.frame_url(opened.server, opened.id)
+        engine.serve(anchor, opened.server, frame, view_document(opened.html, opened.csp))
+        self._served = (anchor, opened.server, frame)
         self.web = QWebEngineView(self)
-        self.page = engine.ViewWebPage(profile, opened.server, self.web, frames=opened.frames)
+        self.page = engine.ViewWebPage(
+            profile,
+            opened.server,
+            self.web,
+            frames=opened.frames,
+            frame=frame,
+            declared=opened.permissions,
+        )
         self.bridge = engine.Bridge(self.page)
         channel = QWebChannel(self.page)
         channel.registerObject("host", self.bridge)
@@ -182,11 +193,12 @@ class ViewPane(QWidget):
             lines.append(f"It may ask for {', '.join(opened.permissions)}: you will be asked.")
         self.caption.setText(visible(" ".join(lines)))
         page = host_page(
-            opened.html, opened.csp, engine.channel_js(), border=opened.prefers_border is not False
+            frame,
+            engine.channel_js(),
+            border=opened.prefers_border is not False,
+            allow=allow_attribute(opened.permissions),
         )
-        label = hashlib.sha256(opened.server.encode()).hexdigest()[:16]
-        base = QUrl(f"https://view-{label}{engine.HOST_SUFFIX}/")  # one origin per server
-        self.page.setHtml(page, base)
+        self.page.setHtml(page, QUrl(engine.host_url(opened.server)))
         self.show()
 
     def _permission_asked(self, kind: str, permission: Any) -> None:
@@ -287,6 +299,11 @@ class ViewPane(QWidget):
             self.backend.op(
                 lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
             ).run()
+        served, self._served = self._served, None
+        if served is not None:
+            from portico.ui.views import engine
+
+            engine.serve(*served, None)
         if self.web is not None:
             self.web.setParent(None)
             self.web.deleteLater()
