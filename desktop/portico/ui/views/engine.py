@@ -25,7 +25,23 @@ _NO_WEBRTC_UDP = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
 # RSS 407 -> 211 MiB). Views of different servers never share one: a renderer belongs to
 # one profile, and each server has its own.
 _ONE_RENDERER_PER_SERVER = "--process-per-site"
-for _flag in (_NO_WEBRTC_UDP, _ONE_RENDERER_PER_SERVER):
+_FLAGS = [_NO_WEBRTC_UDP, _ONE_RENDERER_PER_SERVER]
+
+
+def _gpu_unusable() -> bool:
+    """No OpenGL context can be made here (offscreen, a machine without GPU drivers):
+    the engine would fall back to software anyway, after setting up GPU compositing."""
+    from PySide6.QtGui import QGuiApplication, QOpenGLContext
+
+    return QGuiApplication.instance() is not None and not QOpenGLContext().create()
+
+
+# Where the GPU cannot be used, the engine without it: its compositing set up for
+# nothing cost Portico's own process ~58 MiB with three views (PSS +155 -> +97 MiB,
+# offscreen, tests/benchmarks/test_bench_chat_views.py). With a GPU it stays on (WebGL).
+if _gpu_unusable():
+    _FLAGS.append("--disable-gpu")
+for _flag in _FLAGS:
     if _flag not in os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""):
         os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (
             os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "") + " " + _flag
