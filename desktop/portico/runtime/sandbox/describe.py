@@ -48,7 +48,7 @@ def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
                 "cannot restrict TCP; you are asked first)"
             )
         else:
-            lines[-1] += " (TCP only through the proxy; UDP is not filtered under Landlock)"
+            lines[-1] += " (TCP only through the proxy; no UDP, no raw sockets)"
     elif method is not None and method.kind == "seatbelt":
         lines[0] = (
             "sandboxed with sandbox-exec: the system read-only, its own install, a private "

@@ -24,6 +24,7 @@ from typing import Literal
 
 from portico.runtime.sandbox.bwrap import BwrapUnavailable, find_bwrap
 from portico.runtime.sandbox.landlock import NET_ABI, landlock_supported
+from portico.runtime.sandbox.landlock_exec import ARCHES
 
 METHODS_ENV = "PORTICO_SANDBOX_METHODS"
 LINUX_METHODS = ("bwrap", "landlock")
@@ -118,8 +119,15 @@ async def _linux(names: tuple[str, ...]) -> tuple[SandboxMethod | None, str | No
             abi = landlock_supported()
             if abi:
                 return SandboxMethod("landlock", abi=abi, instead_of="; ".join(problems)), None
-            problems.append("this kernel has no Landlock (Linux 5.13 or later, enabled)")
+            problems.append(_no_landlock())
     return None, "; ".join(problems) or "no sandbox method to try"
+
+
+def _no_landlock() -> str:
+    machine = os.uname().machine
+    if machine not in ARCHES:
+        return f"Portico's Landlock sandbox supports {' and '.join(ARCHES)} only, not {machine}"
+    return "this kernel has no Landlock (Linux 5.13 or later, enabled)"
 
 
 async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:

@@ -258,7 +258,7 @@ async def _sandboxed(
     elif method.kind == "landlock":
         note(
             f"sandbox: Landlock, as {method.instead_of or 'bwrap cannot run here'}: files as "
-            "with bwrap; TCP only to its proxy's port, UDP not filtered"
+            "with bwrap; TCP only to its proxy's port, no UDP or raw sockets"
         )
     home = env.get("HOME") or str(Path.home())
     if method.kind == "bwrap":
