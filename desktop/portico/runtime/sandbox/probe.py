@@ -162,6 +162,13 @@ def known_method() -> SandboxMethod | None:
     return found[0] if found else None
 
 
+def known_problem() -> str | None:
+    """Why this machine cannot sandbox, if this process has asked already and it cannot."""
+    wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
+    found = _answers.get(wanted)
+    return found[1] if found else None
+
+
 def forget() -> None:
     """Ask again next time (tests)."""
     _answers.clear()
