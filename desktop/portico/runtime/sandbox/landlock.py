@@ -15,6 +15,7 @@ The rules are applied by ``landlock_exec.py``, a stand-alone file run before the
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 from portico.runtime.sandbox.bwrap import SYSTEM_DIRS
@@ -24,6 +25,13 @@ from portico.runtime.sandbox.landlock_exec import (
     NET_ABI,
     landlock_abi,
     parse_net,
+)
+
+# Imported rather than run as a script, so its compiled form is reused (compiling it each
+# launch cost ~3.8 ms); the folder goes last on the path, shadowing nothing.
+_BOOT = (
+    f"import sys; sys.path.append({os.path.dirname(EXEC_SCRIPT)!r}); "
+    "from landlock_exec import main; sys.exit(main(sys.argv[1:]))"
 )
 
 __all__ = ["ABI_CAP_ENV", "NET_ABI", "landlock_argv", "landlock_supported", "parse_net"]
@@ -49,8 +57,9 @@ def landlock_argv(
 ) -> list[str]:
     """The argv that runs `command` under the rules: the system directories and /proc
     readable, and `read` / `write`. `-I -S` keeps the server's PYTHONPATH and the
-    interpreter's site out of the launcher, which needs only the standard library."""
-    args = [python, "-I", "-S", EXEC_SCRIPT]
+    interpreter's site out of the launcher, which needs only the standard library (and
+    cannot import Portico: nothing of it is on that path)."""
+    args = [python, "-I", "-S", "-c", _BOOT]
     for path in (*SYSTEM_DIRS, "/proc", *read):
         args += ["--read", path]
     for path in write:
