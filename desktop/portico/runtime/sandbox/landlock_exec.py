@@ -111,9 +111,18 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_libc.syscall.restype = ctypes.c_long
-_libc.prctl.restype = ctypes.c_int
+_libcs: list[ctypes.CDLL] = []
+
+
+def _libc() -> ctypes.CDLL:
+    """This process's libc, loaded when first needed (Portico imports this module on
+    every system, and Windows has no ``CDLL(None)``)."""
+    if not _libcs:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        libc.prctl.restype = ctypes.c_int
+        _libcs.append(libc)
+    return _libcs[0]
 
 
 def _check(result: int, what: str) -> int:
@@ -125,12 +134,12 @@ def _check(result: int, what: str) -> int:
 
 def _syscall(nr: int, *args: object) -> int:
     wide = [ctypes.c_long(a) if isinstance(a, int) else a for a in args]
-    return int(_libc.syscall(ctypes.c_long(nr), *wide))
+    return int(_libc().syscall(ctypes.c_long(nr), *wide))
 
 
 def _prctl(option: int, *args: object) -> None:
     wide = [ctypes.c_ulong(a) if isinstance(a, int) else a for a in args]
-    _check(_libc.prctl(option, *wide), f"prctl({option})")
+    _check(_libc().prctl(option, *wide), f"prctl({option})")
 
 
 def kernel_abi() -> int:
@@ -144,7 +153,7 @@ def kernel_abi() -> int:
 def landlock_abi() -> int:
     """The ABI to count on: the kernel's, or less where ``PORTICO_LANDLOCK_ABI_MAX`` asks
     (the tests of an older kernel's fallback), 0 on an architecture not supported here."""
-    if os.uname().machine not in ARCHES:
+    if not sys.platform.startswith("linux") or os.uname().machine not in ARCHES:
         return 0
     abi = kernel_abi()
     cap = os.environ.get(ABI_CAP_ENV, "")
