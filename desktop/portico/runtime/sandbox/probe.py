@@ -155,12 +155,28 @@ async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:
     return await _linux(names)
 
 
-async def sandbox_method() -> tuple[SandboxMethod | None, str | None]:
+Answer = tuple[SandboxMethod | None, str | None]
+# the probe under way, per methods wanted: the gates of a config's 400 servers ask at
+# once, and run it once (a task of another loop, one that ended, is not waited for)
+_asking: dict[str, asyncio.Task[Answer]] = {}
+
+
+async def sandbox_method() -> Answer:
     """(the method to use, None) where sandboxes work, else (None, why not)."""
     wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
-    if wanted not in _answers:
-        _answers[wanted] = await _probe(wanted)
-    return _answers[wanted]
+    if wanted in _answers:
+        return _answers[wanted]
+    loop = asyncio.get_running_loop()
+    task = _asking.get(wanted)
+    if task is None or task.get_loop() is not loop:
+        task = _asking[wanted] = loop.create_task(_probe(wanted))
+    try:
+        answer = await asyncio.shield(task)
+    finally:
+        if task.done() and _asking.get(wanted) is task:
+            del _asking[wanted]
+    _answers[wanted] = answer
+    return answer
 
 
 def known_method() -> SandboxMethod | None:
@@ -181,3 +197,4 @@ def known_problem() -> str | None:
 def forget() -> None:
     """Ask again next time (tests)."""
     _answers.clear()
+    _asking.clear()
