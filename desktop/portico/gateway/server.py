@@ -217,7 +217,7 @@ class Gateway:
             # a hidden tool is as unknown as a name that does not exist
             self._record(client, "tools/call", params.name, "refused: not in the profile", started)
             return convert.error_result(f"Unknown tool: {params.name!r}")
-        if server is not None and not ctx.session.can_send_request:
+        if server is not None and not ctx.session.can_send_request and _can_be_asked(ctx):
             # no back-channel (2026-07-28): what the backend asks goes in input-required
             # results, the call held across the client's retries
             held = HeldCall(client.name)
@@ -476,6 +476,20 @@ class Gateway:
             raise MCPError(-32603, f"getting the prompt {params.name!r} failed: {text}") from exc
         self._record(client, "prompts/get", params.name, "ok", started)
         return types.GetPromptResult.model_validate(result.model_dump(by_alias=True))
+
+
+_ASKABLE = (
+    types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+    types.ClientCapabilities(sampling=types.SamplingCapability()),
+)
+
+
+def _can_be_asked(ctx: Ctx) -> bool:
+    """The client declared elicitation or sampling (else its call is not held: a plain
+    call costs no task)."""
+    with contextlib.suppress(Exception):
+        return any(ctx.session.check_client_capability(c) for c in _ASKABLE)
+    return False
 
 
 def _progress_to(ctx: Ctx) -> Callable[[float, float | None, str | None], Any] | None:
