@@ -80,6 +80,7 @@ class ChatController(QObject):
         self.current: ChatSnapshot | None = None
         self.cards: dict[str, ToolCard] = {}
         self.running = False
+        self._turns = 0  # turns begun here: an after-turn resync older than the newest is moot
         self._pending_user: str | None = None
         self._ids = itertools.count(1)
         self.ops = Ops()  # every background action; a failure is a notice in the chat
@@ -422,7 +423,7 @@ class ChatController(QObject):
             text=text,
             attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files],
         )
-        self.transcript.add_message(message)
+        self.transcript.add_message(message, local=True)  # until the core names it
         self._pending_user = temp
         self.transcript.jump_to_latest()
 
@@ -499,6 +500,8 @@ class ChatController(QObject):
     def set_running(self, running: bool) -> None:
         changed = running != self.running
         self.running = running
+        if changed and running:
+            self._turns += 1
         if changed:
             self.runningChanged.emit(running)
         self.composer.set_running(running, "Answering… (Esc stops)" if running else "")
@@ -521,7 +524,8 @@ class ChatController(QObject):
         widget = self.transcript.message_widget(message_id) if message_id else None
         if widget is None:
             widget = self.transcript.add_message(
-                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant")
+                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant"),
+                local=not message_id,  # a failure line with no answer: nothing stored
             )
         return widget
 
@@ -668,13 +672,22 @@ class ChatController(QObject):
             )
 
     async def _after_turn(self) -> None:
+        """Take in the core's copy of the shown chat (ids, siblings, stored fields) in
+        place. The transcript is rebuilt only when what the core stores is not what is
+        shown; rows the core never stores (a command's echo and its answer, see
+        ``TranscriptView.local``) do not count, and a copy taken before a newer turn began
+        is dropped (that turn's own resync follows): either made every widget new, an
+        expanded result collapsed and a live view closed."""
         if self.current is None or self.service is None:
             return
-        snapshot = await self._call(self.service.snapshot, self.current.id)
-        shown = [m.id for m in self.transcript.messages]
-        if [m.id for m in snapshot.messages] != shown or self.running:
-            if not self.running:
-                await self.show(snapshot)  # an edit or a regenerate moved the branch
+        turns, shown_id = self._turns, self.current.id
+        snapshot = await self._call(self.service.snapshot, shown_id)
+        if self.running or turns != self._turns or self.current is None:
+            return
+        if self.current.id != shown_id:
+            return  # another chat is shown now
+        if [m.id for m in snapshot.messages] != self.transcript.stored_ids():
+            await self.show(snapshot)  # the core's branch is not the one shown
         else:
             self.current = snapshot
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
