@@ -53,6 +53,7 @@ from portico.chat.events import (
 from portico.chat.history import ImageCache, to_turns
 from portico.chat.messages import Attachment, Message, Round, ToolCall
 from portico.chat.project import tool_allowed
+from portico.chat.providers.anthropic_messages import loaded_by_search
 from portico.chat.providers.errors import ProviderError
 from portico.chat.providers.wire import (
     ModelRequest,
@@ -788,11 +789,22 @@ class Chat:
                         flushed = now
                         host.store.save_text(assistant.id, assistant.text, "streaming")
                 elif isinstance(part, StreamReasoning):
+                    round_.thinking += part.text
                     emit(ReasoningDelta(part.text, assistant.id))
                 elif isinstance(part, StreamDone):
                     done = part
             if done is None:
                 raise ProviderError(f"'{provider}' ended its answer without finishing it.")
+            # kept with the round and sent back as they came (thinking blocks with their
+            # signature must be, in a tool loop with thinking on)
+            round_.thinking = done.thinking or round_.thinking
+            round_.native = [dict(block) for block in done.native]
+            round_.native_kind = done.native_kind
+            if done.native_kind == "anthropic":  # the API's tool search loaded these
+                found = self._active.add(loaded_by_search(done.native))
+                if found:
+                    emit(ToolsChanged(tuple(self._active)))
+                    self._save_row()
             self._count_usage(emit, assistant, provider, model, done)
             if not done.calls:
                 assistant.status = "complete"
@@ -926,9 +938,10 @@ class Chat:
                 max_tokens = thinking + spec.max_tokens
         turns = await to_turns(path, spec.vision, self._images)
         settings = self._host.settings
+        native_search = spec.kind == "anthropic" and spec.native_tool_search
         tools = [
-            ToolOffer(t.name, t.description, t.input_schema)
-            for t in self._host.registry.model_tools(self._active)
+            ToolOffer(t.name, t.description, t.input_schema, t.deferred)
+            for t in self._host.registry.model_tools(self._active, native_search=native_search)
             if tool_allowed(t.name, settings)
         ]
         return ModelRequest(
@@ -940,6 +953,7 @@ class Chat:
             temperature=temperature,
             reasoning_effort=own.reasoning_effort if spec.kind == "openai" else None,
             thinking_budget=thinking,
+            native_search=native_search,
         )
 
     async def context_estimate(self) -> ContextEstimate | None:

@@ -543,6 +543,9 @@ class ChatController(QObject):
         elif isinstance(event, ev.TextDelta):
             self._answer_widget(event.message_id)
             t.append_text(event.message_id, event.text)
+        elif isinstance(event, ev.ReasoningDelta):
+            t.flush()
+            self._answer_widget(event.message_id).stream_thinking(event.text)
         elif isinstance(event, ev.ToolCallStarted):
             t.break_text(event.message_id)
             widget = (

@@ -27,6 +27,7 @@ from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
 from portico.ui.chat.segments import Segment, call_line
+from portico.ui.chat.thinking import ThinkingView
 from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.palette import set_tone
 
@@ -69,6 +70,7 @@ class MessageWidget(QFrame):
         self.icon_for = icon_for or (lambda _server, _tool: None)
         self.cards: dict[str, ToolCard] = {}
         self._live_text: MarkdownView | None = None
+        self._live_thinking: ThinkingView | None = None
         self._texts: list[str] = []  # the text of every part (for Copy)
         user = message.role == "user"
         self.setObjectName("question" if user else "answer")
@@ -267,6 +269,8 @@ class MessageWidget(QFrame):
         calls = {call.id: call for call in message.tool_calls}
         if message.rounds:
             for part in message.rounds:
+                if part.thinking:
+                    self.parts.addWidget(ThinkingView(part.thinking))
                 if part.text:
                     self.add_text(part.text)
                 for call_id in part.tool_call_ids:
@@ -288,9 +292,20 @@ class MessageWidget(QFrame):
         self._live_text = None
         return view
 
+    def stream_thinking(self, delta: str) -> None:
+        """More of what the model thinks before this round's answer (shown collapsed)."""
+        self.thaw()
+        if self._live_thinking is None:
+            self.end_text()
+            self._live_thinking = ThinkingView()
+            self.parts.addWidget(self._live_thinking)
+            self._live_thinking.show()
+        self._live_thinking.append(delta)
+
     def stream_text(self, text: str) -> None:
         self.thaw()
         """Show ``text`` as the current (growing) text part of a live answer."""
+        self._live_thinking = None  # the answer began: the next thinking is a new round's
         if self._live_text is None:
             self._live_text = MarkdownView()
             self.parts.addWidget(self._live_text)
@@ -307,6 +322,7 @@ class MessageWidget(QFrame):
     def add_card(self, state: CardState) -> ToolCard:
         self.thaw()
         self.end_text()
+        self._live_thinking = None
         card = ToolCard(state, self.icon_for(state.server, state.tool))
         card.cancelRequested.connect(self.cancelCall)
         card.approvalAnswered.connect(self.approvalAnswered)
