@@ -162,10 +162,7 @@ def _error_response(reply: Reply, api: str, model: str) -> Response | None:
             body = {
                 "error": {
                     "code": 400,
-                    "message": (
-                        f"request ({info['tokens']} tokens) exceeds the available context "
-                        f"size ({info['limit']} tokens), try increasing it"
-                    ),
+                    "message": "the request exceeds the available context size, try increasing it",
                     "type": "exceed_context_size_error",
                     "n_prompt_tokens": info["tokens"],
                     "n_ctx": info["limit"],

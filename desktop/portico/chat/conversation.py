@@ -132,6 +132,7 @@ class Chat:
         self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
         self._turn_costs: dict[str, float] = {}  # answer id -> its model cost (this session)
         self._settings = ChatSettings.from_json(stored.settings)
+        self._sent: int | None = None  # estimated tokens of the request last sent
 
     # --- state --------------------------------------------------------------------
     @property
@@ -710,6 +711,8 @@ class Chat:
             emit(TurnFinished(assistant.id, "stopped", len(assistant.rounds)))
             return
         except ProviderError as exc:
+            if exc.kind == "context":
+                await self._learn_context(exc)
             self._failed(assistant, exc.message)
             emit(TurnFailed(exc.message, exc.retryable, exc.kind, exc.retry_after, assistant.id))
             return
@@ -721,6 +724,25 @@ class Chat:
             return
         if first and rounds >= 0 and self._host.model_titles:
             await self._model_title(emit, user, assistant)
+
+    async def _learn_context(self, exc: ProviderError) -> None:
+        """The server refused the request as too long: what it said of its context is
+        what /compact works with. Without a figure, the limit is taken as 90 % of what
+        was sent (its count, else the local estimate): the request did not fit, so the
+        model takes less than that."""
+        limit = exc.context_limit
+        if limit is None and exc.context_used is None and self._sent is None:
+            return  # our own refusal before sending: the limit is known already
+        try:
+            provider, model = self._host.models.resolve(self.model)
+        except ProviderError:
+            return
+        if limit is None:
+            sent = exc.context_used or (self._sent or 0)
+            if not sent:
+                return
+            limit = int(sent * 0.9)
+        self._host.models.learn_context_length(provider, model, limit)
 
     def _stopped(self, emit: Emit, assistant: Message) -> None:
         assistant.status = "stopped"
@@ -771,8 +793,10 @@ class Chat:
         rounds = 0
         while True:
             request = await self._request(assistant.id, spec, model)
+            self._sent = None
             await self._check_fits(provider, model, request)
             await self._check_model_spend(emit, spec, model, request)
+            self._sent = context_meter.estimate(request).total  # what a refusal is about
             round_ = Round()
             assistant.rounds.append(round_)
             done: StreamDone | None = None

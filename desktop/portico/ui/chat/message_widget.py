@@ -166,15 +166,15 @@ class MessageWidget(QFrame):
         """The turn did not fit the model's context: the person chooses how to go on."""
         if self.compact_buttons is None:
             summarise = _button(
-                "Summarise older messages",
-                "Summarise older messages",
+                "Summarise and retry",
+                "Summarise and retry",
                 "The model writes a summary that is sent instead of the older messages "
                 "(they stay in the chat), then this turn runs again",
             )
             summarise.clicked.connect(lambda: self.compactRequested.emit("summarise"))
             trim = _button(
-                "Trim older messages",
-                "Trim older messages",
+                "Trim and retry",
+                "Trim and retry",
                 "Leave the older messages out of what is sent (they stay in the chat), "
                 "then this turn runs again",
             )
