@@ -93,6 +93,16 @@ class ChatBusy(ChatError):
     """A turn is already running in this conversation."""
 
 
+class CompactChoice(ChatError):
+    """``/compact summarise`` would have to leave the oldest messages out of the summary:
+    the person chooses (``summarise-recent`` or ``trim``); nothing was done."""
+
+    def __init__(self, message: str, *, summarised: int, dropped: int) -> None:
+        super().__init__(message)
+        self.summarised = summarised
+        self.dropped = dropped
+
+
 _ids = random.Random()  # seeded from os.urandom; its own, so nobody's seed() repeats ids
 if hasattr(os, "register_at_fork"):  # a forked child draws its own ids (no fork on Windows)
     os.register_at_fork(after_in_child=_ids.seed)
@@ -382,7 +392,7 @@ class Chat:
         probe = await self._request(self._leaf_id, spec, model, ask=False)
         fixed = context_meter.estimate(probe, limit)  # its system prompt and tools stay
         room = limit - fixed.system - fixed.tools_total - probe.max_tokens
-        if mode == "summarise":
+        if mode != "trim":
             room -= compact.SUMMARY_TOKENS
         at = compact.choose_cut(path, max(0, int(room * compact.KEEP_SHARE)))
         if at is None:
@@ -391,27 +401,40 @@ class Chat:
                 f"model's context ({limit:,} tokens); start a new chat or pick a larger model"
             )
         older, kept = path[:at], path[at:]
-        context: dict[str, object] = {"from": kept[0].id}
-        if mode == "summarise":
-            context["summary"] = await self._summarise(provider, spec, model, older, limit)
+        context: dict[str, object] = {"from": kept[0].id, "left_out": len(older), "mode": mode}
+        if mode != "trim":
+            start = self._summary_start(older, limit)
+            if start and mode == "summarise":
+                # never summarised in part without the person's say
+                raise CompactChoice(
+                    f"the oldest {compact.plural(start)} of the {len(older)} to leave out are "
+                    "too long to go into the summary request: summarise the newest "
+                    f"{len(older) - start} and send the oldest {start} not at all "
+                    "(/compact summarise-recent), or trim all of them (/compact trim)",
+                    summarised=len(older) - start,
+                    dropped=start,
+                )
+            context["dropped"] = start
+            context["summary"] = await self._summarise(provider, spec, model, older[start:])
         self._stored.context = context
         self._host.store.save_context(self.id, context)
-        n = len(older)
-        what = (
-            "a summary the model wrote goes instead"
-            if mode == "summarise"
-            else "the model no longer sees them"
-        )
+        n, dropped = len(older), int(str(context.get("dropped") or 0))
+        if mode == "trim":
+            what = "the model no longer sees them"
+        elif dropped:
+            what = (
+                f"a summary the model wrote of the newest {n - dropped} goes instead; the "
+                f"oldest {dropped} were too long to summarise and are not sent at all"
+            )
+        else:
+            what = "a summary the model wrote goes instead"
         return (
             f"{n} older message{'s' if n != 1 else ''} left out of what is sent ({what}); "
             "they stay in this chat."
         )
 
-    async def _summarise(
-        self, provider: str, spec: ProviderSpec, model: str, older: list[Message], limit: int
-    ) -> str:
-        from portico.chat.providers.wire import UserTurn
-
+    def _summary_start(self, older: list[Message], limit: int) -> int:
+        """Where the summary request starts in ``older`` (0: all of them fit in it)."""
         room = limit - compact.SUMMARY_TOKENS - context_meter.text_tokens(compact.SUMMARY_SYSTEM)
         start = compact.fitting_start(older, int(room * 0.9))
         if start is None:
@@ -419,7 +442,26 @@ class Chat:
                 "the older messages are too long to summarise within this model's context; "
                 "trim them instead (/compact trim)"
             )
-        turns = await to_turns(older[start:], spec.vision, self._images)
+        return start
+
+    @property
+    def context_cut(self) -> tuple[str, str] | None:
+        """(the first message still sent, the line saying what was left out before it and
+        how), or None when nothing is left out of the shown path."""
+        context = self._stored.context
+        cut = context.get("from")
+        if not isinstance(cut, str) or cut not in {m.id for m in self.messages}:
+            return None
+        if "left_out" not in context:
+            return cut, compact.cut_line({**context, "left_out": self.left_out})
+        return cut, compact.cut_line(context)
+
+    async def _summarise(
+        self, provider: str, spec: ProviderSpec, model: str, older: list[Message]
+    ) -> str:
+        from portico.chat.providers.wire import UserTurn
+
+        turns = await to_turns(older, spec.vision, self._images)
         request = ModelRequest(
             model=model,
             turns=[*turns, UserTurn(compact.SUMMARY_ASK)],

@@ -1,6 +1,7 @@
 """A provider's own context-length error in the app: the failed answer keeps its
 question and offers "Summarise and retry" and "Trim and retry"; Trim leaves the older
-messages out (said in the transcript) and the turn is answered."""
+messages out, which a line above the first message still sent says, and the turn is
+answered."""
 
 from __future__ import annotations
 
@@ -41,6 +42,13 @@ async def test_the_servers_context_error_offers_summarise_and_trim(models, qtbot
         qtbot.mouseClick(trim, Qt.MouseButton.LeftButton)
         await until(lambda: len(models.requests) == 3 and not chat.running, 60, "the retry")
         await until(lambda: chat.transcript.messages[-1].text == "Answered.", 30, "the answer")
+        # the question the model still gets says what went before it, and how
+        kept = chat.transcript.widgets[chat.transcript.messages[-2].id]
+        await until(lambda: kept.cut_note is not None and kept.cut_note.isVisible(), 10, "line")
+        assert kept.cut_note.text() == (
+            "— 2 messages above are not sent to the model (/compact trim). "
+            "They stay in this chat. —"
+        )
     sent = models.requests[2].body["messages"]
     assert [m["role"] for m in sent] == ["system", "user"]
     assert sent[1]["content"].startswith("bravo")

@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from portico.chat import events as ev
 from portico.chat.cost import money
@@ -239,6 +239,7 @@ class ChatController(QObject):
         self.views.clear()
         self.cards.clear()
         self._pending_user = None
+        self.transcript.cut = snapshot.context_cut
         self.transcript.set_messages(list(snapshot.messages), snapshot.siblings)
         for widget in self.transcript.widgets.values():
             self.cards.update(widget.cards)
@@ -443,11 +444,40 @@ class ChatController(QObject):
     async def compact(self, mode: str) -> None:
         """Summarise or trim the older messages (the person's choice on a turn that did
         not fit), then run the turn again."""
+        from portico.chat.conversation import CompactChoice
+
         if self.service is None or self.current is None or self.running:
             return
-        done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        try:
+            done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        except CompactChoice as choice:  # a summary would leave the oldest out: ask first
+            self._offer_compact_choice(choice)
+            return
         self.add_notice(done)
         self.retry()
+
+    def _offer_compact_choice(self, choice: Exception) -> QWidget:
+        from portico.chat.conversation import CompactChoice
+
+        assert isinstance(choice, CompactChoice)
+        row = QWidget()
+        row.setAccessibleName("compact choice")
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        label = plain_label(f"Not summarised yet: {choice}.", multiline=True)
+        set_tone(label, "warning")
+        line.addWidget(label, 1)
+        for text, mode in (
+            (f"Summarise the newest {choice.summarised}", "summarise-recent"),
+            ("Trim all", "trim"),
+        ):
+            button = QPushButton(text)
+            button.setAccessibleName(text)
+            button.setAutoDefault(False)
+            button.clicked.connect(lambda _=False, m=mode: self._spawn(self.compact(m)))
+            line.addWidget(button)
+        self.transcript.add_widget(row)
+        return row
 
     def retry(self) -> None:
         if self.service is None or self.current is None:
@@ -694,6 +724,7 @@ class ChatController(QObject):
         else:
             self.current = snapshot
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
+            self.transcript.set_cut(snapshot.context_cut)
         await self.refresh_list()
         await self.refresh_context()
         await self.refresh_project()  # the instructions were reviewed in this turn

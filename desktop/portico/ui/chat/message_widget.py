@@ -61,6 +61,7 @@ class MessageWidget(QFrame):
         icon_for: IconFor | None = None,
         siblings: list[str] | None = None,
         switched_from: str | None = None,
+        cut_note: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -92,6 +93,9 @@ class MessageWidget(QFrame):
             self.switch_mark.setAccessibleName("model switch")
             set_tone(self.switch_mark, "muted")
             column.addWidget(self.switch_mark)
+        self.cut_note: QLabel | None = None  # what /compact left out before this message
+        self._column = column
+        self.set_cut_note(cut_note)
         column.addWidget(self.who)
         self.parts = QVBoxLayout()
         self.parts.setSpacing(6)
@@ -161,6 +165,24 @@ class MessageWidget(QFrame):
                 QWidget.setTabOrder(before, widget)  # Tab goes along the row
                 before = widget
         return self._actions
+
+    def set_cut_note(self, text: str | None) -> None:
+        """The line above this message saying what is left out of the requests before
+        it (None: nothing is)."""
+        if text is None:
+            if self.cut_note is not None:
+                self.cut_note.hide()
+            return
+        if self.cut_note is None:
+            self.cut_note = QLabel()
+            self.cut_note.setTextFormat(Qt.TextFormat.PlainText)
+            self.cut_note.setWordWrap(True)
+            self.cut_note.setAccessibleName("left out of what is sent")
+            set_tone(self.cut_note, "warning")
+            self._column.insertWidget(0, self.cut_note)
+        self.thaw()
+        self.cut_note.setText(f"— {text} —")
+        self.cut_note.show()
 
     def offer_compact(self) -> tuple[QPushButton, QPushButton]:
         """The turn did not fit the model's context: the person chooses how to go on."""

@@ -76,6 +76,9 @@ class TranscriptView(QScrollArea):
         # Rows the core has not stored (the echo of a command, the line of a failure that
         # has no answer): kept on screen, left out when the core's copy is taken in.
         self.local: set[str] = set()
+        # (message id, line): the first message still sent after /compact, and what was
+        # left out before it; the line shows at the top of that message
+        self.cut: tuple[str, str] | None = None
         self.first = 0  # index of the oldest message with a widget
         self.last = 0  # one past the newest message with a widget
         self.following = True
@@ -213,6 +216,7 @@ class TranscriptView(QScrollArea):
             icon_for=self.icon_for,
             siblings=self.siblings.get(message.id),
             switched_from=self._switched_from(message),
+            cut_note=self.cut[1] if self.cut and self.cut[0] == message.id else None,
             parent=parent,
         )
         widget.editSubmitted.connect(self.editSubmitted)
@@ -437,6 +441,14 @@ class TranscriptView(QScrollArea):
             if widget is not None:
                 widget.hide()
                 widget.deleteLater()
+
+    def set_cut(self, cut: tuple[str, str] | None) -> None:
+        """Where /compact cut the chat, shown at that message (built or when built)."""
+        old, self.cut = self.cut, cut
+        if old is not None and old != cut and old[0] in self.widgets:
+            self.widgets[old[0]].set_cut_note(None)
+        if cut is not None and cut[0] in self.widgets:
+            self.widgets[cut[0]].set_cut_note(cut[1])
 
     def stored_ids(self) -> list[str]:
         """The ids of the shown messages the core stores (local rows left out)."""
