@@ -146,7 +146,7 @@ async def test_a_task_left_running_at_shutdown_is_followed_by_the_next_client(
     async with asyncio.timeout(10):
         while not heard:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
-    first.detach_tasks = True  # what Hub.close() does when the app quits
+    first.tasks.detach = True  # what Hub.close() does when the app quits
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call

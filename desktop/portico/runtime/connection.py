@@ -20,7 +20,6 @@ import itertools
 import logging
 import ssl
 import time
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,21 +27,18 @@ from portico.config.masking import is_secret_key, mask_text
 from portico.config.model import Protocol, ServerSpec, Transport
 from portico.config.secrets import has_references
 from portico.runtime import (
-    cache_context,
-    legacy_tasks,
     roots,
-    schema_cache,
     sdklog,
-    url_elicitation,
 )
 from portico.runtime.activity import SANDBOX_LEARNED, SANDBOX_REFUSED, ActivityLog, tapped
 from portico.runtime.call_context import CallContext
+from portico.runtime.connection_calls import STDERR_TAIL_LINES, Calls, Session
 from portico.runtime.connection_icons import ServerIcons
+from portico.runtime.connection_lists import ServerLists
 from portico.runtime.connection_logging import ServerLogging
-from portico.runtime.deadlines import LazyDeadlines
+from portico.runtime.connection_resources import Subscriptions
+from portico.runtime.connection_tasks import CallTasks
 from portico.runtime.errors import (
-    CONNECTION_CLOSED,
-    CallTimeout,
     HttpErrorRecorder,
     HttpErrorResponse,
     NeedsAuth,
@@ -57,33 +53,22 @@ from portico.runtime.events import (
     AuthRequired,
     EventBus,
     LogLine,
-    ResourceUpdated,
     SandboxRefused,
     ServerState,
     Status,
     StatusChanged,
-    TaskChanged,
     ToolsChanged,
 )
 from portico.runtime.filtering import apply_filter
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 from portico.runtime.lifecycle import Lifecycle, Mailbox, Phase, Request
-from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, all_pages, handshake_era
+from portico.runtime.list_refresher import KIND_OF_METHOD, ListRefresher, handshake_era
 from portico.runtime.relisten import EventStreamWatch
 from portico.runtime.serverlog import ServerLog
 from portico.runtime.session_renewal import (
     RenewalPace,
     describe_renewal,
     forgets_session,
-    forgotten,
-)
-from portico.runtime.task_events import (
-    TASKS_EXTENSION,
-    TaskGone,
-    TaskHandover,
-    TaskUpdate,
-    TaskWatch,
-    offers_tasks,
 )
 
 if TYPE_CHECKING:
@@ -101,8 +86,6 @@ T = TypeVar("T")
 COOLDOWN_BASE = 2.0
 COOLDOWN_MAX = 600.0
 STABLE_AFTER = 60.0
-PROGRESS_EXTENSION_CAP = 10.0  # progress may stretch a call to 10x its timeout
-STDERR_TAIL_LINES = 10
 STOP_GRACE = 10.0
 _GENERATIONS = itertools.count(1)  # Connection.generation values
 AUTH_PROBE_INTERVAL = 60.0  # how often a server parked in NeedsAuth checks its sign-in
@@ -163,15 +146,6 @@ class Connection:
         self.client_name = client_name
         self.log = ServerLog(spec.name, on_line=self._on_log_line)
         self.activity = ActivityLog(spec.name, bus=self.bus)  # every message (activity.py)
-        # What the server offers (live, or from the schema cache when from_cache).
-        self.tools: list[Any] = []
-        self.prompts: list[Any] = []
-        self.resources: list[Any] = []
-        self.resource_templates: list[Any] = []
-        self.server_info: Any = None
-        self.protocol_version: str | None = None
-        self.capabilities: Any = None
-        self.instructions: str | None = None
         # Announced icons, once fetched (files in hooks.icon_cache): the server's, per item.
         self.icons = ServerIcons(
             spec,
@@ -181,7 +155,6 @@ class Connection:
             tls=self._icon_tls,
             shown=self._icons_shown,
         )
-        self.from_cache = False
         self.connected_at: float | None = None  # time.time() of the last Running
         self.connect_seconds: float | None = None  # how long the last connect took
         # Changes whenever a connected session ends (unique in the process, so a new
@@ -199,16 +172,10 @@ class Connection:
         self._proc: StdioProcessInfo | None = None
         self._transport_ended: asyncio.Event | None = None
         self._refresher: ListRefresher | None = None
-        self._list_hints: list[tuple[int, str]] = []  # (ttlMs, cacheScope) per list page
-        self._told_private = False  # the log said once that the lists stay off the disk
-        self.subscriptions: set[str] = set()  # resource URIs to hear about (kept across reconnects)
         self._pinned: Any = None  # host -> IPs from the trust verdict (policy's DNS pinning)
         self._verdict: TrustVerdict | None = None  # given by a review just answered (once)
         self._tls: ssl.SSLContext | bool | None = None  # the last connect's TLS settings (icons)
-        # Calls (recycling watches them; error wording looks at recent HTTP errors).
-        self._inflight = 0
-        self._activity = asyncio.Event()
-        self._last_activity = time.monotonic()
+        # Error wording and session renewal look at the HTTP errors heard.
         self._recorder = HttpErrorRecorder()
         self._recorder.on_error = self._heard_error
         self._recorder.on_answer = self._heard_answer
@@ -217,13 +184,72 @@ class Connection:
         self._renew = asyncio.Event()  # set: the server forgot this session (session_renewal)
         self._renewals = RenewalPace()
         self.server_logging = ServerLogging(self.log, self.note)  # notifications/message
-        # True while the app shuts down: cancelled calls leave their tasks running.
-        self.detach_tasks = False
-        self._reports: set[asyncio.Future[Any]] = set()  # task updates shown as progress
-        self._deadlines = LazyDeadlines()  # the running calls' timeouts (deadlines.py)
-        self.url_elicitations = url_elicitation.Completions()  # elicitation/complete heard
+        self.tasks = CallTasks(spec.name, self.bus)  # calls that became tasks
+        session = Session(
+            spec=lambda: self.spec,
+            life=self._life,
+            client=lambda: self._client,
+            proc=lambda: self._proc,
+            state=lambda: self._state,
+            started=lambda: self._task is not None and not self._task.done(),
+            go_live=lambda: self._mail.post(Request.GO_LIVE),
+            renew=self._ask_renewal,
+        )
+        self.calls = Calls(
+            session,
+            self,
+            self.tasks,
+            hooks=self.hooks,
+            log=self.log,
+            recorder=self._recorder,
+            server_logging=self.server_logging,
+            note=self.note,
+        )
+        # What the server offers (live, or from the schema cache when from_cache).
+        self.lists = ServerLists(
+            lambda: self.spec, self.hooks, self.calls, note=self.note, tools_set=self._tools_set
+        )
+        self.subscriptions = Subscriptions(  # resource URIs to hear about, across reconnects
+            spec.name, self.bus, session, self, self.calls, refresher=lambda: self._refresher
+        )
 
     # --- public surface -------------------------------------------------------------
+
+    @property
+    def tools(self) -> list[Any]:
+        return self.lists.tools
+
+    @property
+    def prompts(self) -> list[Any]:
+        return self.lists.prompts
+
+    @property
+    def resources(self) -> list[Any]:
+        return self.lists.resources
+
+    @property
+    def resource_templates(self) -> list[Any]:
+        return self.lists.resource_templates
+
+    @property
+    def server_info(self) -> Any:
+        return self.lists.server_info
+
+    @property
+    def protocol_version(self) -> str | None:
+        return self.lists.protocol_version
+
+    @property
+    def capabilities(self) -> Any:
+        return self.lists.capabilities
+
+    @property
+    def instructions(self) -> str | None:
+        return self.lists.instructions
+
+    @property
+    def from_cache(self) -> bool:
+        return self.lists.from_cache
 
     @property
     def name(self) -> str:
@@ -316,87 +342,6 @@ class Connection:
             self._verdict = verdict
         self._mail.post(Request.RETRY)
 
-    async def call_tool(
-        self,
-        name: str,
-        arguments: dict[str, Any] | None = None,
-        *,
-        context: CallContext | None = None,
-        timeout: float | None = None,  # noqa: ASYNC109
-    ) -> Any:
-        """Call a tool; starts a lazy or recycled server first. Returns CallToolResult.
-        ``context``: the caller's (progress, the task the call may become)."""
-        client = self._client
-        if client is None or self._state.status is not Status.RUNNING:
-            client = await self._live_client()
-        limit = self.spec.timeout if timeout is None else timeout
-        mark = self._begin_call()
-
-        first = [(client, mark)]
-
-        async def call() -> Any:  # again after a URL elicitation: on the session of then
-            live, since = (
-                first.pop() if first else (await self._live_client(), self._recorder.count)
-            )
-            try:
-                return await self._timed_call(live, name, arguments, context, limit, since)
-            except Exception as exc:  # the server forgot the session: once more on a new one
-                live, since = await self._renewed(live, since, exc)
-                return await self._timed_call(live, name, arguments, context, limit, since)
-
-        async def satisfy(needed: list[Any]) -> None:  # -32042: the person opens a page
-            factory = self.hooks.elicitation_callback
-            await url_elicitation.satisfy(
-                self.name,
-                name,
-                needed,
-                ask=factory(self.spec) if factory is not None else None,
-                completions=self.url_elicitations,
-                timeout=self.spec.elicitation.timeout,
-                note=self.note,
-            )
-
-        try:
-            with sdklog.bind(self.log):
-                return await url_elicitation.calling(call, satisfy)
-        finally:
-            self._end_call()
-
-    async def _request(self, what: str, send: Callable[[Client], Awaitable[T]]) -> T:
-        """One request on the live client, sent once more on a new session when the server
-        forgot the old one; failures reworded."""
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            try:
-                return await send(client)
-            except Exception as exc:
-                client, mark = await self._renewed(client, mark, exc)
-                return await send(client)
-        except Exception as exc:
-            raise await self._call_failure(exc, what, mark) from exc
-        finally:
-            self._end_call()
-
-    async def _renewed(self, client: Client, mark: int, exc: Exception) -> tuple[Client, int]:
-        """After a failed request: raise ``exc`` unless every error answer since ``mark``
-        says the server no longer knows the session (so the request was not processed);
-        then have the owner start a new session and return its client and a new mark."""
-        stale = forgotten(self._recorder, mark)
-        if stale is None:
-            raise exc
-        if self._client is client and self._life.phase is Phase.RUNNING:
-            self._ask_renewal(stale)
-        try:
-            async with asyncio.timeout(self.spec.connect_timeout + 5.0):
-                while self._client is client:  # the owner closes the old session first
-                    await self._life.changed()
-        except TimeoutError as late:
-            raise RuntimeFailure(
-                f"{self.name}: the server forgot the session and the old one did not close in time"
-            ) from late
-        return await self._live_client(), self._recorder.count
-
     def _heard_error(self, response: HttpErrorResponse) -> None:
         """Every HTTP error answer: one saying the session is gone (the GET stream of a
         restarted server hears it first) makes the owner start a new session."""
@@ -417,202 +362,44 @@ class Connection:
             self.note(describe_renewal(why))
             self._renew.set()
 
-    async def _timed_call(
+    async def call_tool(
         self,
-        client: Client,
         name: str,
-        arguments: dict[str, Any] | None,
-        context: CallContext | None,
-        limit: float,
-        mark: int,
+        arguments: dict[str, Any] | None = None,
+        *,
+        context: CallContext | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
     ) -> Any:
-        report = context.progress if context is not None else None
-        loop = asyncio.get_running_loop()
-        hard_stop = loop.time() + limit * PROGRESS_EXTENSION_CAP
-        try:
-            async with asyncio.timeout(None) as deadline:  # armed if the call runs on
-                self._deadlines.add(deadline, loop.time() + limit)
-
-                async def on_progress(
-                    progress: float, total: float | None, message: str | None
-                ) -> None:
-                    deadline.reschedule(min(loop.time() + limit, hard_stop))
-                    if report is not None:
-                        outcome = report(progress, total, message)
-                        if asyncio.iscoroutine(outcome):
-                            await outcome
-
-                try:
-                    try:
-                        tool = next((t for t in self.tools if t.name == name), None)
-                        if legacy_tasks.requires_task(tool, self.protocol_version):
-                            return await legacy_tasks.call_as_task(
-                                client, name, arguments or {}, on_progress
-                            )
-                        return await client.call_tool(
-                            name,
-                            arguments or {},
-                            progress_callback=on_progress,
-                            meta=self.server_logging.call_meta(self.protocol_version),
-                        )
-                    except TaskHandover as handover:  # the call became a task: follow it
-
-                        def alive() -> None:  # a task that answers a poll is alive
-                            deadline.reschedule(loop.time() + limit)
-
-                        return await self._follow_handle(client, name, handover, context, alive)
-                except Exception as exc:
-                    raise await self._call_failure(exc, f"tools/call {name}", mark) from exc
-                finally:
-                    self._deadlines.discard(deadline)
-        except TimeoutError as exc:
-            if deadline.expired():
-                raise CallTimeout(
-                    f"{self.name}: tool {name!r} gave no result within {limit:g} s"
-                    " (timeout; progress notifications extend it up to"
-                    f" {limit * PROGRESS_EXTENSION_CAP:g} s); the call was cancelled"
-                ) from exc
-            raise
-
-    async def _follow_handle(
-        self,
-        client: Client,
-        name: str,
-        handover: TaskHandover,
-        context: CallContext | None,
-        alive: Callable[[], None],
-    ) -> Any:
-        from portico.runtime import tasks
-
-        result = await tasks.follow_handle(
-            client.session, self.name, handover, self._task_watch(context, alive)
-        )
-        if not result.is_error:  # what the SDK does for a result it resolves itself
-            await client.session.validate_tool_result(name, result)
-        return result
-
-    def _task_watch(self, context: CallContext | None, alive: Callable[[], None]) -> TaskWatch:
-        """Publish a call's task updates, show them as the call's progress, and pass
-        them to the caller (the chat, Try it)."""
-        report = context.progress if context is not None else None
-        outer = context.on_task if context is not None else None
-
-        def heard(update: TaskUpdate) -> None:
-            self.bus.publish(TaskChanged(self.name, update))
-            if report is not None and not update.terminal:  # the call's end says the rest
-                outcome = report(float(update.polls), None, update.describe())
-                if asyncio.iscoroutine(outcome):
-                    pending = asyncio.ensure_future(outcome)
-                    self._reports.add(pending)
-                    pending.add_done_callback(self._reports.discard)
-            if outer is not None:
-                outer(update)
-
-        return TaskWatch(heard, alive, lambda: self.detach_tasks)
+        """Call a tool (connection_calls.py); returns CallToolResult."""
+        return await self.calls.call_tool(name, arguments, context=context, timeout=timeout)
 
     async def follow_task(
         self, tool: str, task_id: str, *, context: CallContext | None = None
     ) -> Any:
-        """Follow a task this server created earlier (before a restart) to its
-        CallToolResult; ``TaskGone`` when the server no longer has it."""
-        from portico.runtime import tasks
-
-        client = await self._live_client()
-        if not offers_tasks(self.capabilities):
-            raise RuntimeFailure(
-                f"{self.name} no longer offers tasks ({TASKS_EXTENSION}); the result"
-                f" of task {task_id} cannot be fetched"
-            )
-        mark = self._begin_call()
-        try:
-            with sdklog.bind(self.log):
-                watch = self._task_watch(context, lambda: None)
-                return await tasks.follow(client.session, self.name, tool, task_id, watch)
-        except TaskGone:
-            raise
-        except Exception as exc:
-            raise await self._call_failure(exc, f"tasks/get {task_id}", mark) from exc
-        finally:
-            self._end_call()
+        """Follow a task this server created earlier (connection_tasks.py)."""
+        return await self.calls.follow_task(tool, task_id, context=context)
 
     async def list_prompts(self) -> list[Any]:
-        self.prompts = await self._request(
-            "prompts/list", lambda client: all_pages(client.list_prompts, "prompts")
-        )
-        return self.prompts
+        return await self.lists.list_prompts()
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None = None) -> Any:
-        return await self._request(
-            f"prompts/get {name}",
-            lambda client: asyncio.wait_for(
-                client.get_prompt(name, arguments or {}), self.spec.timeout
-            ),
-        )
+        return await self.lists.get_prompt(name, arguments)
 
     async def list_resources(self) -> list[Any]:
-        self.resources = await self._request(
-            "resources/list", lambda client: all_pages(client.list_resources, "resources")
-        )
-        return self.resources
+        return await self.lists.list_resources()
 
     async def list_resource_templates(self) -> list[Any]:
-        client = await self._live_client()
-        mark = self._begin_call()
-        try:
-            return await all_pages(client.list_resource_templates, "resource_templates")
-        except Exception as exc:
-            raise await self._call_failure(exc, "resources/templates/list", mark) from exc
-        finally:
-            self._end_call()
+        return await self.lists.list_resource_templates()
 
     async def read_resource(self, uri: str) -> Any:
-        return await self._request(
-            f"resources/read {uri}",
-            lambda client: asyncio.wait_for(client.read_resource(uri), self.spec.timeout),
-        )
+        return await self.lists.read_resource(uri)
 
     async def subscribe(self, uri: str) -> None:
-        """Hear about changes of ``uri`` (``ResourceUpdated`` events), now and after every
-        reconnect: ``subscriptions/listen`` on 2026 sessions, ``resources/subscribe`` on
-        handshake-era ones."""
-        if uri in self.subscriptions:
-            return
-        self.subscriptions.add(uri)
-        await self._resubscribe(uri, on=True)
+        """Hear about changes of ``uri`` (connection_resources.py)."""
+        await self.subscriptions.subscribe(uri)
 
     async def unsubscribe(self, uri: str) -> None:
-        if uri not in self.subscriptions:
-            return
-        self.subscriptions.discard(uri)
-        await self._resubscribe(uri, on=False)
-
-    async def _resubscribe(self, uri: str, *, on: bool) -> None:
-        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-        client, refresher = self._client, self._refresher
-        if client is None or refresher is None or self._life.phase is not Phase.RUNNING:
-            return  # applied on the next connect
-        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            await refresher.relisten()
-            return
-        caps = self.capabilities
-        if caps is None or caps.resources is None or not caps.resources.subscribe:
-            return  # the server offers none; asking would only get "method not found"
-        mark = self._begin_call()
-        try:
-            with handshake_era():
-                if on:
-                    await client.subscribe_resource(uri)
-                else:
-                    await client.unsubscribe_resource(uri)
-        except Exception as exc:
-            verb = "resources/subscribe" if on else "resources/unsubscribe"
-            raise await self._call_failure(exc, f"{verb} {uri}", mark) from exc
-        finally:
-            self._end_call()
-
-    def resource_updated(self, uri: str) -> None:
-        self.bus.publish(ResourceUpdated(self.name, uri))
+        await self.subscriptions.unsubscribe(uri)
 
     async def announce_roots(self) -> None:
         """The offered roots changed (a reload): tell a live session, which asks again
@@ -632,16 +419,6 @@ class Connection:
             self.note(f"could not announce the new roots: {describe(exc)}")
             return
         self.note("the roots changed; told the server (notifications/roots/list_changed)")
-
-    async def refresh_tools(self) -> list[Any]:
-        """Re-fetch the tool list from the server (bypassing the SDK's cache)."""
-        client = await self._live_client()
-        hints: list[tuple[int, str]] = []
-        tools = await all_pages(client.list_tools, "tools", hints, cache_mode="refresh")
-        self._list_hints = hints + self._list_hints  # the fresh tools page, the others as were
-        self._set_tools(tools)
-        await self.save_cache()
-        return tools
 
     # --- status -----------------------------------------------------------------------
 
@@ -681,13 +458,13 @@ class Connection:
                 self._known_secrets.append(value)
                 self._known_secrets.extend(part for part in value.split() if len(part) >= 8)
 
-    def _set_tools(self, tools: list[Any]) -> None:
-        self.tools = list(tools)
+    def _tools_set(self) -> None:
+        """The tool list was replaced: count what models may use, publish, fetch icons."""
         count = self._offered()
         if self._state.tool_count != count:
             self._state = dataclasses.replace(self._state, tool_count=count)
         self.bus.publish(ToolsChanged(self.name, count))
-        self.icons.want(self)
+        self.icons.want(self.lists)
 
     def _icons_shown(self, any_found: bool) -> None:
         """The announced icons are fetched: the server list and the chat's tool cards show
@@ -724,12 +501,13 @@ class Connection:
 
     def apply_list(self, kind: str, items: list[Any]) -> None:
         """A refreshed list from the server (the list refresher calls this)."""
-        if kind == "tools":
-            self._set_tools(items)
-        elif kind == "prompts":
-            self.prompts = list(items)
-        elif kind == "resources":
-            self.resources = list(items)
+        self.lists.apply(kind, items)
+
+    def resource_updated(self, uri: str) -> None:
+        self.subscriptions.updated(uri)
+
+    async def save_cache(self) -> None:
+        await self.lists.save_cache()
 
     def _on_log_line(self, text: str, stream: str, level: str = "") -> None:
         self.bus.publish(LogLine(self.name, text, stream, level=level))
@@ -761,7 +539,7 @@ class Connection:
                 try:
                     if not await self._gate():
                         continue
-                    if lazy_ok and self.spec.lazy and await self._adopt_cache():
+                    if lazy_ok and self.spec.lazy and await self.lists.adopt_cache():
                         self._life.move(Phase.LAZY)
                     else:
                         await self._connect_and_serve()  # returns only when recycled
@@ -969,40 +747,6 @@ class Connection:
             since=self._describe_since,
         )
 
-    async def _cache_context(self) -> str | None:
-        """The authorization context of a private entry; None when it cannot be read."""
-        try:
-            return await cache_context.authorization_context(self.spec, self.hooks)
-        except Exception as exc:
-            self.note(f"cannot fingerprint the credentials for the schema cache: {describe(exc)}")
-            return None
-
-    async def _adopt_cache(self) -> bool:
-        cached = await asyncio.to_thread(schema_cache.load, self.spec)
-        if cached is None:
-            return False
-        if cached.cache_scope == "private" and await self._cache_context() != cached.context:
-            self.note(
-                "the cached lists are private to other credentials or another sign-in:"
-                " starting the server to list them again"
-            )
-            return False
-        if cached.expired() and cached.ttl_ms is not None:
-            self.note(
-                f"the cached lists are older than the {cached.ttl_ms / 1000:g} s the server"
-                " allows: starting it to list them again"
-            )
-            return False
-        self.prompts = cached.prompts
-        self.resources = cached.resources
-        self.resource_templates = cached.resource_templates
-        self.server_info = cached.server_info
-        self.protocol_version = cached.protocol_version
-        self.capabilities = cached.capabilities
-        self.from_cache = True
-        self._set_tools(cached.tools)
-        return True
-
     async def _connect_and_serve(self) -> None:
         """Connecting -> Running; returns in Lazy when recycled, raises on any loss."""
         self._life.move(Phase.CONNECTING)
@@ -1016,8 +760,12 @@ class Connection:
             try:
                 async with asyncio.timeout(self.spec.connect_timeout):
                     client = await self._open(stack)
-                    self._refresher = refresher = ListRefresher(self, client, self.subscriptions)
-                    await self._fetch_lists(client)
+                    self._refresher = refresher = ListRefresher(
+                        self, client, self.subscriptions.uris
+                    )
+                    await self.lists.fetch(client)
+                    caps, version = self.lists.capabilities, self.lists.protocol_version
+                    await self.server_logging.ask(client, caps, version)
             except TimeoutError as exc:
                 if self._proc is not None and self._proc.self_exit:
                     raise
@@ -1029,8 +777,8 @@ class Connection:
             self._describe_since = self._recorder.count  # earlier errors were survived
             self.connect_seconds = time.monotonic() - started
             self.connected_at = time.time()
-            self.from_cache = False
-            await self.save_cache()
+            self.lists.from_cache = False
+            await self.lists.save_cache()
             self._up_since = time.monotonic()
             await refresher.listen(self.capabilities, self.protocol_version)
             await refresher.subscribe_all(self.capabilities, self.protocol_version)
@@ -1076,12 +824,12 @@ class Connection:
             self.spec.idle_timeout_seconds > 0 or self.spec.max_lifetime_seconds > 0
         ):
             self.note("idle_timeout_seconds / max_lifetime_seconds apply to stdio servers only")
-        born = self._last_activity = time.monotonic()
+        born = self.calls.last_activity = time.monotonic()
         # Calls wake this loop only when recycling needs to see them (no per-call cost).
         stop = self._mail.stop
         waits: list[asyncio.Event] = [stop, self._renew]
         if recycle:
-            waits.append(self._activity)
+            waits.append(self.calls.activity)
         ended = self._transport_ended if self._proc is None else None
         if self._proc is not None:
             waits.append(self._proc.exited)
@@ -1097,11 +845,11 @@ class Connection:
             if ended is not None and ended.is_set():
                 return "lost"
             timeout: float | None = None
-            if recycle and self._inflight == 0:
+            if recycle and self.calls.inflight == 0:
                 now = time.monotonic()
                 due: list[float] = []
                 if self.spec.idle_timeout_seconds > 0:
-                    due.append(self._last_activity + self.spec.idle_timeout_seconds)
+                    due.append(self.calls.last_activity + self.spec.idle_timeout_seconds)
                 if self.spec.max_lifetime_seconds > 0:
                     due.append(born + self.spec.max_lifetime_seconds)
                 timeout = min(due) - now
@@ -1114,7 +862,7 @@ class Connection:
                     )
                     self.note(f"recycling the server process ({which}); the next call restarts it")
                     return "recycle"
-            self._activity.clear()
+            self.calls.activity.clear()
             waiters = [asyncio.ensure_future(event.wait()) for event in waits]
             try:
                 await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -1174,68 +922,11 @@ class Connection:
         )
         return await stack.enter_async_context(client)
 
-    async def _fetch_lists(self, client: Client) -> None:
-        from mcp import MCPError
-
-        caps = client.server_capabilities
-        self.capabilities = caps
-        self.server_info = client.server_info
-        self.protocol_version = client.protocol_version
-        self.instructions = client.instructions
-        hints: list[tuple[int, str]] = []
-        tools = await all_pages(client.list_tools, "tools", hints) if caps.tools is not None else []
-        prompts: list[Any] = []
-        resources: list[Any] = []
-        templates: list[Any] = []
-        try:
-            if caps.prompts is not None:
-                prompts = await all_pages(client.list_prompts, "prompts", hints)
-            if caps.resources is not None:
-                resources = await all_pages(client.list_resources, "resources", hints)
-                templates = await all_pages(
-                    client.list_resource_templates, "resource_templates", hints
-                )
-        except MCPError as exc:  # a server with broken prompts still offers its tools
-            self.note(f"listing prompts/resources failed: {describe(exc)}")
-        self.prompts, self.resources, self.resource_templates = prompts, resources, templates
-        self._list_hints = hints
-        self._set_tools(tools)
-        await self.server_logging.ask(client, self.capabilities, self.protocol_version)
-
     async def set_log_level(self, level: str) -> None:
         """The least severe server log notification to ask for, now and after every
         reconnect (the Log tab's level control); ValueError for an unknown level."""
         live = self._client if self._life.phase is Phase.RUNNING else None
         await self.server_logging.set_level(level, live, self.capabilities, self.protocol_version)
-
-    async def save_cache(self) -> None:
-        if not self.hooks.write_schema_cache:
-            return
-        ttl_ms, scope = schema_cache.freshness(self._list_hints)
-        context = await self._cache_context() if scope == "private" else None
-        schema = schema_cache.CachedSchema(
-            ttl_ms=ttl_ms,
-            cache_scope=scope,
-            context=context,
-            tools=list(self.tools),
-            prompts=list(self.prompts),
-            resources=list(self.resources),
-            resource_templates=list(self.resource_templates),
-            server_info=self.server_info,
-            protocol_version=self.protocol_version,
-            capabilities=self.capabilities,
-        )
-        try:
-            written = await asyncio.to_thread(schema_cache.save, self.spec, schema)
-        except OSError as exc:
-            self.note(f"cannot write the schema cache: {exc}")
-            return
-        if written is None and not self._told_private:
-            self._told_private = True
-            self.note(
-                "the server marks its lists private (cacheScope) and Portico cannot tell"
-                " its credentials apart: they stay in memory for this session only"
-            )
 
     # --- notifications ----------------------------------------------------------------
 
@@ -1247,106 +938,14 @@ class Connection:
         if method == "notifications/elicitation/complete":
             elicitation_id = getattr(getattr(message, "params", None), "elicitation_id", None)
             self.note(f"the server says the URL elicitation {elicitation_id or ''} completed")
-            self.url_elicitations.completed(elicitation_id)
+            self.calls.url_elicitations.completed(elicitation_id)
             return
         if method == "notifications/resources/updated":
-            from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-
-            uri = str(getattr(getattr(message, "params", None), "uri", "") or "")
-            # 2026 sessions hear it on the listen stream (the refresher reports it there).
-            if uri in self.subscriptions and self.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-                self.resource_updated(uri)
+            self.subscriptions.heard(message)
             return
         kind = KIND_OF_METHOD.get(method)
         if kind is not None and self._refresher is not None:
             self._refresher.changed(kind)
-
-    # --- calls --------------------------------------------------------------------------
-
-    def _begin_call(self) -> int:
-        self._inflight += 1
-        self._last_activity = time.monotonic()
-        self._activity.set()
-        return self._recorder.count
-
-    def _end_call(self) -> None:
-        self._inflight -= 1
-        self._last_activity = time.monotonic()
-        self._activity.set()
-
-    async def _live_client(self) -> Client:
-        """The running client, starting a lazy or recycled server on the way."""
-        if self._client is not None and self._state.status is Status.RUNNING:
-            return self._client
-        if self._task is None or self._task.done():
-            if self._life.phase is Phase.DISABLED:
-                raise RuntimeFailure(f"{self.name} is disabled in the config")
-            raise RuntimeFailure(f"{self.name} is not started")
-        try:
-            async with asyncio.timeout(self.spec.connect_timeout + 5.0):
-                while True:
-                    phase = self._life.phase
-                    if phase is Phase.RUNNING and self._client is not None:
-                        return self._client
-                    if phase is Phase.LAZY:
-                        self._mail.post(Request.GO_LIVE)
-                    elif self._life.settled and phase is not Phase.RUNNING:
-                        raise RuntimeFailure(self._not_running(self._state))
-                    # Starting / Connecting, or Running while a recycled process winds down.
-                    await self._life.changed()
-        except TimeoutError as exc:
-            raise RuntimeFailure(f"{self.name} did not start in time") from exc
-
-    async def _owner_verdict(self, wait: float = 3.0) -> str | None:
-        """The error the owner task records after a lost connection, if any soon."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(wait):
-                while self._life.phase in (Phase.RUNNING, Phase.CONNECTING, Phase.STARTING):
-                    await self._life.changed()
-        if self._state.status in (Status.FAILED, Status.COOLDOWN, Status.NEEDS_AUTH):
-            return self._state.error
-        return None
-
-    def _not_running(self, state: ServerState) -> str:
-        text = f"{self.name} is not running ({state.status.value}"
-        if state.error:
-            text += f": {state.error}"
-        if state.retry_at is not None:
-            text += f"; next try at {time.strftime('%H:%M:%S', time.localtime(state.retry_at))}"
-        return text + ")"
-
-    async def _call_failure(self, exc: Exception, what: str, mark: int = 0) -> Exception:
-        """Reword a failed request; a dead stdio server becomes ServerExited."""
-        from mcp import MCPError
-
-        if isinstance(exc, MCPError) and exc.error is not None:
-            code = exc.error.code
-            proc = self._proc
-            if code == CONNECTION_CLOSED and proc is not None:
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(3.0):
-                        await proc.exited.wait()
-                if proc.exited.is_set() and not proc.closing:
-                    return ServerExited(
-                        self.name, proc.returncode, self.log.stderr_tail(STDERR_TAIL_LINES)
-                    )
-            elif (
-                code == CONNECTION_CLOSED
-                and self.spec.is_remote
-                and exc.error.message == "Connection closed"
-            ):
-                # The transport died; the owner task learns why (an exception group).
-                lost = await self._owner_verdict()
-                if lost is not None and self._state.status is Status.NEEDS_AUTH:
-                    return NeedsAuth(lost)
-                if lost is not None:
-                    return RuntimeFailure(f"{self.name}: {what}: connection lost: {lost}")
-            text = describe(
-                exc, recorder=self._recorder, transport=self.spec.transport.value, since=mark
-            )
-            if text != exc.error.message:
-                return RuntimeFailure(f"{self.name}: {what}: {text}")
-        return exc
 
 
 def _version() -> str:
