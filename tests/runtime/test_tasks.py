@@ -217,8 +217,8 @@ async def test_a_task_the_server_cancels_ends_the_call_with_a_clear_error() -> N
         # Another client (here: the raw wire through this session) cancels it.
         from portico.runtime.tasks import cancel_task
 
-        assert conn._client is not None
-        await cancel_task(conn._client.session, heard[0].task_id)
+        assert conn.link.client is not None
+        await cancel_task(conn.link.client.session, heard[0].task_id)
         with pytest.raises(TaskCancelled, match="was cancelled: cancelled at the client"):
             await call
     finally:
