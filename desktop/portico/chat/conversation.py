@@ -952,6 +952,8 @@ class Chat:
             first()
             record = by_id[report.id]
             _apply(record, report)
+            if record.outcome == "ok" and not record.is_error:
+                record.view_uri = host.view_of(record.name)
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
 

@@ -110,6 +110,14 @@ class ChatHost:
     def registry(self) -> Registry:
         return self._hub.registry
 
+    def view_of(self, qualified: str) -> str | None:
+        """The ``ui://`` view a tool's results render in, or None (also for unknown tools)."""
+        try:
+            tool = self._hub.registry.resolve(qualified)
+        except LookupError:
+            return None
+        return tool.view.resource_uri if tool.view is not None else None
+
     def apply_config(self, config: Config) -> None:
         """Take the providers, default model and settings of a reloaded config."""
         self._models.configure(config.models)

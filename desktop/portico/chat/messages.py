@@ -59,6 +59,9 @@ class ToolCall:
     result_images: tuple[Path, ...] = ()
     is_error: bool = False
     duration: float = 0.0
+    # The ``ui://`` view its tool declared when it returned: a reopened chat can say the
+    # view is there even when the server is gone.
+    view_uri: str | None = None
 
 
 @dataclass

@@ -180,17 +180,18 @@ def _call_row(conversation_id: str, message_id: str, seq: int, c: ToolCall) -> t
         _json_text([str(p) for p in c.result_images]) if c.result_images else "[]",
         int(c.is_error),
         c.duration,
+        c.view_uri,
     )
 
 
 _CALL_SQL = (
     "INSERT INTO tool_calls (id, message_id, conversation_id, seq, name, arguments, "
-    "raw_arguments, outcome, result_text, result_images, is_error, duration) VALUES "
-    "(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(message_id, id) DO UPDATE SET "
+    "raw_arguments, outcome, result_text, result_images, is_error, duration, view_uri) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(message_id, id) DO UPDATE SET "
     "arguments=excluded.arguments, raw_arguments=excluded.raw_arguments, "
     "outcome=excluded.outcome, result_text=excluded.result_text, "
     "result_images=excluded.result_images, is_error=excluded.is_error, "
-    "duration=excluded.duration"
+    "duration=excluded.duration, view_uri=excluded.view_uri"
 )
 _MESSAGE_SQL = (
     "INSERT INTO messages (id, conversation_id, parent_id, seq, role, text, status, model, "
@@ -595,7 +596,8 @@ class ChatStore:
         calls: dict[str, list[ToolCall]] = {}
         for c in conn.execute(
             "SELECT message_id, id, name, arguments, raw_arguments, outcome, result_text, "
-            "result_images, is_error, duration FROM tool_calls WHERE conversation_id=? "
+            "result_images, is_error, duration, view_uri FROM tool_calls "
+            "WHERE conversation_id=? "
             "ORDER BY message_id, seq",
             (conversation_id,),
         ):
@@ -610,6 +612,7 @@ class ChatStore:
                     result_images=tuple(Path(p) for p in json.loads(c[7] or "[]")),
                     is_error=bool(c[8]),
                     duration=c[9] or 0.0,
+                    view_uri=c[10],
                 )
             )
         for m in conn.execute(

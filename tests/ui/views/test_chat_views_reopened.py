@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QLabel
 from pytestqt.qtbot import QtBot
 
 from portico.config.document import ConfigDocument
@@ -71,3 +72,51 @@ async def test_a_reopened_chat_shows_its_views_again(
         # it got the stored result (the city, from the stored JSON text) and calls back
         await until(lambda: any("refreshed Oslo" in t for t in view.pane.heard), 60, "its refresh")
         assert arrived(calls).count("show_weather") == 1  # the tool itself is not run again
+
+
+async def test_a_reopened_chat_whose_view_server_is_gone_says_so(
+    models: Any, qtbot: QtBot, tmp_path: Path, allow_logs: AllowLogs
+) -> None:
+    allow_logs(SMUGGLED)
+    path = write_config(models, everything=False)
+    doc = ConfigDocument.open(path)
+    args = [str(VIEWER), "--calls", str(tmp_path / "calls.jsonl")]
+    doc.add_server("viewer", {"command": sys.executable, "args": args, "trust": "full"})
+    doc.save()
+    models.script(tool_call("viewer__show_weather", {"city": "Oslo"}), text("Oslo."))
+    async with running_app(wait_for_server=False) as desktop:
+
+        def status() -> Status | None:
+            state = desktop.model.state("viewer")
+            return None if state is None else state.status
+
+        await until(lambda: status() is Status.RUNNING, 60, "the viewer server to run")
+        chat = desktop.chat
+        qtbot.keyClicks(chat.composer.input, "Weather in Oslo?")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        await until(lambda: not chat.running, 60, "the turn to end")
+        await until(lambda: next(iter(chat.views.views), None), 30, "the view's place")
+        stored_id = chat.current.id
+
+        doc = ConfigDocument.open(path)
+        doc.remove_server("viewer")
+        doc.save()
+        await until(lambda: status() is None, 60, "the viewer server to go with the config")
+        await chat.new_chat()
+        await chat.open(stored_id)
+
+        card = await until(
+            lambda: next((c for c in chat.cards.values() if c.state.tool == "show_weather"), None),
+            30,
+            "the stored card",
+        )
+        note = await until(
+            lambda: next(
+                (w for w in card.findChildren(QLabel) if w.accessibleName() == "view unavailable"),
+                None,
+            ),
+            30,
+            "the note that the view cannot be shown",
+        )
+        assert "ui://viewer/weather" in note.text() and "viewer is not connected" in note.text()
+        assert chat.views.views == []  # no placeholder that could never open

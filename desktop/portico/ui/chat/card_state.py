@@ -79,6 +79,7 @@ def from_stored(call: ToolCall) -> CardState:
         is_error=call.is_error,
         error=error,
         duration=call.duration,
+        view_uri=call.view_uri,
     )
 
 

@@ -34,7 +34,7 @@ from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
 from portico.ui.chat.tool_card import ToolCard
-from portico.ui.chat.views import ChatViews
+from portico.ui.chat.views import ChatViews, add_missing_note
 from portico.ui.ops import Ops
 from portico.ui.palette import Tone, set_tone
 from portico.ui.runtime_thread.chat_service import (
@@ -167,10 +167,14 @@ class ChatController(QObject):
             return
         state = card.state
         uri = await self._call(self.service.view_of, state.qualified_name)
-        if uri is not None and self.cards.get(state.id) is card:
+        if self.cards.get(state.id) is not card:
+            return
+        if uri is not None:
             self.views.add(
                 card, uri, state.server, state.qualified_name, dict(state.arguments), result
             )
+        elif state.view_uri is not None:
+            add_missing_note(card, state.view_uri, state.server, state.tool)
 
     def _fetch_task(self, call_id: str) -> None:
         """Fetch result on a card: follow the call's task on its server (the card

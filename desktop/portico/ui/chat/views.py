@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from portico.ui.palette import set_tone
+from portico.ui.text import plain_label
 from portico.ui.views.view_pane import Opener, ViewPane
 
 if TYPE_CHECKING:
@@ -204,3 +205,18 @@ def _alive(widget: QWidget) -> bool:
     except RuntimeError:  # its C++ side was deleted with its card
         return False
     return True
+
+
+def add_missing_note(card: QWidget, uri: str, server: str, tool: str) -> QLabel:
+    """Under a stored card whose tool had a view that cannot be opened now: one line
+    saying so (server text shown as plain text)."""
+    note = plain_label(
+        f"This result had a view ({uri}); it cannot be shown now: "
+        f"{server} is not connected or no longer offers {tool} with a view."
+    )
+    note.setAccessibleName("view unavailable")
+    set_tone(note, "muted")
+    layout = card.layout()
+    if layout is not None:
+        layout.addWidget(note)
+    return note

@@ -511,11 +511,7 @@ class ChatService:
 
     def view_of(self, qualified: str) -> str | None:
         """The ``ui://`` view of a tool's results, or None (also for unknown tools)."""
-        try:
-            tool = self.session.hub.registry.resolve(qualified)
-        except LookupError:
-            return None
-        return tool.view.resource_uri if tool.view is not None else None
+        return self.host.view_of(qualified) if self.host is not None else None
 
     async def open_view(
         self,
