@@ -286,11 +286,8 @@ class ChatService:
     def snapshot(self, conversation_id: str) -> ChatSnapshot:
         chat = self.chats[conversation_id]
         messages = tuple(copy.deepcopy(m) for m in chat.messages)
-        siblings = {}
-        for message in messages:
-            versions = chat.siblings(message.id)
-            if len(versions) > 1:
-                siblings[message.id] = list(versions)
+        versions = chat.versions()
+        siblings = {m.id: list(versions[m.id]) for m in messages if m.id in versions}
         limits: dict[str, tuple[float, str]] = {}
         config = self.session.config
         if config is not None:
