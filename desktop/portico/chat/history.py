@@ -98,9 +98,10 @@ async def to_turns(path: Sequence[Message], vision: bool, cache: ImageCache) -> 
         for round_ in rounds:
             made = [calls[i] for i in round_.tool_call_ids if i in calls]
             requests = tuple(CallRequest(c.id, c.name, c.arguments, c.raw_arguments) for c in made)
-            if not round_.text and not requests:
+            if not round_.text and not requests and not round_.native:
                 continue
-            turns.append(AssistantTurn(round_.text, requests))
+            native = tuple(round_.native)
+            turns.append(AssistantTurn(round_.text, requests, native, round_.native_kind))
             if made:
                 turns.append(ResultsTurn(tuple([await _result(c, vision, cache) for c in made])))
     return turns

@@ -141,11 +141,29 @@ def _attachments(text: str | None) -> list[Attachment]:
 def _rounds_json(rounds: list[Round]) -> str:
     if not rounds:
         return "[]"
-    return _json_text([{"text": r.text, "calls": r.tool_call_ids} for r in rounds])
+    out: list[dict[str, Any]] = []
+    for r in rounds:
+        row: dict[str, Any] = {"text": r.text, "calls": r.tool_call_ids}
+        if r.thinking:
+            row["thinking"] = r.thinking
+        if r.native:
+            row["native"] = r.native
+            row["native_kind"] = r.native_kind
+        out.append(row)
+    return _json_text(out)
 
 
 def _rounds(text: str | None) -> list[Round]:
-    return [Round(r["text"], list(r["calls"])) for r in json.loads(text or "[]")]
+    return [
+        Round(
+            r["text"],
+            list(r["calls"]),
+            str(r.get("thinking") or ""),
+            list(r.get("native") or ()),
+            str(r.get("native_kind") or ""),
+        )
+        for r in json.loads(text or "[]")
+    ]
 
 
 def _call_row(conversation_id: str, message_id: str, seq: int, c: ToolCall) -> tuple[Any, ...]:

@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from portico.chat import events as ev
 from portico.chat.cost import money
@@ -80,6 +80,7 @@ class ChatController(QObject):
         self.current: ChatSnapshot | None = None
         self.cards: dict[str, ToolCard] = {}
         self.running = False
+        self._turns = 0  # turns begun here: an after-turn resync older than the newest is moot
         self._pending_user: str | None = None
         self._ids = itertools.count(1)
         self.ops = Ops()  # every background action; a failure is a notice in the chat
@@ -240,6 +241,7 @@ class ChatController(QObject):
         self.views.clear()
         self.cards.clear()
         self._pending_user = None
+        self.transcript.cut = snapshot.context_cut
         self.transcript.set_messages(list(snapshot.messages), snapshot.siblings)
         for widget in self.transcript.widgets.values():
             self.cards.update(widget.cards)
@@ -437,7 +439,7 @@ class ChatController(QObject):
             attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files]
             + [CoreAttachment("resource", u, server=s, uri=u) for s, u in resources],
         )
-        self.transcript.add_message(message)
+        self.transcript.add_message(message, local=True)  # until the core names it
         self._pending_user = temp
         self.transcript.jump_to_latest()
 
@@ -457,11 +459,40 @@ class ChatController(QObject):
     async def compact(self, mode: str) -> None:
         """Summarise or trim the older messages (the person's choice on a turn that did
         not fit), then run the turn again."""
+        from portico.chat.conversation import CompactChoice
+
         if self.service is None or self.current is None or self.running:
             return
-        done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        try:
+            done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        except CompactChoice as choice:  # a summary would leave the oldest out: ask first
+            self._offer_compact_choice(choice)
+            return
         self.add_notice(done)
         self.retry()
+
+    def _offer_compact_choice(self, choice: Exception) -> QWidget:
+        from portico.chat.conversation import CompactChoice
+
+        assert isinstance(choice, CompactChoice)
+        row = QWidget()
+        row.setAccessibleName("compact choice")
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        label = plain_label(f"Not summarised yet: {choice}.", multiline=True)
+        set_tone(label, "warning")
+        line.addWidget(label, 1)
+        for text, mode in (
+            (f"Summarise the newest {choice.summarised}", "summarise-recent"),
+            ("Trim all", "trim"),
+        ):
+            button = QPushButton(text)
+            button.setAccessibleName(text)
+            button.setAutoDefault(False)
+            button.clicked.connect(lambda _=False, m=mode: self._spawn(self.compact(m)))
+            line.addWidget(button)
+        self.transcript.add_widget(row)
+        return row
 
     def retry(self) -> None:
         if self.service is None or self.current is None:
@@ -514,6 +545,8 @@ class ChatController(QObject):
     def set_running(self, running: bool) -> None:
         changed = running != self.running
         self.running = running
+        if changed and running:
+            self._turns += 1
         if changed:
             self.runningChanged.emit(running)
         self.composer.set_running(running, "Answering… (Esc stops)" if running else "")
@@ -536,7 +569,8 @@ class ChatController(QObject):
         widget = self.transcript.message_widget(message_id) if message_id else None
         if widget is None:
             widget = self.transcript.add_message(
-                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant")
+                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant"),
+                local=not message_id,  # a failure line with no answer: nothing stored
             )
         return widget
 
@@ -554,6 +588,9 @@ class ChatController(QObject):
         elif isinstance(event, ev.TextDelta):
             self._answer_widget(event.message_id)
             t.append_text(event.message_id, event.text)
+        elif isinstance(event, ev.ReasoningDelta):
+            t.flush()
+            self._answer_widget(event.message_id).stream_thinking(event.text)
         elif isinstance(event, ev.ToolCallStarted):
             t.break_text(event.message_id)
             widget = (
@@ -686,16 +723,26 @@ class ChatController(QObject):
             )
 
     async def _after_turn(self) -> None:
+        """Take in the core's copy of the shown chat (ids, siblings, stored fields) in
+        place. The transcript is rebuilt only when what the core stores is not what is
+        shown; rows the core never stores (a command's echo and its answer, see
+        ``TranscriptView.local``) do not count, and a copy taken before a newer turn began
+        is dropped (that turn's own resync follows): either made every widget new, an
+        expanded result collapsed and a live view closed."""
         if self.current is None or self.service is None:
             return
-        snapshot = await self._call(self.service.snapshot, self.current.id)
-        shown = [m.id for m in self.transcript.messages]
-        if [m.id for m in snapshot.messages] != shown or self.running:
-            if not self.running:
-                await self.show(snapshot)  # an edit or a regenerate moved the branch
+        turns, shown_id = self._turns, self.current.id
+        snapshot = await self._call(self.service.snapshot, shown_id)
+        if self.running or turns != self._turns or self.current is None:
+            return
+        if self.current.id != shown_id:
+            return  # another chat is shown now
+        if [m.id for m in snapshot.messages] != self.transcript.stored_ids():
+            await self.show(snapshot)  # the core's branch is not the one shown
         else:
             self.current = snapshot
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
+            self.transcript.set_cut(snapshot.context_cut)
         await self.refresh_list()
         await self.refresh_context()
         await self.refresh_project()  # the instructions were reviewed in this turn

@@ -103,6 +103,8 @@ class ChatSnapshot:
     spend: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
     tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
+    # (the first message still sent, the line saying what /compact left out before it)
+    context_cut: tuple[str, str] | None = None
     cost: float = 0.0  # what the chat's model requests cost (from the price tables)
     currency: str = ""  # of the chat's provider ("" when it has no prices)
     settings: ChatSettings = field(default_factory=ChatSettings)  # the chat's own
@@ -313,6 +315,7 @@ class ChatService:
             currency=chat.currency,
             settings=chat.settings,
             kind=self._kind(chat.model),
+            context_cut=chat.context_cut,
         )
 
     async def context_estimate(self, conversation_id: str) -> ContextEstimate | None:
