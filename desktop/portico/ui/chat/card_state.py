@@ -13,6 +13,8 @@ from portico.ui.chat.tool_card import CardState
 
 _MEDIA = re.compile(r"^MEDIA:(.+)$", re.MULTILINE)
 _LINK = re.compile(r"^\[resource link (.+?) <([^>]+)>(?::.*)?\]$", re.MULTILINE)
+# an embedded image resource's line before its MEDIA: line (the card shows the image)
+_IMAGE_RESOURCE = re.compile(r"^\[resource \S+ \(image/[^,()]+, \d+ bytes\)\]$", re.MULTILINE)
 
 
 def split_name(qualified: str) -> tuple[str, str]:
@@ -46,6 +48,8 @@ def apply_finished(state: CardState, event: ToolCallFinished) -> CardState:
                 state.images.append((part.path.name if part.path else "image", part.data))
             elif isinstance(part, ResourceLinkPart):
                 state.links.append((part.title or part.name, part.uri))
+            elif isinstance(part, ResourcePart) and part.blob and part.path is not None:
+                state.images.append((part.uri, part.blob))
             elif isinstance(part, ResourcePart):
                 texts.append(part.render())
             else:
@@ -59,7 +63,7 @@ def from_stored(call: ToolCall) -> CardState:
     server, tool = split_name(call.name)
     text = call.result_text
     links = [(m.group(1), m.group(2)) for m in _LINK.finditer(text)]
-    text = _MEDIA.sub("", _LINK.sub("", text)).strip()
+    text = _MEDIA.sub("", _IMAGE_RESOURCE.sub("", _LINK.sub("", text))).strip()
     paths = list(call.result_images) or [
         Path(m.group(1)) for m in _MEDIA.finditer(call.result_text)
     ]

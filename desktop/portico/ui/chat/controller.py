@@ -86,6 +86,7 @@ class ChatController(QObject):
         self.ops = Ops()  # every background action; a failure is a notice in the chat
         self._completions: dict[tuple[str, str], list[Completion]] = {}
         self._prompt_hints: dict[str, str] = {}
+        self._resources: list[Completion] | None = None  # the @ rows, None: not asked yet
         self.query = ""
         self.archived = False  # the list shows the archived chats
         self.views = ChatViews(
@@ -106,6 +107,7 @@ class ChatController(QObject):
         c.yoloToggled.connect(lambda on: self._spawn(self.set_yolo(on)))
         self.pane.settings.saved.connect(lambda typed: self._spawn(self.save_settings(typed)))
         c.source = self.completion_source
+        c.measure = lambda attachment: self._spawn(self._measure(attachment))
         t = self.transcript
         t.editSubmitted.connect(self.edit)
         t.regenerateRequested.connect(self.regenerate)
@@ -412,16 +414,28 @@ class ChatController(QObject):
         if self.current is None:
             await self.open_start()
         assert self.current is not None
-        files = [await _as_file(a) for a in attachments]
-        self._echo_user(text, files)
+        files = [await _as_file(a) for a in attachments if a.kind != "resource"]
+        resources = [(a.server, a.uri) for a in attachments if a.kind == "resource"]
+        self._echo_user(text, files, resources)
         self.set_running(True)
         try:
-            await self._call(self.service.send, self.current.id, text, files)
+            await self._call(self.service.send, self.current.id, text, files, resources)
         except Exception:
             self.set_running(False)
             raise
 
-    def _echo_user(self, text: str, files: Sequence[str]) -> None:
+    async def _measure(self, attachment: Attachment) -> None:
+        """An attached file's size and type, looked at in a thread, onto its chip."""
+        from pathlib import Path
+
+        from portico.chat.attachments import probe
+
+        found = await asyncio.to_thread(probe, Path(attachment.path))
+        self.composer.set_probe(attachment, found)
+
+    def _echo_user(
+        self, text: str, files: Sequence[str], resources: Sequence[tuple[str, str]] = ()
+    ) -> None:
         from pathlib import Path
 
         temp = f"pending-{next(self._ids)}"
@@ -429,7 +443,8 @@ class ChatController(QObject):
             id=temp,
             role="user",
             text=text,
-            attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files],
+            attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files]
+            + [CoreAttachment("resource", u, server=s, uri=u) for s, u in resources],
         )
         self.transcript.add_message(message, local=True)  # until the core names it
         self._pending_user = temp
@@ -706,7 +721,10 @@ class ChatController(QObject):
         if pending is not None:
             t.truncate_from(pending)
         if t.message_widget(event.message_id) is None:
-            attachments = [CoreAttachment("resource", name) for name in event.attachments]
+            # as stored: each with its type and size (and an image with its file)
+            attachments = list(event.details) or [
+                CoreAttachment("resource", name) for name in event.attachments
+            ]
             t.add_message(
                 Message(id=event.message_id, role="user", text=event.text, attachments=attachments)
             )
@@ -761,6 +779,10 @@ class ChatController(QObject):
     # --- completion ----------------------------------------------------------------------
 
     def completion_source(self, trigger: str, word: str) -> list[Completion]:
+        if trigger == "@":  # every resource at once; the popup filters them as one types
+            if not word or self._resources is None:
+                self._spawn(self._fetch_resources())
+            return self._resources or []
         key = (trigger, word)
         if key in self._completions:
             return self._completions[key]
@@ -770,6 +792,21 @@ class ChatController(QObject):
             if t == trigger:
                 return rows
         return []
+
+    async def _fetch_resources(self) -> None:
+        """The running servers' resources (and templates, inserted as text to fill in)."""
+        if self.service is None:
+            return
+        found = await self.runtime.submit(self.service.resource_completions())
+        rows = []
+        for server, uri, name, template in found:
+            label = f"@{server}:{uri}"
+            if template:
+                rows.append(Completion(label, label, f"{name} (template: fill it in)", "template"))
+            else:
+                rows.append(Completion(label + " ", label, name, "resource", (server, uri)))
+        self._resources = rows
+        self.composer.refresh_completions()
 
     async def _fetch_completions(self, trigger: str, word: str) -> None:
         if self.service is None or self.current is None:

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QIcon
+from PySide6.QtGui import QGuiApplication, QIcon, QImage
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -21,16 +21,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from portico.chat.messages import Message
+from portico.chat.attachments import describe, is_image
+from portico.chat.messages import Attachment, Message
 from portico.text import visible
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
 from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.thinking import ThinkingView
-from portico.ui.chat.tool_card import CardState, ToolCard
+from portico.ui.chat.tool_card import CardState, ImageThumb, ToolCard
 from portico.ui.palette import set_tone
+from portico.ui.text import set_plain
 
+_LEFT = Qt.AlignmentFlag.AlignLeft
 IconFor = Callable[[str, str], QIcon | None]  # (server, tool) -> the card's icon
 
 
@@ -283,10 +286,7 @@ class MessageWidget(QFrame):
         if message.role == "user":
             self.add_text(message.text)
             for attachment in message.attachments:
-                label = QLabel(f"📎 {attachment.name}")
-                label.setToolTip(str(attachment.path or attachment.uri or attachment.name))
-                label.setAccessibleName(f"attachment {attachment.name}")
-                self.parts.addWidget(label)
+                self._add_attachment(attachment)
             return
         calls = {call.id: call for call in message.tool_calls}
         if message.rounds:
@@ -306,6 +306,26 @@ class MessageWidget(QFrame):
             self.add_text(message.text)
         for call in calls.values():
             self.add_card(from_stored(call))
+
+    def _add_attachment(self, attachment: Attachment) -> None:
+        """Its name, type and size (and the server of a resource); an image also as a
+        picture that opens full size."""
+        line = attachment.name
+        kind = describe(attachment)
+        if attachment.kind == "resource" and attachment.server:
+            kind = ", ".join(x for x in (kind, f"from {attachment.server}") if x)
+        if kind:
+            line += f" ({kind})"
+        label = QLabel()
+        set_plain(label, f"{'🔗' if attachment.kind == 'resource' else '📎'} {line}")
+        label.setProperty("line", line)
+        label.setToolTip(str(attachment.path or attachment.uri or attachment.name))
+        label.setAccessibleName(f"attachment {attachment.name}")
+        self.parts.addWidget(label)
+        if attachment.path is not None and is_image(attachment):
+            picture = QImage(str(attachment.path))
+            if not picture.isNull():
+                self.parts.addWidget(ImageThumb(picture, attachment.name), 0, _LEFT)
 
     def add_text(self, text: str) -> MarkdownView:
         view = MarkdownView(text)
@@ -368,7 +388,7 @@ class MessageWidget(QFrame):
             elif isinstance(widget, ToolCard):
                 out.append(Segment("call", call_line(widget.state)))
             elif isinstance(widget, QLabel) and widget.accessibleName().startswith("attachment"):
-                out.append(Segment("note", f"Attached: {widget.text().removeprefix('📎 ')}"))
+                out.append(Segment("note", f"Attached: {widget.property('line')}"))
         return out
 
     # --- find in chat -----------------------------------------------------------------
