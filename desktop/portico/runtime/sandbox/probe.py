@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,7 @@ from portico.runtime.sandbox.landlock import NET_ABI, landlock_supported
 
 METHODS_ENV = "PORTICO_SANDBOX_METHODS"
 LINUX_METHODS = ("bwrap", "landlock")
+PROBE_TIMEOUT_S = 10.0
 
 Kind = Literal["bwrap", "landlock", "seatbelt"]
 
@@ -70,35 +72,42 @@ def _methods(wanted: str) -> tuple[str, ...] | str:
     return names
 
 
-async def _bwrap_problem(bwrap: Path) -> str | None:
-    proc = await asyncio.create_subprocess_exec(
-        str(bwrap),
-        "--unshare-all",
-        "--ro-bind",
-        "/",
-        "/",
-        "true",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
+def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=PROBE_TIMEOUT_S,
+        check=False,
     )
-    _, err = await proc.communicate()
-    if proc.returncode == 0:
+
+
+# The probes run in a thread, not as asyncio subprocesses: an asyncio subprocess's
+# transport is closed by a callback the loop runs after the process is reaped, and a
+# loop that stops right after the probe (a one-off CLI command, the app's quit) never
+# runs it ("unclosed transport" at the next collection).
+async def _bwrap_problem(bwrap: Path) -> str | None:
+    try:
+        done = await asyncio.to_thread(
+            _run, [str(bwrap), "--unshare-all", "--ro-bind", "/", "/", "true"]
+        )
+    except subprocess.TimeoutExpired:
+        return (
+            f"this machine cannot set up a sandbox: bwrap did not finish in {PROBE_TIMEOUT_S:g} s"
+        )
+    if done.returncode == 0:
         return None
-    why = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+    why = done.stdout.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
     return f"this machine cannot set up a sandbox (user namespaces may be off): bwrap said {why!r}"
 
 
 async def _has_overlay(bwrap: Path) -> bool:
-    proc = await asyncio.create_subprocess_exec(
-        str(bwrap),
-        "--help",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    return b"--overlay-src" in out
+    try:
+        done = await asyncio.to_thread(_run, [str(bwrap), "--help"])
+    except subprocess.TimeoutExpired:
+        return False
+    return b"--overlay-src" in done.stdout
 
 
 async def _linux(names: tuple[str, ...]) -> tuple[SandboxMethod | None, str | None]:

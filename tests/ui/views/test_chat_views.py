@@ -28,7 +28,7 @@ from tests.ui.qt_helpers import until
 pytestmark = pytest.mark.slow  # a real server, the scripted model and the web engine
 __all__ = ["model_server", "models"]
 
-VIEWER = Path(__file__).parents[1] / "servers" / "viewer.py"
+VIEWER = Path(__file__).parents[2] / "servers" / "viewer.py"
 SMUGGLED = r"connectDomains entry 'https://x.example; script-src \*' is not a plain origin"
 
 
