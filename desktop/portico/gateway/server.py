@@ -429,8 +429,8 @@ class Gateway:
         context = dict(params.context.arguments or {}) if params.context else None
         target = conn
         try:
-            # Connection._request: one request on the live session, renewed if forgotten
-            result = await target._request(
+            # one request on the live session, renewed if forgotten (connection_calls.py)
+            result = await target.calls.request(
                 "completion/complete",
                 lambda c: c.complete(ref, argument, context),
             )

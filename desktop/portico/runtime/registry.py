@@ -37,7 +37,8 @@ UTILITY_TOOLS = ("list_resources", "read_resource", "list_prompts", "get_prompt"
 class ToolCaller(Protocol):
     """What the registry needs from a connection (``runtime.connection.Connection``)."""
 
-    generation: int
+    @property
+    def generation(self) -> int: ...
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, *, context: CallContext | None = None

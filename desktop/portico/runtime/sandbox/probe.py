@@ -25,6 +25,7 @@ from typing import Literal
 
 from portico.runtime.sandbox.bwrap import BwrapUnavailable, find_bwrap
 from portico.runtime.sandbox.landlock import NET_ABI, landlock_supported
+from portico.runtime.sandbox.landlock_exec import ARCHES
 
 METHODS_ENV = "PORTICO_SANDBOX_METHODS"
 LINUX_METHODS = ("bwrap", "landlock")
@@ -127,8 +128,15 @@ async def _linux(names: tuple[str, ...]) -> tuple[SandboxMethod | None, str | No
             abi = landlock_supported()
             if abi:
                 return SandboxMethod("landlock", abi=abi, instead_of="; ".join(problems)), None
-            problems.append("this kernel has no Landlock (Linux 5.13 or later, enabled)")
+            problems.append(_no_landlock())
     return None, "; ".join(problems) or "no sandbox method to try"
+
+
+def _no_landlock() -> str:
+    machine = os.uname().machine
+    if machine not in ARCHES:
+        return f"Portico's Landlock sandbox supports {' and '.join(ARCHES)} only, not {machine}"
+    return "this kernel has no Landlock (Linux 5.13 or later, enabled)"
 
 
 async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:
@@ -147,12 +155,28 @@ async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:
     return await _linux(names)
 
 
-async def sandbox_method() -> tuple[SandboxMethod | None, str | None]:
+Answer = tuple[SandboxMethod | None, str | None]
+# the probe under way, per methods wanted: the gates of a config's 400 servers ask at
+# once, and run it once (a task of another loop, one that ended, is not waited for)
+_asking: dict[str, asyncio.Task[Answer]] = {}
+
+
+async def sandbox_method() -> Answer:
     """(the method to use, None) where sandboxes work, else (None, why not)."""
     wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
-    if wanted not in _answers:
-        _answers[wanted] = await _probe(wanted)
-    return _answers[wanted]
+    if wanted in _answers:
+        return _answers[wanted]
+    loop = asyncio.get_running_loop()
+    task = _asking.get(wanted)
+    if task is None or task.get_loop() is not loop:
+        task = _asking[wanted] = loop.create_task(_probe(wanted))
+    try:
+        answer = await asyncio.shield(task)
+    finally:
+        if task.done() and _asking.get(wanted) is task:
+            del _asking[wanted]
+    _answers[wanted] = answer
+    return answer
 
 
 def known_method() -> SandboxMethod | None:
@@ -163,6 +187,14 @@ def known_method() -> SandboxMethod | None:
     return found[0] if found else None
 
 
+def known_problem() -> str | None:
+    """Why this machine cannot sandbox, if this process has asked already and it cannot."""
+    wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
+    found = _answers.get(wanted)
+    return found[1] if found else None
+
+
 def forget() -> None:
     """Ask again next time (tests)."""
     _answers.clear()
+    _asking.clear()

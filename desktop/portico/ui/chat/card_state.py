@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from portico.chat.events import ToolCallFinished, ToolCallStarted
 from portico.chat.messages import ToolCall
-from portico.runtime.results import ImagePart, ResourceLinkPart, ResourcePart, TextPart
+from portico.runtime.results import ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 from portico.ui.chat.tool_card import CardState
 
 _MEDIA = re.compile(r"^MEDIA:(.+)$", re.MULTILINE)
@@ -78,4 +79,17 @@ def from_stored(call: ToolCall) -> CardState:
         is_error=call.is_error,
         error=error,
         duration=call.duration,
+    )
+
+
+def stored_result(text: str) -> ToolResult:
+    """A stored call's result for its view, reopened: its text, and that text as the
+    structured content when it is a JSON object (a tool returning structured content
+    sends it serialized as its text too, and the store keeps only the text)."""
+    try:
+        structured = json.loads(text) if text.lstrip().startswith("{") else None
+    except ValueError:
+        structured = None
+    return ToolResult(
+        parts=(TextPart(text),), structured=structured if isinstance(structured, dict) else None
     )

@@ -25,7 +25,7 @@ from portico.chat.messages import Attachment as CoreAttachment
 from portico.chat.messages import Message
 from portico.ui.chat import task_cards
 from portico.ui.chat.bridge import ChatBridge
-from portico.ui.chat.card_state import apply_finished, from_started, from_stored
+from portico.ui.chat.card_state import apply_finished, from_started, from_stored, stored_result
 from portico.ui.chat.completion import Completion
 from portico.ui.chat.composer import Attachment
 from portico.ui.chat.conversation_list import ConversationRow
@@ -244,6 +244,9 @@ class ChatController(QObject):
         for widget in self.transcript.widgets.values():
             self.cards.update(widget.cards)
         task_cards.show_stored(self.cards, snapshot.tasks, self._fetch_task)
+        for card in self.cards.values():
+            if card.state.outcome == "ok" and not card.state.is_error:
+                self._spawn(self._offer_view(card, stored_result(card.state.text)))
         self.pane.set_chat_title(snapshot.title or "New chat")
         self.composer.set_models(
             [(m.ref, m.label) for m in snapshot.models],

@@ -143,7 +143,8 @@ class ChatViews(QObject):
         return viewport.rect().intersects(QRect(top_left, view.size()))
 
     def check(self) -> None:
-        """Open the views in sight, within the limit; suspend the least recently seen."""
+        """Open a view in sight (one per call; the next is checked a moment later), within
+        the limit; suspend the least recently seen."""
         gone = [v for v in self.views if not _alive(v)]
         if gone:
             self._forget(gone)
@@ -164,6 +165,11 @@ class ChatViews(QObject):
                 victim.suspend()
             view.activate()
             self.live.append(view)
+            # one view opened per check: making its web view and page costs the GUI ~15 ms
+            # (py-spy, tests/benchmarks/test_bench_chat_views.py); three in one go were one
+            # stall of the scroll. The rest wait for the next check, CHECK_DELAY later.
+            self._timer.start()
+            return
 
     def _forget(self, gone: list[ChatView]) -> None:
         """Views whose card the transcript dropped (a long chat): their sessions end."""
