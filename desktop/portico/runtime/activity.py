@@ -253,7 +253,9 @@ class ActivityLog:
         self.paused = False  # True: messages pass unrecorded (the tap's benchmark baseline)
         self._kept: deque[Payload] = deque()  # payloads holding data, oldest first
         self._kept_bytes = 0
-        self._unread: deque[tuple[Direction, Any, float]] = deque()  # noted, not recorded
+        # noted, not recorded: (direction, message, time), or (None, (body, headers), 0.0)
+        # for an HTTP request's headers
+        self._unread: deque[tuple[Direction | None, Any, float]] = deque()
 
     @property
     def health(self) -> HealthRecorder:
@@ -285,7 +287,10 @@ class ActivityLog:
         unread = self._unread
         while unread:
             direction, message, at = unread.popleft()
-            self._record(direction, message, at)
+            if direction is None:
+                self._match_headers(*message)
+            else:
+                self._record(direction, message, at)
 
     def _record(self, direction: Direction, message: Any, now: float) -> Exchange | None:
         try:
@@ -403,8 +408,16 @@ class ActivityLog:
             old.forget()
 
     def attach_headers(self, body: bytes, headers: Iterable[tuple[str, str]]) -> None:
-        """The HTTP request that carried the request ``body`` had these headers."""
-        self._catch_up()
+        """The HTTP request that carried the request ``body`` had these headers (the HTTP
+        hook's hot path, like ``note``: matched to the request, which was noted before it
+        was sent, when the log catches up)."""
+        if self.paused:
+            return
+        self._unread.append((None, (body, dict(headers)), 0.0))
+        if self._announce is None and not self._schedule():
+            self._catch_up()
+
+    def _match_headers(self, body: bytes, headers: dict[str, str]) -> None:
         try:
             data = json.loads(body) if body else None
         except ValueError:
@@ -414,7 +427,7 @@ class ActivityLog:
         seq = self._pending.get(("out", str(data["id"])))
         entry = self._entries.get(seq) if seq is not None else None
         if entry is not None:
-            self._entries[entry.seq] = replace(entry, headers=dict(headers), version=self._bump())
+            self._entries[entry.seq] = replace(entry, headers=headers, version=self._bump())
             self._changed(self._entries[entry.seq])
 
     def watch_http(self, client: Any) -> None:
