@@ -3,9 +3,11 @@
 The raw text of each file is the truth while editing. A form edit goes through the file's
 round-trip :class:`ConfigDocument` and comes back as text (comments and layout survive);
 a raw edit is re-parsed (debounced) and, when it parses, becomes the document the form
-shows. Validation is ``parse_text`` on the current text: the markers and the field errors
-are the CLI's own diagnostics. Save writes each changed file through
-``ConfigDocument.save()``; a file changed on disk meanwhile is reported with a Reload.
+shows. Validation is ``parse_text`` on the current text, in a worker after each edit (on a
+big file it takes longer than a frame): the markers and the field errors are the CLI's own
+diagnostics, and only the check of the text the file still holds is shown. Save writes each
+changed file through ``ConfigDocument.save()``; a file changed on disk meanwhile is reported
+with a Reload.
 """
 
 from __future__ import annotations
@@ -111,6 +113,7 @@ class ConfigEditorWindow(QMainWindow):
         self._check_again = False  # and another was asked for meanwhile
         self.saved_config: Config | None = None  # what the last save read, for the app
         self._saving = False  # a save runs in a worker thread: the files are its own
+        self._validating: set[Path] = set()  # the files whose check runs in a worker
         self.ops = Ops(lambda notice: self._say(notice.text))
         self.raw_tabs: dict[Path, RawTab] = {}
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
@@ -262,7 +265,7 @@ class ConfigEditorWindow(QMainWindow):
 
     async def _open(self, project: Path | None, opened: int) -> None:
         try:
-            model = await asyncio.to_thread(EditorModel, project)
+            model = await asyncio.to_thread(EditorModel, project, check_later=True)
             watched = await asyncio.to_thread(_watch_paths, [f.path for f in model.files])
         except BaseException:
             if opened == self._opened:
@@ -391,8 +394,7 @@ class ConfigEditorWindow(QMainWindow):
             return
         wanted = self._wanted
         file.set_text(text)
-        file.validate()
-        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._validate(file)
         self._refresh_list()
         if self.server_list.selected() is None and wanted is not None:
             # The server was gone while the text did not parse: show it again once it does.
@@ -405,10 +407,37 @@ class ConfigEditorWindow(QMainWindow):
         self._refresh_titles()
 
     def _after_form_edit(self, file: EditedFile) -> None:
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
-        self.form.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
+        self._refresh_titles()
+
+    def _validate(self, file: EditedFile) -> asyncio.Task[None] | None:
+        """Check ``file``'s text in a worker, then show its diagnostics (markers, field
+        errors, tab titles). One check per file at a time; an edit made meanwhile is
+        checked next, and a check of a text the file no longer holds is dropped."""
+        if file.path in self._validating or file.checked:
+            return None
+        self._validating.add(file.path)
+        return self.spawn(self._validate_now(file), f"Checking {file.path.name}")
+
+    async def _validate_now(self, file: EditedFile) -> None:
+        try:
+            while not file.checked:
+                text = file.text
+                config = await asyncio.to_thread(file.check, text)
+                if not any(f is file for f in self.files):
+                    return  # the files were opened again meanwhile
+                if file.adopt_check(text, config):
+                    self._show_diagnostics(file)
+        finally:
+            self._validating.discard(file.path)
+
+    def _show_diagnostics(self, file: EditedFile) -> None:
+        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        if self.form.file is file:
+            self.form.set_diagnostics(file.diagnostics())
+        if self.models.file is file:
+            self.models.show_diagnostics()
         self._refresh_titles()
 
     def _field_edited(self, key: str, value: Any) -> None:
@@ -531,9 +560,8 @@ class ConfigEditorWindow(QMainWindow):
             added.append(name)
         if not added:
             return
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
         self._refresh_list()
         self.select(added[-1], file.path)
         self._refresh_titles()
@@ -553,7 +581,7 @@ class ConfigEditorWindow(QMainWindow):
             self.form.name_edit.setText(server)
             return
         self.raw_tab(file.path).set_text(file.text)
-        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._validate(file)
         self._refresh_list()
         self.select(new, file.path)
         self._refresh_titles()
@@ -582,7 +610,7 @@ class ConfigEditorWindow(QMainWindow):
             self._say(str(exc))
             return
         self.raw_tab(file.path).set_text(file.text)
-        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._validate(file)
         self._refresh_list()
         self._refresh_titles()
         self._say(f"Removed {server} from {file.path.name}; Save to keep.")
@@ -717,15 +745,13 @@ class ConfigEditorWindow(QMainWindow):
         except (EditError, DocumentParseError) as exc:
             self._say(str(exc))
             return
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
         self._refresh_titles()
 
     def _models_edited(self, file: EditedFile) -> None:
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
         self._refresh_titles()
 
     def _show_file(self, file: EditedFile) -> None:
@@ -824,7 +850,9 @@ class ConfigEditorWindow(QMainWindow):
         self._keep(dialog)
         self.last_test = dialog
         dialog.show()
-        config = file.validate()
+        config = file.config if file.checked else None
+        if config is None:
+            config = await asyncio.to_thread(file.check, file.text)
         spec = config.server(server)
         if spec is None:
             mine = [str(d) for d in config.diagnostics if d.server in (server, None)]
