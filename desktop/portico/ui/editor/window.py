@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISK_SETTLE_MS = 200  # a burst of file events (an atomic save) is over after this long
+QUIT_WAIT_S = 15.0  # at quit, a running save (or read) may end within this long
 
 FORM_TAB = "Form"
 SETTINGS_TAB = "Settings"
@@ -120,6 +121,7 @@ class ConfigEditorWindow(QMainWindow):
         self.last_test: TestResultDialog | None = None
         self._wanted: tuple[str, str] | None = None  # the last server the person selected
         self._closing = False  # the unsaved-changes question was answered: close now
+        self._quitting = False  # the app quits: ``finish`` runs
 
         self.server_list = ServerList()
         self.server_list.serverSelected.connect(self._selected)
@@ -725,7 +727,7 @@ class ConfigEditorWindow(QMainWindow):
         return said + conflicts
 
     def _disk_changed(self) -> None:
-        if not self.isVisible():
+        if not self.isVisible() or self._quitting:
             return  # a closed editor reads its files again when it is opened
         self.spawn(self.check_disk(), "Checking the files on disk")
 
@@ -936,6 +938,19 @@ class ConfigEditorWindow(QMainWindow):
         self.models.ops.cancel_all()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
+
+    async def finish(self, wait_s: float = QUIT_WAIT_S) -> bool:
+        """At quit: let a running save (and reads, checks) end, at most ``wait_s``
+        seconds, then cancel what is left. False (and logged) when a save did not end:
+        its file is as it was or as written, never half-written (atomic replace)."""
+        self._disk_due.stop()
+        self._quitting = True  # no new look at the disk starts
+        ended = await self.ops.settle(wait_s)
+        if not ended and self._saving:
+            log.error("quit while saving the config: the save did not end within %.0f s", wait_s)
+        await self.ops.drain()
+        await self.models.ops.drain()
+        return ended
 
     def _close_now(self) -> None:
         self._closing = True
