@@ -37,12 +37,21 @@ PEERS = REPO / "tests" / "peers" / "node_modules"
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The conformance suite is marked by where it lives: ``conformance`` and ``slow``."""
+    """The conformance suite is marked by where it lives: ``conformance`` and ``slow``.
+
+    It also runs first: its one test is the longest of the run (two to three minutes of
+    scenarios), and on two workers a long test that starts late is the run's tail. Every
+    worker sorts the same way (xdist requires the same collection); the order of the
+    other tests, module by module, is kept."""
+    first: list[pytest.Item] = []
     for item in items:
         where = Path(str(item.path)).relative_to(REPO).as_posix()
         if where.startswith("tests/conformance/") or where == "tests/auth/test_conformance.py":
             item.add_marker(pytest.mark.conformance)
             item.add_marker(pytest.mark.slow)
+            first.append(item)
+    chosen = set(first)
+    items[:] = first + [item for item in items if item not in chosen]
 
 
 @pytest.fixture(autouse=True)

@@ -87,6 +87,6 @@ def test_the_version_servers_are_told_is_the_package_version() -> None:
     installed metadata), so it must match what pyproject.toml installs."""
     from importlib.metadata import version
 
-    from portico.runtime.connection import _version
+    from portico.runtime.connection_session import _version
 
     assert _version() == __version__ == version("portico")

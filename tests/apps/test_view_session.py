@@ -211,7 +211,8 @@ async def test_a_view_calls_its_own_tools_through_the_guard(tmp_path: Path) -> N
 
 
 async def test_a_views_permissions_and_sampling_are_asked_of_the_person(tmp_path: Path) -> None:
-    """Camera/clipboard: a question naming the server and the view (declined is False);
+    """Camera: a question naming the server and the view (declined is False); the
+    clipboard, which the view did not declare: refused without a question;
     sampling/createMessage: the server's sampling review, the model answering only after
     an approval."""
     spec = make_spec("viewer", "stdio", command=sys.executable, args=(str(VIEWER),))
@@ -242,16 +243,22 @@ async def test_a_views_permissions_and_sampling_are_asked_of_the_person(tmp_path
         init = await request(session, page, 1, "ui/initialize", appCapabilities={})
         assert "sampling" in init["result"]["hostCapabilities"]
 
-        person.add("elicit", ElicitationAnswer("accept"), ElicitationAnswer("decline"))
-        assert await session.ask_permission("camera") is True
-        assert await session.ask_permission("clipboard") is False
-        camera, clipboard = person.requests("elicit")
+        person.add("elicit", ElicitationAnswer("decline"), ElicitationAnswer("accept"))
+        assert await session.ask_permission("camera") is False  # declared, declined
+        assert await session.ask_permission("camera") is True  # the session asks each time
+        (camera, _again) = person.requests("elicit")
         assert "viewer" in camera.message and "ui://viewer/weather" in camera.message
-        assert "your camera" in camera.message and "did not declare" not in camera.message
-        assert "clipboard" in clipboard.message and "did not declare" in clipboard.message
-        assert session.calls.refused == ["permission clipboard: the person did not allow it"]
-        assert await session.ask_permission("notifications") is False  # never even asked
+        assert "your camera" in camera.message
+        # undeclared (the viewer declares only the camera): refused, never asked
+        assert await session.ask_permission("clipboard") is False
+        assert await session.ask_permission("camera and microphone") is False
+        assert await session.ask_permission("notifications") is False
         assert len(person.requests("elicit")) == 2
+        assert session.calls.refused == [
+            "permission camera: the person did not allow it",
+            "permission clipboard: its server did not declare it",
+            "permission camera and microphone: its server did not declare it",
+        ]
 
         ask = {
             "messages": [{"role": "user", "content": {"type": "text", "text": "rain?"}}],

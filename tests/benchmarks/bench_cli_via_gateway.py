@@ -1,6 +1,6 @@
 """The CLI and other clients through the local endpoint, measured (prints figures).
 
-Run: .venv/bin/python tests/benchmarks/bench_cli_via_gateway.py [runs] [calls]
+Run: .venv/bin/python tests/benchmarks/bench_cli_via_gateway.py [runs] [calls] [--overhead-only]
 
 1. One-shot ``portico mcp call tb echo`` (a fresh process each time, the SDK test server
    ``toolbox`` over stdio), median of ``runs``:
@@ -11,7 +11,10 @@ Run: .venv/bin/python tests/benchmarks/bench_cli_via_gateway.py [runs] [calls]
 2. Call overhead: the MCP Python SDK's client calling ``echo`` ``calls`` times, median per
    call, against the backend directly (the client spawns toolbox over stdio) and through
    ``portico serve`` (client -> endpoint -> hub -> the same server over stdio); and the
-   same for a tool that takes 20 ms (``sleep``). Goal: gateway <= 1.10x direct.
+   same for a tool that takes 20 ms (``sleep``). Goal: gateway <= 1.10x direct. And the
+   floor of that goal, the extra HTTP hop alone (tests/benchmarks/hop_floor.py): the
+   same client calling an echo answered at once by a bare ASGI app, and by the SDK's
+   server stack, each served by uvicorn as the endpoint is.
 """
 
 from __future__ import annotations
@@ -109,7 +112,42 @@ def one_shot(runs: int, env: dict[str, str]) -> None:
         print("  inspector: not installed in tests/peers (npm install in tests/peers)")
 
 
-async def per_call(client: object, tool: str, args: dict[str, object], calls: int) -> float:
+CPU: dict[str, float] = {}  # label -> CPU ms per call of every process on the path
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if entry.name.isdigit():
+            try:
+                if (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+async def per_call(
+    client: object,
+    tool: str,
+    args: dict[str, object],
+    calls: int,
+    label: str = "",
+    pids: tuple[int, ...] = (),
+) -> float:
+    """Median wall time of a call; the CPU every process on the path spent per call (wall
+    times swing with the machine's load, CPU much less) goes to CPU[label]."""
+    watched = (*pids, *_children(os.getpid()))  # a stdio backend the client spawned
+    before = time.process_time(), [_cpu_seconds(p) for p in watched]
     times = []
     for _ in range(calls):
         began = time.perf_counter()
@@ -117,48 +155,113 @@ async def per_call(client: object, tool: str, args: dict[str, object], calls: in
         times.append(time.perf_counter() - began)
         if result.is_error:
             raise SystemExit(f"{tool} failed: {result}")
+    if label:
+        spent = time.process_time() - before[0]
+        spent += sum(_cpu_seconds(p) - b for p, b in zip(watched, before[1], strict=True))
+        CPU[label] = spent / calls * 1000
     return statistics.median(times)
 
 
-async def overhead(calls: int, env: dict[str, str]) -> None:
+def floor_server(kind: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("hop_floor.py")), kind],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=ENV,
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().strip()
+
+
+async def over_http(
+    url: str,
+    token: str | None,
+    tool: str,
+    args: dict[str, object],
+    calls: int,
+    label: str,
+    server: subprocess.Popen[str],
+) -> float:
     import httpx2
-    from mcp import Client, StdioServerParameters
+    from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        await client.call_tool(tool, args)  # warm: imports, the first list
+        pids = (server.pid, *_children(server.pid))  # and the endpoint's backend
+        return await per_call(client, tool, args, calls, label, pids)
+
+
+async def overhead(calls: int, env: dict[str, str]) -> None:
+    from mcp import Client, StdioServerParameters
 
     cases = (("echo", {"text": "hi"}), ("sleep", {"seconds": 0.02}))
     params = StdioServerParameters(command=sys.executable, args=[str(TOOLBOX), "stdio"])
     direct: dict[str, float] = {}
     async with Client(params) as client:
         for tool, args in cases:
-            direct[tool] = await per_call(client, tool, args, calls)
+            await client.call_tool(tool, args)
+            direct[tool] = await per_call(client, tool, args, calls, f"direct {tool}")
+    # The floor: the extra HTTP hop alone (an echo answered at once, nothing behind it).
+    floor: dict[str, float] = {}
+    for kind in ("raw", "sdk"):
+        proc, url = floor_server(kind)
+        try:
+            floor[kind] = await over_http(
+                url, None, "echo", {"text": "hi"}, calls, f"hop {kind}", proc
+            )
+        finally:
+            proc.terminate()
+            proc.wait(30)
     proc, url = serve(env)
     token = json.loads((Path(env["PORTICO_HOME"]) / "state" / "endpoint.json").read_text())["token"]
     gateway: dict[str, float] = {}
     try:
-        headers = {"Authorization": f"Bearer {token}"}
-        async with (
-            httpx2.AsyncClient(headers=headers, timeout=60) as http,
-            Client(streamable_http_client(url, http_client=http)) as client,
-        ):
-            for tool, args in cases:
-                gateway[tool] = await per_call(client, f"tb__{tool}", args, calls)
+        for tool, args in cases:
+            gateway[tool] = await over_http(
+                url, token, f"tb__{tool}", args, calls, f"gateway {tool}", proc
+            )
     finally:
         stop(proc)
-    print(f"call overhead (median of {calls} calls, the SDK client):")
+    print(f"call overhead (median of {calls} calls, the SDK client at 2026-07-28):")
+    print(
+        f"  the hop alone: a bare ASGI echo {floor['raw'] * 1000:.2f} ms, "
+        f"the SDK's server stack echoing {floor['sdk'] * 1000:.2f} ms"
+    )
     for tool, _args in cases:
         d, g = direct[tool], gateway[tool]
+        best = (d + floor["raw"]) / d
         print(
             f"  {tool:6} direct {d * 1000:6.2f} ms   gateway {g * 1000:6.2f} ms   "
-            f"{g / d:.2f}x (goal <= 1.10x)   +{(g - d) * 1000:.2f} ms"
+            f"{g / d:.2f}x (goal <= 1.10x)   +{(g - d) * 1000:.2f} ms; "
+            f"floor direct + bare hop {best:.2f}x, direct + SDK hop "
+            f"{(d + floor['sdk']) / d:.2f}x; gateway's own "
+            f"+{(g - d - floor['sdk']) * 1000:.2f} ms beyond the SDK hop"
+        )
+    print("  CPU per call, all processes on the path (client, endpoint, backend):")
+    for label, ms in CPU.items():
+        print(f"    {label:12} {ms:6.2f} ms")
+    for tool, _args in cases:
+        d, g = CPU[f"direct {tool}"], CPU[f"gateway {tool}"]
+        print(
+            f"  {tool}: the gateway path costs +{g - d:.2f} ms CPU; the SDK hop alone "
+            f"+{CPU['hop sdk']:.2f} ms, a bare hop +{CPU['hop raw']:.2f} ms"
         )
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    calls = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    numbers = [a for a in sys.argv[1:] if a.isdigit()]
+    runs = int(numbers[0]) if numbers else 5
+    calls = int(numbers[1]) if len(numbers) > 1 else 200
     env = {**ENV, "PORTICO_HOME": str(home())}
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    one_shot(runs, env)
+    if "--overhead-only" not in sys.argv:
+        one_shot(runs, env)
     asyncio.run(overhead(calls, env))
 
 

@@ -67,8 +67,8 @@ async def bench(rounds: int = ROUNDS) -> dict[str, float]:
             started = time.perf_counter()
             await plain.call_tool("slow_compute", args)
             plain_times.append(time.perf_counter() - started)
-        assert tasked._client is not None
-        session = tasked._client.session
+        assert tasked.link.client is not None
+        session = tasked.link.client.session
         gets: list[float] = []
         for _ in range(200):
             started = time.perf_counter()

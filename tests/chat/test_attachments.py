@@ -201,6 +201,55 @@ async def test_a_resource_goes_fenced_with_its_server(models) -> None:
         uri = "demo://resource/static/document/architecture.md"
         await collect(chat.send(f"summarise @everything:{uri}"))
     [user] = [m for m in models.requests[0].body["messages"] if m["role"] == "user"]
-    head = f"summarise\n\n[Attached resource {uri} from server everything]\n```architecture.md\n"
+    head = f"summarise\n\n[Attached resource {uri} from server everything]\n```{uri}\n"
     assert user["content"].startswith(head)
     assert "Architecture" in user["content"] and user["content"].endswith("\n```")
+
+
+def _pictures_spec():  # type: ignore[no-untyped-def]
+    import sys
+
+    from tests.helpers.specs import make_spec
+
+    script = Path(__file__).parents[1] / "servers" / "pictures.py"
+    return make_spec("pictures", command=sys.executable, args=(str(script),), connect_timeout=30.0)
+
+
+async def test_an_image_resource_goes_to_a_vision_model_as_an_image_block(models) -> None:
+    """``@server:uri`` (the CLI's and the composer's way) naming an image blob: the
+    Messages API gets an image block and a line saying where it came from; a binary
+    resource is one plain line; a model without vision is not sent the image."""
+    from tests.servers.pictures import LOGO_PNG
+
+    models.script(text("Blue."))
+    claude = provider(models, "claude", kind="anthropic", vision=True)
+    blind = provider(models, "blind")
+    async with chat_setup(_pictures_spec(), providers=(claude, blind)) as s:
+        chat = await s.host.new(model="claude/claude-test")
+        run = await collect(chat.send("what colour? @pictures:pictures://logo.png"))
+        assert isinstance(run.last, TurnFinished), run.last
+        [stored] = [m for m in chat.messages if m.role == "user"]
+        [logo] = stored.attachments
+        assert (logo.kind, logo.name, logo.mime_type, logo.size) == (
+            "resource",
+            "pictures://logo.png",
+            "image/png",
+            len(LOGO_PNG),
+        )
+        assert logo.path is not None and logo.path.read_bytes() == LOGO_PNG
+        other = await s.host.new(model="blind/gpt-test")
+        refused = await collect(other.send("and this? @pictures:pictures://logo.png"))
+        binary = await s.host.new(model="blind/gpt-test")
+        models.script(text("Bytes."))
+        await collect(binary.send("@pictures:pictures://data.bin"))
+    [user] = [m for m in models.requests[0].body["messages"] if m["role"] == "user"]
+    words, picture = user["content"]
+    assert words["text"] == (
+        "what colour?\n\n[Attached image: resource pictures://logo.png from server pictures]"
+    )
+    assert picture["type"] == "image" and picture["source"]["media_type"] == "image/png"
+    assert base64.b64decode(picture["source"]["data"]) == LOGO_PNG
+    assert isinstance(refused.last, TurnFailed) and refused.last.kind == "attachment"
+    assert refused.last.error.startswith("pictures://logo.png: blind/gpt-test does not take")
+    said = models.requests[1].body["messages"][-1]["content"]
+    assert "[pictures://data.bin is 8 B of application/octet-stream: not text, an image" in said

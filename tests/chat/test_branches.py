@@ -122,6 +122,7 @@ async def test_an_old_store_file_keeps_every_branch(tmp_path: Path) -> None:
         assert chat.title == "Old chat"
         assert [m.text for m in chat.messages] == ["old question", "old answer"]
         assert chat.branch == 1 and chat.siblings("a1") == ["a1", "a2"]
+        assert chat.versions() == {"a1": ["a1", "a2"], "a2": ["a1", "a2"]}  # all at once
         await chat.switch_to("a2")
         assert [m.text for m in chat.messages] == ["old question", "newer answer"]
         assert [h.message_id for h in await s.host.store.search("newer")] == ["a2"]

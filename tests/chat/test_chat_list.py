@@ -134,4 +134,4 @@ async def test_a_schema_3_store_is_migrated_and_loses_nothing(tmp_path: Path) ->
     assert (await store.list())[0].pinned
     await store.close()
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 5
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 6

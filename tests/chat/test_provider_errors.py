@@ -19,7 +19,7 @@ FAILURES = {
     "context": (
         {"context_too_long": {"tokens": 140_000, "limit": 128_000}},
         "The conversation is too long",
-        "Start a new chat (/new)",
+        "(/compact summarise) or trim them (/compact trim), then retry",
     ),
     "truncated": (
         text("Paris is the capital of", truncate_after=3),

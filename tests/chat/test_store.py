@@ -66,6 +66,22 @@ async def test_export_markdown_and_json(tmp_path: Path) -> None:
     await store.close()
 
 
+async def test_a_tool_calls_view_is_kept_with_it(tmp_path: Path) -> None:
+    """A reopened chat can say a result had a view even when its server is gone."""
+    store = ChatStore(tmp_path / "c.sqlite3")
+    store.save_conversation(StoredConversation(id="c1", title="Weather", model="p/m"))
+    shown = ToolCall("t1", "viewer__show_weather", {"city": "Oslo"}, "", "ok", "{}",
+                     view_uri="ui://viewer/weather")
+    plain = ToolCall("t2", "viewer__get_time", {}, "", "ok", "12:00")
+    store.save_message("c1", Message("a", "assistant", "Oslo.", tool_calls=[shown, plain]))
+    store.save_message("c1", Message("a", "assistant", "Oslo.", tool_calls=[shown, plain]))
+    await store.close()
+    again = ChatStore(tmp_path / "c.sqlite3")
+    calls = (await again.load("c1")).messages[0].tool_calls
+    assert [c.view_uri for c in calls] == ["ui://viewer/weather", None]
+    await again.close()
+
+
 async def test_a_newer_database_is_refused_not_rewritten(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     with sqlite3.connect(path) as conn:
@@ -128,4 +144,4 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_messages(tmp_path:
     assert (await store.load("old")).messages[0].text == "searchable history"
     await store.close()
     with sqlite3.connect(path) as check:
-        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 5
+        assert check.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 6

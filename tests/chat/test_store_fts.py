@@ -258,7 +258,7 @@ async def test_a_version_2_database_is_migrated_with_its_index(tmp_path: Path) -
     assert {h.message_id for h in await store.search("gamma")} == {"m5"}
     await store.close()
     with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 5
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == schema.VERSION == 6
         triggers = [
             r[0]
             for r in conn.execute(

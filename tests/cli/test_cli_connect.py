@@ -35,16 +35,53 @@ def test_connect_writes_the_entry_with_a_working_token_and_remove_restores_the_f
 ) -> None:
     settings(47800)
     target = tmp_path / "mcp.json"
+    original = '{\n  // mine\n  "mcpServers": {"mine": {"url": "http://x"}}, // keep me\n}\n'
+    target.write_text(original)
+    out = run_cli(portico_home, "connect", "cursor", "--file", str(target))
+    assert out.returncode == 0, out.stderr
+    text = target.read_text()
+    assert "// mine" in text and "// keep me" in text
+    entry = json.loads(strip_jsonc(text))["mcpServers"]["portico"]
+    assert entry["url"] == "http://127.0.0.1:47800/mcp"
+    token = entry["headers"]["Authorization"].removeprefix("Bearer ")
+    book = ClientBook(SecretStore(file_fallback=True))
+    client = asyncio.run(book.identify(token))
+    assert client is not None and client.name == "cursor"
+
+    removed = run_cli(portico_home, "connect", "cursor", "--remove", "--file", str(target))
+    assert removed.returncode == 0, removed.stderr
+    assert target.read_text() == original
+    assert asyncio.run(ClientBook(SecretStore(file_fallback=True)).identify(token)) is None
+
+
+def test_vscode_gets_a_password_input_and_remove_restores_the_file(
+    portico_home: Path, tmp_path: Path
+) -> None:
+    """VS Code's documented way for a secret: an `inputs` entry with "password": true and
+    ${input:ID} in the header (VS Code asks once, keeps it in its secret storage); the
+    token is printed once, never written into the file."""
+    settings(47800)
+    target = tmp_path / "mcp.json"
     target.write_text(VSCODE)
     out = run_cli(portico_home, "connect", "vscode", "--file", str(target))
     assert out.returncode == 0, out.stderr
     text = target.read_text()
     assert "// servers I added by hand" in text and "// keep me" in text
-    entry = json.loads(strip_jsonc(text))["servers"]["portico"]
+    assert "pgw_" not in text
+    data = json.loads(strip_jsonc(text))
+    entry = data["servers"]["portico"]
     assert entry["type"] == "http" and entry["url"] == "http://127.0.0.1:47800/mcp"
-    token = entry["headers"]["Authorization"].removeprefix("Bearer ")
-    book = ClientBook(SecretStore(file_fallback=True))
-    client = asyncio.run(book.identify(token))
+    assert entry["headers"]["Authorization"] == "Bearer ${input:portico-token}"
+    assert data["inputs"] == [
+        {
+            "type": "promptString",
+            "id": "portico-token",
+            "description": "Portico endpoint token (printed by `portico connect vscode`)",
+            "password": True,
+        }
+    ]
+    token = out.stderr.split("(shown only now):", 1)[1].split()[0]
+    client = asyncio.run(ClientBook(SecretStore(file_fallback=True)).identify(token))
     assert client is not None and client.name == "vscode"
 
     removed = run_cli(portico_home, "connect", "vscode", "--remove", "--file", str(target))
@@ -53,34 +90,60 @@ def test_connect_writes_the_entry_with_a_working_token_and_remove_restores_the_f
     assert asyncio.run(ClientBook(SecretStore(file_fallback=True)).identify(token)) is None
 
 
-def test_connect_needs_a_fixed_port_and_says_how(portico_home: Path, tmp_path: Path) -> None:
-    settings(None)
-    target = tmp_path / "mcp.json"
-    out = run_cli(portico_home, "connect", "cursor", "--file", str(target))
-    assert out.returncode == 2
-    assert "endpoint: {port: 47800}" in out.stderr
-    assert not target.exists()
+# A user-level VS Code mcp.json as people keep it: comments of both kinds, trailing
+# commas, another server's own password input, tabs.
+VSCODE_REAL = """// VS Code MCP servers (user profile)
+{
+	"inputs": [
+		// the GitHub PAT, asked once
+		{
+			"type": "promptString",
+			"id": "github-pat",
+			"description": "GitHub Personal Access Token",
+			"password": true,
+		},
+	],
+	/* servers */
+	"servers": {
+		"github": {
+			"type": "http",
+			"url": "https://api.githubcopilot.com/mcp/",
+			"headers": {"Authorization": "Bearer ${input:github-pat}"}, // PAT
+		},
+	},
+}
+"""
 
 
-def test_with_token_env_the_file_holds_a_reference_and_the_token_is_printed(
+def test_vscode_connect_twice_keeps_one_input_and_the_other_inputs_and_comments(
     portico_home: Path, tmp_path: Path
 ) -> None:
     settings(47800)
-    target = tmp_path / ".claude.json"
-    target.write_text('{"mcpServers": {}}\n')
-    out = run_cli(
-        portico_home,
-        "connect",
-        "claude-code",
-        "--file",
-        str(target),
-        "--token-env",
-        "PORTICO_TOKEN",
+    target = tmp_path / "mcp.json"
+    target.write_text(VSCODE_REAL)
+    for _ in range(2):
+        out = run_cli(portico_home, "connect", "vscode", "--file", str(target))
+        assert out.returncode == 0, out.stderr
+    text = target.read_text()
+    for kept in ("// VS Code MCP servers", "// the GitHub PAT, asked once", "/* servers */"):
+        assert kept in text
+    assert '"headers": {"Authorization": "Bearer ${input:github-pat}"}, // PAT' in text
+    data = json.loads(strip_jsonc(text))
+    assert [i["id"] for i in data["inputs"]] == ["github-pat", "portico-token"]
+    assert data["inputs"][1]["password"] is True
+    assert data["servers"]["github"]["headers"]["Authorization"] == "Bearer ${input:github-pat}"
+    assert data["servers"]["portico"]["headers"]["Authorization"] == (
+        "Bearer ${input:portico-token}"
     )
-    assert out.returncode == 0, out.stderr
-    entry = json.loads(target.read_text())["mcpServers"]["portico"]
-    assert entry["headers"]["Authorization"] == "Bearer ${PORTICO_TOKEN}"
-    assert "pgw_" not in target.read_text()
-    token = out.stderr.split("export PORTICO_TOKEN=", 1)[1].split()[0]
-    client = asyncio.run(ClientBook(SecretStore(file_fallback=True)).identify(token))
-    assert client is not None and client.name == "claude-code"
+    # --token-env instead: the input goes (nothing refers to it any more)
+    env = run_cli(
+        portico_home, "connect", "vscode", "--file", str(target), "--token-env", "PORTICO_TOKEN"
+    )
+    assert env.returncode == 0, env.stderr
+    data = json.loads(strip_jsonc(target.read_text()))
+    assert [i["id"] for i in data["inputs"]] == ["github-pat"]
+    assert data["servers"]["portico"]["headers"]["Authorization"] == "Bearer ${env:PORTICO_TOKEN}"
+
+    removed = run_cli(portico_home, "connect", "vscode", "--remove", "--file", str(target))
+    assert removed.returncode == 0, removed.stderr
+    assert target.read_text() == VSCODE_REAL

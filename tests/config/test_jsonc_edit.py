@@ -7,7 +7,13 @@ import json
 import pytest
 
 from portico.config.importers.jsonc import strip_jsonc
-from portico.config.jsonc_edit import JsoncEditError, remove_member, set_member
+from portico.config.jsonc_edit import (
+    JsoncEditError,
+    remove_element,
+    remove_member,
+    set_element,
+    set_member,
+)
 
 COMMENTED = """{
   // my settings
@@ -58,3 +64,39 @@ def test_a_file_that_is_not_an_object_is_refused() -> None:
         set_member("[1, 2]", ("servers",), "portico", ENTRY)
     with pytest.raises(JsoncEditError):
         set_member('{"servers": [1]}', ("servers",), "portico", ENTRY)
+
+
+INPUTS = """{
+	"inputs": [
+		{"type": "promptString", "id": "a", "password": true}, // a's
+		/* b */ {"type": "promptString", "id": "b"},
+	],
+}
+"""
+MINE = {"type": "promptString", "id": "portico-token", "password": True}
+
+
+def test_an_element_is_appended_replaced_by_its_id_and_removed_byte_for_byte() -> None:
+    added = set_element(INPUTS, ("inputs",), "id", MINE)
+    assert "// a's" in added and "/* b */" in added
+    assert [i["id"] for i in data(added)["inputs"]] == ["a", "b", "portico-token"]  # type: ignore[index]
+    assert '\t\t{\n\t\t\t"type": "promptString"' in added  # the file's tabs
+    again = set_element(added, ("inputs",), "id", {**MINE, "description": "new"})
+    items = data(again)["inputs"]  # type: ignore[index]
+    assert [i["id"] for i in items] == ["a", "b", "portico-token"]
+    assert items[2]["description"] == "new"
+    assert remove_element(again, ("inputs",), "id", "portico-token") == (INPUTS, True)
+    assert remove_element(INPUTS, ("inputs",), "id", "nope") == (INPUTS, False)
+    first_gone, removed = remove_element(INPUTS, ("inputs",), "id", "a")
+    assert removed and [i["id"] for i in data(first_gone)["inputs"]] == ["b"]  # type: ignore[index]
+
+
+def test_a_missing_array_is_made_and_an_emptied_one_is_written_empty() -> None:
+    made = set_element('{"servers": {}}\n', ("inputs",), "id", MINE)
+    assert data(made) == {"servers": {}, "inputs": [MINE]}
+    empty = '{\n  "inputs": []\n}\n'
+    assert remove_element(
+        set_element(empty, ("inputs",), "id", MINE), ("inputs",), "id", "portico-token"
+    ) == (empty, True)
+    with pytest.raises(JsoncEditError, match="'inputs' is not an array"):
+        set_element('{"inputs": {}}', ("inputs",), "id", MINE)

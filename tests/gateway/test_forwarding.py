@@ -32,6 +32,9 @@ def everything(**fields: Any) -> Any:
     )
 
 
+PROTOCOL = {"legacy": "2025-11-25", "auto": "2026-07-28"}
+
+
 async def until(check: Any, seconds: float = 12.0) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not check():
@@ -39,8 +42,10 @@ async def until(check: Any, seconds: float = 12.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_a_backends_elicitation_goes_to_the_calling_client() -> None:
-    mode = "legacy"
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_backends_elicitation_goes_to_the_calling_client(mode: str) -> None:
+    """legacy: on the call's stream; auto (2026-07-28, no back-channel): in an
+    input-required result, the backend's call held until the client retries."""
     person = ScriptedPerson()  # asked nothing: the client answers
     asked: list[str] = []
 
@@ -51,6 +56,7 @@ async def test_a_backends_elicitation_goes_to_the_calling_client() -> None:
     async with serving(person, everything()) as running:
         token = await running.endpoint.book.add("ide")
         async with sdk_client(running.url, token, mode=mode, elicitation_callback=elicit) as c:
+            assert c.protocol_version == PROTOCOL[mode]
             result = await c.call_tool("everything__trigger-elicitation-request", {})
     assert asked, "the client was not asked"
     assert "Ada Lovelace" in texts(result)
@@ -58,19 +64,14 @@ async def test_a_backends_elicitation_goes_to_the_calling_client() -> None:
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
-async def test_without_a_back_channel_to_the_client_the_person_is_asked(mode: str) -> None:
-    """legacy: the client declared no elicitation; auto (2026-07-28): a request has no
-    back-channel, so the person answers in Portico."""
+async def test_a_client_that_declared_no_elicitation_leaves_it_to_the_person(mode: str) -> None:
     from portico.prompts import ElicitationAnswer
 
-    async def elicit(context: Any, params: Any) -> types.ElicitResult:
-        raise AssertionError("the client was asked")
-
     person = ScriptedPerson(elicit=[ElicitationAnswer("decline")])
-    callbacks = {"elicitation_callback": elicit} if mode == "auto" else {}
     async with serving(person, everything()) as running:
         token = await running.endpoint.book.add("ide")
-        async with sdk_client(running.url, token, mode=mode, **callbacks) as client:
+        async with sdk_client(running.url, token, mode=mode) as client:
+            assert client.protocol_version == PROTOCOL[mode]
             await client.call_tool("everything__trigger-elicitation-request", {})
     assert len(person.requests("elicit")) == 1
 
@@ -94,8 +95,8 @@ async def test_elicitation_turned_off_for_the_server_never_reaches_the_client() 
     assert asked == []
 
 
-async def test_a_backends_sampling_goes_to_the_calling_clients_model() -> None:
-    mode = "legacy"
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_a_backends_sampling_goes_to_the_calling_clients_model(mode: str) -> None:
 
     async def sample(context: Any, params: Any) -> types.CreateMessageResult:
         return types.CreateMessageResult(
@@ -107,6 +108,7 @@ async def test_a_backends_sampling_goes_to_the_calling_clients_model() -> None:
     async with serving(ScriptedPerson(), everything()) as running:
         token = await running.endpoint.book.add("ide")
         async with sdk_client(running.url, token, mode=mode, sampling_callback=sample) as c:
+            assert c.protocol_version == PROTOCOL[mode]
             result = await c.call_tool(
                 "everything__trigger-sampling-request", {"prompt": "hello", "maxTokens": 20}
             )
@@ -160,3 +162,56 @@ async def test_a_profile_limits_what_a_client_sees_and_calls() -> None:
     assert other.is_error and "Unknown tool" in texts(other)
     assert texts(shown) == "echo: ok"
     assert not any(p.startswith("everything__") for p in prompts)
+
+
+async def test_a_held_2026_call_answers_only_its_own_clients_retry_with_its_state() -> None:
+    """The requestState of a held call is the client's, single-use: a forged one, or the
+    right one from another client, is refused, and the call still completes for its own
+    client's retry."""
+    from mcp import MCPError
+
+    async def elicit(context: Any, params: Any) -> types.ElicitResult:
+        return types.ElicitResult(action="accept", content={"name": "Grace Hopper"})
+
+    async with serving(ScriptedPerson(), everything()) as running:
+        ide = await running.endpoint.book.add("ide")
+        other = await running.endpoint.book.add("other")
+        async with (
+            sdk_client(running.url, ide, elicitation_callback=elicit) as c,
+            sdk_client(running.url, other, elicitation_callback=elicit) as intruder,
+        ):
+            name = "everything__trigger-elicitation-request"
+            first = await c.session.call_tool(name, {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult), first
+            assert first.input_requests and first.request_state
+            (key, request), *_ = first.input_requests.items()
+            assert request.method == "elicitation/create"
+            answer = {key: types.ElicitResult(action="accept", content={"name": "Grace Hopper"})}
+            for session, state in ((c.session, "forged"), (intruder.session, first.request_state)):
+                with pytest.raises(MCPError, match="requestState is unknown"):
+                    await session.call_tool(
+                        name,
+                        {},
+                        input_responses=answer,
+                        request_state=state,
+                        allow_input_required=True,
+                    )
+            done = await c.session.call_tool(
+                name,
+                {},
+                input_responses=answer,
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(done, types.CallToolResult)
+            assert "Grace Hopper" in texts(done)
+            with pytest.raises(MCPError, match="already used"):  # single-use
+                await c.session.call_tool(
+                    name,
+                    {},
+                    input_responses=answer,
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
+    refused = [e for e in running.endpoint.gateway.activity.entries() if "stale" in e.outcome]
+    assert {e.client for e in refused} == {"ide", "other"}

@@ -13,6 +13,7 @@ from portico.config import load
 from portico.policy.prompters import NonInteractivePrompter
 from portico.policy.trust import TrustGate
 from portico.prompts import TrustChoice
+from portico.runtime.sandbox.probe import sandbox_method
 
 SERVERS = 6
 
@@ -45,6 +46,7 @@ async def test_many_servers_pin_in_one_hop_each_with_its_own_files(
     _project(project)
     specs = load(project).servers
     assert len(specs) == SERVERS
+    await sandbox_method()  # asked once per process (the reviews name it), not a pin hop
     executor = CountingExecutor()
     asyncio.get_running_loop().set_default_executor(executor)
     gate = TrustGate(NonInteractivePrompter(), ask=False)

@@ -193,7 +193,7 @@ async def test_hang_past_timeout_and_cancel(bus: EventBus, protocol: Protocol) -
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
-        assert conn._inflight == 0
+        assert conn.calls.inflight == 0
         await eventually(lambda: "hang cancelled" in conn.log.lines, what="server-side cancel")
         result = await conn.call_tool("echo", {"text": "after cancel"})
         assert result.content[0].text == "echo: after cancel"

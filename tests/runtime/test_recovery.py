@@ -156,7 +156,7 @@ async def test_a_cancelled_owner_leaves_the_connection_stopped(bus: EventBus) ->
     await conn.start()
     assert (await conn.wait_settled(30)).status is Status.RUNNING
     pid = conn.pid
-    task = conn._task
+    task = conn.owner.task
     assert task is not None and pid is not None
     task.cancel()
     with pytest.raises(asyncio.CancelledError):

@@ -146,7 +146,7 @@ async def test_a_task_left_running_at_shutdown_is_followed_by_the_next_client(
     async with asyncio.timeout(10):
         while not heard:  # noqa: ASYNC110
             await asyncio.sleep(0.02)
-    first.detach_tasks = True  # what Hub.close() does when the app quits
+    first.tasks.detach = True  # what Hub.close() does when the app quits
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
@@ -217,8 +217,8 @@ async def test_a_task_the_server_cancels_ends_the_call_with_a_clear_error() -> N
         # Another client (here: the raw wire through this session) cancels it.
         from portico.runtime.tasks import cancel_task
 
-        assert conn._client is not None
-        await cancel_task(conn._client.session, heard[0].task_id)
+        assert conn.link.client is not None
+        await cancel_task(conn.link.client.session, heard[0].task_id)
         with pytest.raises(TaskCancelled, match="was cancelled: cancelled at the client"):
             await call
     finally:

@@ -17,7 +17,13 @@ A reply is a dict (see the helper functions below):
                                          string sent as is: bad JSON for a bad-argument test)
   {"status": 401|404|429|500, ...}        an error in the API's own shape
                                          (``retry_after`` adds the header on 429)
-  {"context_too_long": {"tokens": N, "limit": M}}
+  {"context_too_long": {"tokens": N, "limit": M}}   the API's own error; on the OpenAI
+                                         route ``"shape": "llamacpp"`` or ``"ollama"`` answers
+                                         as those servers do
+  {"thinking": "..."}                    (Anthropic) a thinking block with its signature
+                                         first; {"redacted_thinking": "DATA"} a redacted one
+  {"tool_search": {"query", "found"}}    (Anthropic) the API's tool search ran first:
+                                         server_tool_use + tool_search_tool_result blocks
   {"not_an_api": true}                    200 with an HTML page (not OpenAI-compatible)
   {"text": ..., "truncate_after": N}      the stream ends cleanly after N text chunks,
                                          without the API's end (no finish_reason and no
@@ -25,6 +31,11 @@ A reply is a dict (see the helper functions below):
   "delay": seconds between stream chunks; "first_delay": before the first one
   "stop_reason": "length"/"max_tokens" to cut the answer; "usage": {"input", "output"}
 When the script runs out, the ``default`` reply answers (text "ok" unless set).
+
+The Messages route checks what the real API checks before it answers (400
+``invalid_request_error`` otherwise): with thinking on, the assistant message before a
+tool result starts with its thinking block, and every thinking block carries the
+signature it was given; a deferred tool (``defer_loading``) needs the tool search tool.
 """
 
 from __future__ import annotations
@@ -146,6 +157,28 @@ def _error_response(reply: Reply, api: str, model: str) -> Response | None:
     if "context_too_long" in reply:
         info = reply["context_too_long"]
         status = 400
+        shape = info.get("shape")
+        if api == "openai" and shape == "llamacpp":  # llama.cpp's server
+            body = {
+                "error": {
+                    "code": 400,
+                    "message": "the request exceeds the available context size, try increasing it",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": info["tokens"],
+                    "n_ctx": info["limit"],
+                }
+            }
+            return JSONResponse(body, status_code=status)
+        if api == "openai" and shape == "ollama":  # Ollama's OpenAI-compatible API
+            body = {
+                "error": {
+                    "message": "the input length exceeds the context length",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": None,
+                }
+            }
+            return JSONResponse(body, status_code=status)
         if api == "openai":
             message = (
                 f"This model's maximum context length is {info['limit']} tokens. However, "
@@ -315,6 +348,19 @@ async def _anthropic_stream(
         "message_start",
     )
     block = 0
+    for start, deltas in _anthropic_leading_blocks(reply, number):
+        yield _sse(
+            {"type": "content_block_start", "index": block, "content_block": start},
+            "content_block_start",
+        )
+        for delta in deltas:
+            await _pace(reply, index := index + 1)
+            yield _sse(
+                {"type": "content_block_delta", "index": block, "delta": delta},
+                "content_block_delta",
+            )
+        yield _sse({"type": "content_block_stop", "index": block}, "content_block_stop")
+        block += 1
     pieces = _chunks(reply)
     if pieces:
         yield _sse(
@@ -380,6 +426,104 @@ async def _anthropic_stream(
     yield _sse({"type": "message_stop"}, "message_stop")
 
 
+def sign(thinking: str) -> str:
+    """The signature this server gives a thinking block (and checks when it comes back)."""
+    import hashlib
+
+    return "sig" + hashlib.sha256(thinking.encode()).hexdigest()[:24]
+
+
+def _anthropic_leading_blocks(
+    reply: Reply, number: int
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """(content_block_start's block, its deltas) of what streams before the text."""
+    out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    if reply.get("thinking"):
+        thought = str(reply["thinking"])
+        words = thought.split(" ")
+        deltas: list[dict[str, Any]] = [
+            {"type": "thinking_delta", "thinking": w if i == 0 else " " + w}
+            for i, w in enumerate(words)
+        ]
+        deltas.append({"type": "signature_delta", "signature": sign(thought)})
+        out.append(({"type": "thinking", "thinking": "", "signature": ""}, deltas))
+    if reply.get("redacted_thinking"):
+        out.append(({"type": "redacted_thinking", "data": str(reply["redacted_thinking"])}, []))
+    search = reply.get("tool_search")
+    if search:
+        use_id = f"srvtoolu_{number}"
+        query = json.dumps({"query": search["query"]})
+        out.append(
+            (
+                {
+                    "type": "server_tool_use",
+                    "id": use_id,
+                    "name": "tool_search_tool_bm25",
+                    "input": {},
+                },
+                [{"type": "input_json_delta", "partial_json": query}],
+            )
+        )
+        references = [{"type": "tool_reference", "tool_name": n} for n in search["found"]]
+        out.append(
+            (
+                {
+                    "type": "tool_search_tool_result",
+                    "tool_use_id": use_id,
+                    "content": {
+                        "type": "tool_search_tool_search_result",
+                        "tool_references": references,
+                    },
+                },
+                [],
+            )
+        )
+    return out
+
+
+def _invalid(message: str) -> Response:
+    body = {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+    return JSONResponse(body, status_code=400)
+
+
+def anthropic_check(body: dict[str, Any]) -> Response | None:
+    """What the Messages API refuses before it answers (the real messages, abridged)."""
+    messages = body.get("messages") or []
+    for m, message in enumerate(messages):
+        content = message.get("content")
+        for b, block in enumerate(content if isinstance(content, list) else ()):
+            if block.get("type") == "thinking" and block.get("signature") != sign(
+                str(block.get("thinking", ""))
+            ):
+                return _invalid(
+                    f"messages.{m}.content.{b}: Invalid `signature` in `thinking` block"
+                )
+    thinking = (body.get("thinking") or {}).get("type") == "enabled"
+    last = messages[-1] if messages else {}
+    last_content = last.get("content") if isinstance(last.get("content"), list) else []
+    if thinking and any(b.get("type") == "tool_result" for b in last_content):
+        at = len(messages) - 2
+        before = messages[at] if at >= 0 else {}
+        blocks = before.get("content") if isinstance(before.get("content"), list) else []
+        first = blocks[0].get("type") if blocks else "nothing"
+        if before.get("role") != "assistant" or first not in ("thinking", "redacted_thinking"):
+            return _invalid(
+                f"messages.{at}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                f"but found `{first}`. When `thinking` is enabled, a final `assistant` "
+                "message must start with a thinking block (preceeding the lastmost set of "
+                "`tool_use` and `tool_result` blocks). We recommend you include thinking "
+                "blocks from previous turns. To avoid this requirement, disable `thinking`."
+            )
+    tools = body.get("tools") or []
+    searching = any(str(t.get("type", "")).startswith("tool_search_tool_") for t in tools)
+    if any(t.get("defer_loading") for t in tools) and not searching:
+        return _invalid(
+            "tools: a tool with defer_loading requires a tool search tool "
+            "(tool_search_tool_regex or tool_search_tool_bm25)"
+        )
+    return None
+
+
 def _anthropic_complete(reply: Reply, body: dict[str, Any], number: int) -> dict[str, Any]:
     prompt, output = _usage(reply, body)
     content: list[dict[str, Any]] = []
@@ -427,6 +571,10 @@ def build_app(script: Script) -> Starlette:
                 Received(request.url.path, request.method, dict(request.headers), body, time.time())
             )
             number = len(script.requests)
+        if api == "anthropic":
+            refused = anthropic_check(body)
+            if refused is not None:
+                return refused
         reply = script.next()
         if reply.get("not_an_api"):
             return HTMLResponse("<html><body>It works!</body></html>")
@@ -492,7 +640,9 @@ def build_app(script: Script) -> Starlette:
                 {"type": "error", "error": {"type": "not_found_error", "message": model}}, 404
             )
         entry: dict[str, Any] = {
-            "id": model, "type": "model", "display_name": model,
+            "id": model,
+            "type": "model",
+            "display_name": model,
             "created_at": "2026-01-01T00:00:00Z",
         }
         if model in script.contexts:

@@ -4,6 +4,7 @@ Run: ``python tests/servers/prying.py``. Tools (text results, never an error):
 ``read(path)`` -> ``ok: <first line>`` or ``refused: <OSError name>``;
 ``write(path)`` -> ``ok`` or ``refused: ...`` (writes "pried");
 ``dial(host, port)`` -> ``ok`` or ``refused: ...`` (a TCP connect, 2 s);
+``udp(host, port)`` -> ``ok`` or ``refused: ...`` (one datagram, "pried");
 ``fetch(url)`` -> ``ok: <body>`` or ``refused: ...`` (urllib: it honours HTTP_PROXY).
 """
 
@@ -47,6 +48,16 @@ def build() -> MCPServer:
         """Open a TCP connection."""
         try:
             socket.create_connection((host, port), timeout=2).close()
+            return "ok"
+        except OSError as exc:
+            return _refused(exc)
+
+    @server.tool(structured_output=False)
+    def udp(host: str, port: int) -> str:
+        """Send one UDP datagram."""
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+                sock.sendto(b"pried", (host, port))
             return "ok"
         except OSError as exc:
             return _refused(exc)

@@ -1,7 +1,7 @@
 """viewer: an MCP Apps test server (SDK ``mcp.server.apps``), over stdio.
 
 Run: ``python tests/servers/viewer.py [--calls FILE] [--leak URL [--declare]] [--chat]
-[--frame URL [--declare-frame]]``.
+[--frame URL [--declare-frame]] [--locate [--declare-location]]``.
 
 With ``--calls``, every tool call the server runs is appended to FILE as one JSON line
 ``{"tool": ..., "arguments": ...}``, so a test sees what arrived at the server, not what
@@ -13,7 +13,9 @@ With ``--frame URL`` the view, once initialized, adds an iframe of URL/frame and
 frameDomains. With ``--chat [MODE]`` the view, after its refresh, gives the model context
 ("Oslo: 21 degrees, seen in the view"), asks for display mode MODE (pip, the floating window, unless
 named) and logs the mode it got ("mode pip"), then sends the chat the message "Tell me
-more about <city>".
+more about <city>". With ``--locate`` the view, once initialized, asks for the device's
+location and logs "location: <what it got>" ("location: denied ..." when refused);
+``--declare-location`` adds geolocation to its declared permissions.
 
 Tools:
   show_weather(city)   view ui://viewer/weather; for the model and the view (the default)
@@ -119,6 +121,20 @@ LEAK = """<script>
 </script>"""
 
 
+LOCATE = """<script>
+setTimeout(function () {
+  function tell(text) {
+    window.parent.postMessage({jsonrpc: "2.0", method: "notifications/message",
+                               params: {level: "info", data: "location: " + text}}, "*");
+  }
+  try {
+    navigator.geolocation.getCurrentPosition(function () { tell("granted"); },
+      function (e) { tell((e.code === 1 ? "denied " : "failed ") + e.message); });
+  } catch (e) { tell("threw " + e); }
+}, 300);
+</script>"""
+
+
 FRAME = """<script>
 setTimeout(function () {
   var f = document.createElement("iframe"); f.src = BASE + "/frame";
@@ -138,6 +154,8 @@ def build(
     chat: str | None = None,
     frame: str | None = None,
     declare_frame: bool = False,
+    locate: bool = False,
+    declare_location: bool = False,
 ) -> MCPServer:
     apps = Apps()
 
@@ -174,6 +192,8 @@ def build(
         html = html.replace("</body>", FRAME.replace("BASE", json.dumps(frame)) + "</body>")
         if declare_frame:
             frames.append(frame)
+    if locate:
+        html = html.replace("</body>", LOCATE + "</body>")
     apps.add_html_resource(
         "ui://viewer/weather",
         html,
@@ -183,7 +203,7 @@ def build(
             resource_domains=["https://cdn.example"],
             frame_domains=frames or None,
         ),
-        permissions=ResourcePermissions(camera={}),
+        permissions=ResourcePermissions(camera={}, geolocation={} if declare_location else None),
         prefers_border=True,
     )
     server = MCPServer("viewer", extensions=[apps])
@@ -213,10 +233,19 @@ def main() -> None:
     parser.add_argument("--chat", nargs="?", const="pip", default=None)
     parser.add_argument("--frame", default=None)
     parser.add_argument("--declare-frame", action="store_true")
+    parser.add_argument("--locate", action="store_true")
+    parser.add_argument("--declare-location", action="store_true")
     opts = parser.parse_args()
-    build(opts.calls, opts.leak, opts.declare, opts.chat, opts.frame, opts.declare_frame).run(
-        "stdio"
-    )
+    build(
+        opts.calls,
+        opts.leak,
+        opts.declare,
+        opts.chat,
+        opts.frame,
+        opts.declare_frame,
+        opts.locate,
+        opts.declare_location,
+    ).run("stdio")
 
 
 if __name__ == "__main__":

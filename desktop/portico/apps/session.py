@@ -111,6 +111,12 @@ class HostContext:
 _DECLARED = {"clipboard": "clipboardWrite"}  # the engine's kind -> the declared name
 
 
+def permission_declared(kind: str, permissions: tuple[str, ...]) -> bool:
+    """The engine's ``kind`` (a :data:`PERMISSION_WORDS` key) is among the permissions
+    the view's resource declared (``_meta.ui.permissions``), every part of it."""
+    return all(_DECLARED.get(part, part) in permissions for part in kind.split(" and "))
+
+
 def sampler(
     sampling: SamplingPolicy, spec: ServerSpec
 ) -> Callable[[Mapping[str, Any]], Awaitable[dict[str, Any]]] | None:
@@ -467,19 +473,26 @@ class ViewSession:
 
     async def ask_permission(self, kind: str) -> bool:
         """Ask the person whether this view may use ``kind`` (a :data:`PERMISSION_WORDS`
-        key); True only when they accept. The face remembers the answer per view."""
+        key); True only when they accept. One its server did not declare is refused
+        without a question (its frame was never delegated it either). The face
+        remembers the answer per view."""
         words = PERMISSION_WORDS.get(kind)
         if words is None or self._closed:
             return False
-        declared = all(
-            _DECLARED.get(part, part) in self.view.permissions for part in kind.split(" and ")
-        )
-        note = "" if declared else " Its server did not declare that it would."
+        if not permission_declared(kind, self.view.permissions):
+            self.calls.refused.append(f"permission {kind}: its server did not declare it")
+            log.info(
+                "the view %s of %s asked for %s, which it did not declare; refused",
+                self.view.uri,
+                self.view.server,
+                kind,
+            )
+            return False
         request = ElicitationRequest(
             server=self.view.server,
             message=(
                 f"The view {self.view.uri} of {self.view.server} asks to use {words}. "
-                f"Allow it for this view until Portico quits?{note}"
+                "Allow it for this view until Portico quits?"
             ),
         )
         outcome = await ask_outcome(self._prompter.elicit(request), PERMISSION_TIMEOUT)

@@ -1,4 +1,4 @@
-"""Files attached to a user message, read once when the message is sent.
+"""Files and resources attached to a user message, read once when the message is sent.
 
 An image stays a path (downscaled for the model when a request is built, see
 ``history.ImageCache``); a text file or a PDF becomes its text, captured in the
@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import io
 import mimetypes
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from portico.chat.messages import Attachment
+
+if TYPE_CHECKING:
+    from portico.runtime.results import ToolResult
 
 MAX_TEXT_BYTES = 512 * 1024  # one attached text file
 MAX_IMAGE_BYTES = 20 * 1024 * 1024  # one image before downscaling
@@ -41,6 +45,45 @@ def size_text(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
+def describe(attachment: Attachment) -> str:
+    """Its type and size as a person reads them ("text/plain, 3.2 KiB"); "" if neither
+    is known (an older chat)."""
+    size = size_text(attachment.size) if attachment.size else ""
+    return ", ".join(x for x in (attachment.mime_type, size) if x)
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What a file will be when sent, known before: its type, size and, when it cannot
+    go, why (the words the send would refuse it with)."""
+
+    size: int
+    mime_type: str
+    problem: str = ""
+
+
+def probe(path: Path) -> Probe:
+    """Look at a file the person attached (size and first bytes only). Blocking."""
+    try:
+        if path.is_dir():
+            return Probe(0, "folder", "a folder: attach the files inside it")
+        size = path.stat().st_size
+        with path.open("rb") as f:
+            head = f.read(16)
+    except OSError as exc:
+        return Probe(0, "", f"cannot be read ({exc.strerror or exc})")
+    kind = image_type(head)
+    if kind is not None:
+        limit, what = MAX_IMAGE_BYTES, "images"
+    elif head.startswith(b"%PDF-"):
+        kind, limit, what = "application/pdf", MAX_PDF_BYTES, "PDFs"
+    else:
+        kind, limit, what = _text_type(path), MAX_TEXT_BYTES, "text files"
+    if size > limit:
+        return Probe(size, kind, f"too big: the limit for {what} is {size_text(limit)}")
+    return Probe(size, kind)
+
+
 def image_type(head: bytes) -> str | None:
     """The image's media type from its first bytes (PNG, JPEG, GIF, WebP), else None."""
     for magic, kind in _IMAGE_MAGIC:
@@ -55,7 +98,8 @@ def is_image(attachment: Attachment) -> bool:
     kind = attachment.mime_type or (
         mimetypes.guess_type(attachment.path.name)[0] if attachment.path else None
     )
-    return attachment.kind == "file" and bool(kind and kind.startswith("image/"))
+    # a file, or an image blob of a resource (saved to the image cache)
+    return attachment.path is not None and bool(kind and kind.startswith("image/"))
 
 
 def fenced(name: str, text: str) -> str:
@@ -199,3 +243,78 @@ def blob_text(data: bytes, mime_type: str | None, name: str) -> str | None:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
+
+
+def from_resource(
+    server: str, uri: str, result: ToolResult, image_dir: Path | None
+) -> list[Attachment]:
+    """A read resource as attachments, named by their URIs: its text (a PDF's or UTF-8
+    blob's too) captured now in one, each image blob saved to ``image_dir`` and attached
+    as an image (downscaled per request, to vision models only), any other binary said in
+    a line. Blocking (PDF text, image writes): run in a thread."""
+    from portico.runtime.results import ResourcePart, is_image_type, save_image
+
+    texts: list[str] = []
+    images: list[Attachment] = []
+    mime: str | None = None
+    size = 0
+    for part in result.parts:
+        if not isinstance(part, ResourcePart):
+            texts.append(part.render())
+            continue
+        name = part.uri or uri
+        if part.text is not None:
+            mime = mime or part.mime_type
+            texts.append(part.text)
+            size += len(part.text.encode())
+            continue
+        blob = part.blob or b""
+        kind = image_type(blob[:16]) if is_image_type(part.mime_type) else None
+        if kind is not None and image_dir is not None:
+            if len(blob) > MAX_IMAGE_BYTES:
+                raise AttachmentError(
+                    f"{name}: the image is {size_text(len(blob))}, over the "
+                    f"{size_text(MAX_IMAGE_BYTES)} limit for images; nothing was sent"
+                )
+            try:
+                path = save_image(blob, kind, image_dir)
+            except OSError as exc:
+                raise AttachmentError(
+                    f"{name}: the image could not be saved to {image_dir} "
+                    f"({exc.strerror or exc}); nothing was sent"
+                ) from None
+            images.append(
+                Attachment(
+                    "resource",
+                    name,
+                    path=path,
+                    server=server,
+                    uri=name,
+                    mime_type=kind,
+                    size=len(blob),
+                )
+            )
+            continue
+        readable = blob_text(blob, part.mime_type, name)
+        mime = mime or part.mime_type
+        size += len(blob)
+        if readable is None:
+            readable = (
+                f"[{name} is {size_text(len(blob))} of {part.mime_type or 'binary data'}: "
+                "not text, an image or a PDF, so the model gets only this line]"
+            )
+        texts.append(readable)
+    out: list[Attachment] = []
+    if texts or not images:
+        out.append(
+            Attachment(
+                "resource",
+                uri,
+                server=server,
+                uri=uri,
+                mime_type=mime,
+                text="\n".join(texts),
+                size=size,
+            )
+        )
+    return out + images

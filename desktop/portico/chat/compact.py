@@ -5,7 +5,10 @@ Never done silently: the turn that would not fit fails with kind ``context`` and
 choice runs :meth:`portico.chat.conversation.Chat.compact`. Either way every message stays
 in the chat and its store; only what the requests send changes (``StoredConversation
 .context``: the first message sent, and for a summary its text, which goes in the system
-prompt).
+prompt). A summary never leaves messages out silently: when the oldest of them do not fit
+the summary request, ``summarise`` does nothing and names ``summarise-recent`` (summarise
+the newest, send the oldest not at all) and ``trim``; and the transcript shows
+``cut_line`` above the first message still sent, saying what the earlier ones became.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from typing import Literal
 from portico.chat.context_meter import PER_MESSAGE, text_tokens
 from portico.chat.messages import Message
 
-Mode = Literal["summarise", "trim"]
-MODES: tuple[Mode, ...] = ("summarise", "trim")
+Mode = Literal["summarise", "summarise-recent", "trim"]
+MODES: tuple[Mode, ...] = ("summarise", "summarise-recent", "trim")
 KEEP_SHARE = 0.5  # the kept messages take at most this share of the room for messages
 SUMMARY_TOKENS = 1024  # the summary's answer
 
@@ -62,6 +65,29 @@ def choose_cut(path: Sequence[Message], room: int) -> int | None:
     question fits, or when everything does (nothing would be left out)."""
     start = fitting_start(path, room)
     return start if start else None
+
+
+def plural(n: int) -> str:
+    return f"{n} message{'s' if n != 1 else ''}"
+
+
+def cut_line(context: dict[str, object]) -> str:
+    """The transcript's line at the first message still sent: what was left out, how."""
+    n = context.get("left_out")
+    count = plural(n) if isinstance(n, int) else "The earlier messages"
+    dropped = context.get("dropped")
+    if context.get("summary"):
+        if isinstance(dropped, int) and dropped and isinstance(n, int):
+            return (
+                f"{count} above go to the model as a summary it wrote of the newest "
+                f"{n - dropped}; the oldest {dropped} were too long to summarise and are not "
+                "sent at all (/compact summarise-recent). They stay in this chat."
+            )
+        return (
+            f"{count} above go to the model as a summary it wrote (/compact summarise), "
+            "not as they are. They stay in this chat."
+        )
+    return f"{count} above are not sent to the model (/compact trim). They stay in this chat."
 
 
 def summary_section(summary: str) -> str:

@@ -99,6 +99,9 @@ def estimate(request: ModelRequest, context_length: int | None = None) -> Contex
             messages += text_tokens(turn.text) + IMAGE_TOKENS * len(turn.images)
         elif isinstance(turn, AssistantTurn):
             messages += text_tokens(turn.text)
+            for block in turn.native:  # thinking and tool search blocks go back too
+                if block.get("type") not in ("text", "tool_use"):
+                    messages += text_tokens(json.dumps(block, default=str))
             for call in turn.calls:
                 messages += text_tokens(call.name) + text_tokens(call.raw_arguments or "") + 4
         elif isinstance(turn, ResultsTurn):
@@ -106,6 +109,8 @@ def estimate(request: ModelRequest, context_length: int | None = None) -> Contex
                 messages += text_tokens(result.text) + IMAGE_TOKENS * len(result.images) + 4
     per_server: dict[str, list[int]] = {}
     for tool in request.tools:
+        if tool.deferred and request.native_search:
+            continue  # the provider's tool search holds it back until found
         entry = per_server.setdefault(tool_server(tool.name), [0, 0])
         entry[0] += 1
         entry[1] += tool_tokens(tool)

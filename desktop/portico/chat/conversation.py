@@ -22,10 +22,11 @@ import random
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from portico.chat import commands, compact, context_meter, project, title
-from portico.chat.attachments import AttachmentError, blob_text, is_image
+from portico.chat.attachments import AttachmentError, is_image
 from portico.chat.attachments import read as read_attachment
 from portico.chat.context_meter import ContextEstimate
 from portico.chat.cost import money
@@ -53,6 +54,7 @@ from portico.chat.events import (
 from portico.chat.history import ImageCache, to_turns
 from portico.chat.messages import Attachment, Message, Round, ToolCall
 from portico.chat.project import tool_allowed
+from portico.chat.providers.anthropic_messages import loaded_by_search
 from portico.chat.providers.errors import ProviderError
 from portico.chat.providers.wire import (
     ModelRequest,
@@ -70,7 +72,6 @@ from portico.chat.tree import branches, newest_leaf, path_to
 from portico.config.model import ProviderSpec
 from portico.policy.ask import ask_outcome
 from portico.prompts import ApprovalChoice, SpendApprovalRequest
-from portico.runtime.results import ImagePart, ResourcePart, TextPart, ToolResult
 from portico.runtime.toolsearch import ActiveSet
 
 if TYPE_CHECKING:
@@ -90,6 +91,16 @@ class ChatError(Exception):
 
 class ChatBusy(ChatError):
     """A turn is already running in this conversation."""
+
+
+class CompactChoice(ChatError):
+    """``/compact summarise`` would have to leave the oldest messages out of the summary:
+    the person chooses (``summarise-recent`` or ``trim``); nothing was done."""
+
+    def __init__(self, message: str, *, summarised: int, dropped: int) -> None:
+        super().__init__(message)
+        self.summarised = summarised
+        self.dropped = dropped
 
 
 _ids = random.Random()  # seeded from os.urandom; its own, so nobody's seed() repeats ids
@@ -131,6 +142,7 @@ class Chat:
         self.tasks: dict[str, ChatTask] = {}  # call id -> its task (tasks extension)
         self._turn_costs: dict[str, float] = {}  # answer id -> its model cost (this session)
         self._settings = ChatSettings.from_json(stored.settings)
+        self._sent: int | None = None  # estimated tokens of the request last sent
 
     # --- state --------------------------------------------------------------------
     @property
@@ -280,6 +292,14 @@ class Chat:
             if m.parent_id == message.parent_id and m.role == message.role
         ]
 
+    def versions(self) -> dict[str, list[str]]:
+        """``siblings`` of every message that has other versions, in one pass (a snapshot
+        asking ``siblings`` per message was quadratic: 2.3 s for a 2,000-message chat)."""
+        groups: dict[tuple[str | None, str], list[str]] = {}
+        for m in self._messages:
+            groups.setdefault((m.parent_id, m.role), []).append(m.id)
+        return {i: ids for ids in groups.values() if len(ids) > 1 for i in ids}
+
     def branches(self) -> list[Message]:
         """The leaf of each branch; branch N is ``branches()[N - 1]`` (see
         :func:`portico.chat.tree.branches` for how they are numbered)."""
@@ -380,7 +400,7 @@ class Chat:
         probe = await self._request(self._leaf_id, spec, model, ask=False)
         fixed = context_meter.estimate(probe, limit)  # its system prompt and tools stay
         room = limit - fixed.system - fixed.tools_total - probe.max_tokens
-        if mode == "summarise":
+        if mode != "trim":
             room -= compact.SUMMARY_TOKENS
         at = compact.choose_cut(path, max(0, int(room * compact.KEEP_SHARE)))
         if at is None:
@@ -389,27 +409,40 @@ class Chat:
                 f"model's context ({limit:,} tokens); start a new chat or pick a larger model"
             )
         older, kept = path[:at], path[at:]
-        context: dict[str, object] = {"from": kept[0].id}
-        if mode == "summarise":
-            context["summary"] = await self._summarise(provider, spec, model, older, limit)
+        context: dict[str, object] = {"from": kept[0].id, "left_out": len(older), "mode": mode}
+        if mode != "trim":
+            start = self._summary_start(older, limit)
+            if start and mode == "summarise":
+                # never summarised in part without the person's say
+                raise CompactChoice(
+                    f"the oldest {compact.plural(start)} of the {len(older)} to leave out are "
+                    "too long to go into the summary request: summarise the newest "
+                    f"{len(older) - start} and send the oldest {start} not at all "
+                    "(/compact summarise-recent), or trim all of them (/compact trim)",
+                    summarised=len(older) - start,
+                    dropped=start,
+                )
+            context["dropped"] = start
+            context["summary"] = await self._summarise(provider, spec, model, older[start:])
         self._stored.context = context
         self._host.store.save_context(self.id, context)
-        n = len(older)
-        what = (
-            "a summary the model wrote goes instead"
-            if mode == "summarise"
-            else "the model no longer sees them"
-        )
+        n, dropped = len(older), int(str(context.get("dropped") or 0))
+        if mode == "trim":
+            what = "the model no longer sees them"
+        elif dropped:
+            what = (
+                f"a summary the model wrote of the newest {n - dropped} goes instead; the "
+                f"oldest {dropped} were too long to summarise and are not sent at all"
+            )
+        else:
+            what = "a summary the model wrote goes instead"
         return (
             f"{n} older message{'s' if n != 1 else ''} left out of what is sent ({what}); "
             "they stay in this chat."
         )
 
-    async def _summarise(
-        self, provider: str, spec: ProviderSpec, model: str, older: list[Message], limit: int
-    ) -> str:
-        from portico.chat.providers.wire import UserTurn
-
+    def _summary_start(self, older: list[Message], limit: int) -> int:
+        """Where the summary request starts in ``older`` (0: all of them fit in it)."""
         room = limit - compact.SUMMARY_TOKENS - context_meter.text_tokens(compact.SUMMARY_SYSTEM)
         start = compact.fitting_start(older, int(room * 0.9))
         if start is None:
@@ -417,7 +450,26 @@ class Chat:
                 "the older messages are too long to summarise within this model's context; "
                 "trim them instead (/compact trim)"
             )
-        turns = await to_turns(older[start:], spec.vision, self._images)
+        return start
+
+    @property
+    def context_cut(self) -> tuple[str, str] | None:
+        """(the first message still sent, the line saying what was left out before it and
+        how), or None when nothing is left out of the shown path."""
+        context = self._stored.context
+        cut = context.get("from")
+        if not isinstance(cut, str) or cut not in {m.id for m in self.messages}:
+            return None
+        if "left_out" not in context:
+            return cut, compact.cut_line({**context, "left_out": self.left_out})
+        return cut, compact.cut_line(context)
+
+    async def _summarise(
+        self, provider: str, spec: ProviderSpec, model: str, older: list[Message]
+    ) -> str:
+        from portico.chat.providers.wire import UserTurn
+
+        turns = await to_turns(older, spec.vision, self._images)
         request = ModelRequest(
             model=model,
             turns=[*turns, UserTurn(compact.SUMMARY_ASK)],
@@ -605,18 +657,22 @@ class Chat:
                 attachments.extend(images)
                 rendered = True
             servers = self._host.server_names()
-            for server, uri in commands.mentions(body, servers):
-                attachment = await self._host.read_resource(server, uri)
-                attachments.append(attachment)
-                emit(
-                    AttachmentAdded(
-                        server,
-                        uri,
-                        attachment.name,
-                        attachment.mime_type,
-                        len(attachment.text or ""),
+            # resources picked as chips: read now, as the mentions in the text are
+            chosen = [a for a in attachments if _unread_resource(a)]
+            attachments = [a for a in attachments if not _unread_resource(a)]
+            wanted = [(a.server or "", a.uri or "") for a in chosen]
+            for server, uri in [*wanted, *commands.mentions(body, servers)]:
+                for attachment in await self._host.read_resource(server, uri):
+                    attachments.append(attachment)
+                    emit(
+                        AttachmentAdded(
+                            server,
+                            attachment.uri or uri,
+                            attachment.name,
+                            attachment.mime_type,
+                            len(attachment.text or "") if attachment.path is None else 0,
+                        )
                     )
-                )
             if not rendered:
                 body = commands.strip_mentions(body, servers) if attachments else body
         except commands.UsageError as exc:
@@ -642,7 +698,14 @@ class Chat:
             attachments=attachments,
         )
         self._add(user)
-        emit(UserMessageAdded(user.id, user.text, tuple(a.name for a in attachments)))
+        emit(
+            UserMessageAdded(
+                user.id,
+                user.text,
+                tuple(a.name for a in attachments),
+                tuple(replace(a, text=None) for a in attachments),
+            )
+        )
         if not self._stored.title:
             await self.rename(title.from_words(body or attachments[0].name))
             emit(TitleChanged(self.id, self._stored.title))
@@ -709,6 +772,8 @@ class Chat:
             emit(TurnFinished(assistant.id, "stopped", len(assistant.rounds)))
             return
         except ProviderError as exc:
+            if exc.kind == "context":
+                await self._learn_context(exc)
             self._failed(assistant, exc.message)
             emit(TurnFailed(exc.message, exc.retryable, exc.kind, exc.retry_after, assistant.id))
             return
@@ -720,6 +785,25 @@ class Chat:
             return
         if first and rounds >= 0 and self._host.model_titles:
             await self._model_title(emit, user, assistant)
+
+    async def _learn_context(self, exc: ProviderError) -> None:
+        """The server refused the request as too long: what it said of its context is
+        what /compact works with. Without a figure, the limit is taken as 90 % of what
+        was sent (its count, else the local estimate): the request did not fit, so the
+        model takes less than that."""
+        limit = exc.context_limit
+        if limit is None and exc.context_used is None and self._sent is None:
+            return  # our own refusal before sending: the limit is known already
+        try:
+            provider, model = self._host.models.resolve(self.model)
+        except ProviderError:
+            return
+        if limit is None:
+            sent = exc.context_used or (self._sent or 0)
+            if not sent:
+                return
+            limit = int(sent * 0.9)
+        self._host.models.learn_context_length(provider, model, limit)
 
     def _stopped(self, emit: Emit, assistant: Message) -> None:
         assistant.status = "stopped"
@@ -770,8 +854,10 @@ class Chat:
         rounds = 0
         while True:
             request = await self._request(assistant.id, spec, model)
+            self._sent = None
             await self._check_fits(provider, model, request)
             await self._check_model_spend(emit, spec, model, request)
+            self._sent = context_meter.estimate(request).total  # what a refusal is about
             round_ = Round()
             assistant.rounds.append(round_)
             done: StreamDone | None = None
@@ -788,11 +874,22 @@ class Chat:
                         flushed = now
                         host.store.save_text(assistant.id, assistant.text, "streaming")
                 elif isinstance(part, StreamReasoning):
+                    round_.thinking += part.text
                     emit(ReasoningDelta(part.text, assistant.id))
                 elif isinstance(part, StreamDone):
                     done = part
             if done is None:
                 raise ProviderError(f"'{provider}' ended its answer without finishing it.")
+            # kept with the round and sent back as they came (thinking blocks with their
+            # signature must be, in a tool loop with thinking on)
+            round_.thinking = done.thinking or round_.thinking
+            round_.native = [dict(block) for block in done.native]
+            round_.native_kind = done.native_kind
+            if done.native_kind == "anthropic":  # the API's tool search loaded these
+                found = self._active.add(loaded_by_search(done.native))
+                if found:
+                    emit(ToolsChanged(tuple(self._active)))
+                    self._save_row()
             self._count_usage(emit, assistant, provider, model, done)
             if not done.calls:
                 assistant.status = "complete"
@@ -874,6 +971,8 @@ class Chat:
             first()
             record = by_id[report.id]
             _apply(record, report)
+            if record.outcome == "ok" and not record.is_error:
+                record.view_uri = host.view_of(record.name)
             seq = assistant.tool_calls.index(record)
             host.store.save_tool_call(self.id, assistant.id, seq, record)
 
@@ -926,9 +1025,10 @@ class Chat:
                 max_tokens = thinking + spec.max_tokens
         turns = await to_turns(path, spec.vision, self._images)
         settings = self._host.settings
+        native_search = spec.kind == "anthropic" and spec.native_tool_search
         tools = [
-            ToolOffer(t.name, t.description, t.input_schema)
-            for t in self._host.registry.model_tools(self._active)
+            ToolOffer(t.name, t.description, t.input_schema, t.deferred)
+            for t in self._host.registry.model_tools(self._active, native_search=native_search)
             if tool_allowed(t.name, settings)
         ]
         return ModelRequest(
@@ -940,6 +1040,7 @@ class Chat:
             temperature=temperature,
             reasoning_effort=own.reasoning_effort if spec.kind == "openai" else None,
             thinking_budget=thinking,
+            native_search=native_search,
         )
 
     async def context_estimate(self) -> ContextEstimate | None:
@@ -1196,6 +1297,16 @@ class _Events:
             waiter.set_result(None)
 
 
+def _unread_resource(attachment: Attachment) -> bool:
+    """A resource chosen in the composer, not read yet (``@server:uri`` as a chip)."""
+    return (
+        attachment.kind == "resource"
+        and attachment.text is None
+        and attachment.path is None
+        and bool(attachment.server and attachment.uri)
+    )
+
+
 def _apply(record: ToolCall, report: CallReport) -> None:
     record.outcome = report.outcome
     record.duration = report.duration
@@ -1203,34 +1314,7 @@ def _apply(record: ToolCall, report: CallReport) -> None:
     if result is not None:
         record.result_text = result.text()
         record.is_error = result.is_error
-        record.result_images = tuple(p.path for p in result.images if p.path is not None)
+        record.result_images = result.image_paths
     else:
         record.result_text = report.model_text()
         record.is_error = True
-
-
-def attachment_from_resource(server: str, uri: str, result: ToolResult) -> Attachment:
-    """A read resource as an attachment (its text captured now)."""
-    texts: list[str] = []
-    mime: str | None = None
-    for part in result.parts:
-        if isinstance(part, ResourcePart):
-            mime = mime or part.mime_type
-            if part.text is not None:
-                texts.append(part.text)
-            elif part.blob is not None:
-                try:
-                    readable = blob_text(part.blob, part.mime_type, uri)
-                except AttachmentError as exc:
-                    raise commands.UsageError(f"@{server}:{exc}") from None
-                if readable is None:
-                    readable = f"({len(part.blob)} bytes of {part.mime_type or 'binary data'})"
-                texts.append(readable)
-        elif isinstance(part, TextPart):
-            texts.append(part.text)
-        elif isinstance(part, ImagePart):
-            texts.append(part.render())
-    name = uri.rsplit("/", 1)[-1] or uri
-    return Attachment(
-        "resource", name, server=server, uri=uri, mime_type=mime, text="\n".join(texts)
-    )

@@ -17,10 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from portico.prompts import SpendApprovalRequest, ToolApprovalRequest
 from portico.runtime.results import ToolResult
+
+if TYPE_CHECKING:
+    from portico.chat.messages import Attachment
 
 StopReason = Literal[
     "end_turn",  # the model finished its answer
@@ -84,6 +87,8 @@ class UserMessageAdded:
     message_id: str
     text: str
     attachments: tuple[str, ...] = ()  # names
+    # each attachment as stored (name, type, size, path or URI), without its text
+    details: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -49,15 +49,18 @@ async def _user_turn(message: Message, vision: bool, cache: ImageCache) -> UserT
     parts = [message.text] if message.text else []
     pictures: list[ModelImage] = []
     for a in message.attachments:
-        if a.kind == "resource":
-            label = f"Attached resource {a.uri} from server {a.server}"
-            parts.append(f"[{label}]\n{fenced(a.name, a.text or '')}")
-        elif a.path is not None and is_image(a):
+        if a.path is not None and is_image(a):
             image = await cache.get(a.path, a.mime_type) if vision else None
+            what = f"resource {a.uri} from server {a.server}" if a.kind == "resource" else a.name
             if image is not None:
                 pictures.append(image)
+                if a.kind == "resource":  # the model is told where the picture came from
+                    parts.append(f"[Attached image: {what}]")
             else:  # an older chat, or its model changed since: say what was there
-                parts.append(f"[Attached image {a.name}: not shown, this model takes no images]")
+                parts.append(f"[Attached image {what}: not shown, this model takes no images]")
+        elif a.kind == "resource":
+            label = f"Attached resource {a.uri} from server {a.server}"
+            parts.append(f"[{label}]\n{fenced(a.name, a.text or '')}")
         elif a.text is not None:
             parts.append(f"[Attached file {a.name}]\n{fenced(a.name, a.text[:MAX_ATTACHED_TEXT])}")
         else:
@@ -95,9 +98,10 @@ async def to_turns(path: Sequence[Message], vision: bool, cache: ImageCache) -> 
         for round_ in rounds:
             made = [calls[i] for i in round_.tool_call_ids if i in calls]
             requests = tuple(CallRequest(c.id, c.name, c.arguments, c.raw_arguments) for c in made)
-            if not round_.text and not requests:
+            if not round_.text and not requests and not round_.native:
                 continue
-            turns.append(AssistantTurn(round_.text, requests))
+            native = tuple(round_.native)
+            turns.append(AssistantTurn(round_.text, requests, native, round_.native_kind))
             if made:
                 turns.append(ResultsTurn(tuple([await _result(c, vision, cache) for c in made])))
     return turns

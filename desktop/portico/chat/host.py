@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from portico.chat import commands
-from portico.chat.conversation import Chat, ChatError, attachment_from_resource
+from portico.chat.attachments import AttachmentError, from_resource
+from portico.chat.conversation import Chat, ChatError
 from portico.chat.messages import Attachment, Message, ToolCall
 from portico.chat.project import ProjectInstructions
 from portico.chat.providers.catalog import ModelCatalog
@@ -109,6 +110,14 @@ class ChatHost:
     @property
     def registry(self) -> Registry:
         return self._hub.registry
+
+    def view_of(self, qualified: str) -> str | None:
+        """The ``ui://`` view a tool's results render in, or None (also for unknown tools)."""
+        try:
+            tool = self._hub.registry.resolve(qualified)
+        except LookupError:
+            return None
+        return tool.view.resource_uri if tool.view is not None else None
 
     def apply_config(self, config: Config) -> None:
         """Take the providers, default model and settings of a reloaded config."""
@@ -229,7 +238,7 @@ class ChatHost:
         record.outcome = "ok"
         record.result_text = result.text()
         record.is_error = result.is_error
-        record.result_images = tuple(p.path for p in result.images if p.path is not None)
+        record.result_images = result.image_paths
         seq = message.tool_calls.index(record)
         self._store.save_tool_call(chat.id, message.id, seq, record)
         return record
@@ -349,7 +358,8 @@ class ChatHost:
 
         return await asyncio.to_thread(render)
 
-    async def read_resource(self, server: str, uri: str) -> Attachment:
+    async def read_resource(self, server: str, uri: str) -> list[Attachment]:
+        """The resource as attachments (its text; each image blob as an image)."""
         from portico.runtime import results
 
         conn = self._connection(server)
@@ -357,7 +367,15 @@ class ChatHost:
             raw = await conn.read_resource(uri)
         except Exception as exc:
             raise commands.UsageError(f"@{server}:{uri} could not be read: {exc}") from None
-        return attachment_from_resource(server, uri, results.process_resource(raw))
+        image_dir = self._hub.registry.image_dir
+
+        def convert() -> list[Attachment]:
+            return from_resource(server, uri, results.process_resource(raw), image_dir())
+
+        try:
+            return await asyncio.to_thread(convert)
+        except AttachmentError as exc:
+            raise commands.UsageError(f"@{server}:{exc}") from None
 
     async def reload(self) -> str:
         if self._reload is not None:

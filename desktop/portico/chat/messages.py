@@ -59,6 +59,9 @@ class ToolCall:
     result_images: tuple[Path, ...] = ()
     is_error: bool = False
     duration: float = 0.0
+    # The ``ui://`` view its tool declared when it returned: a reopened chat can say the
+    # view is there even when the server is gone.
+    view_uri: str | None = None
 
 
 @dataclass
@@ -67,6 +70,13 @@ class Round:
 
     text: str = ""
     tool_call_ids: list[str] = field(default_factory=list)
+    thinking: str = ""  # what the model thought before answering (shown collapsed)
+    # The response as the provider ``native_kind`` wrote it, block by block, when it holds
+    # blocks that must go back unchanged in the next request (Anthropic: ``thinking`` and
+    # ``redacted_thinking`` with their signature, tool search's ``server_tool_use`` and
+    # ``tool_search_tool_result``); empty otherwise.
+    native: list[dict[str, Any]] = field(default_factory=list)
+    native_kind: str = ""
 
 
 @dataclass

@@ -129,7 +129,12 @@ CREATE TRIGGER chat_settings_ad AFTER DELETE ON conversations BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
+# v6: the view (``ui://``) a tool call's tool declared when it returned, NULL for none.
+_V6 = """
+ALTER TABLE tool_calls ADD COLUMN view_uri TEXT;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5, _V6)
 VERSION = len(MIGRATIONS)
 
 

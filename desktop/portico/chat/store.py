@@ -141,11 +141,29 @@ def _attachments(text: str | None) -> list[Attachment]:
 def _rounds_json(rounds: list[Round]) -> str:
     if not rounds:
         return "[]"
-    return _json_text([{"text": r.text, "calls": r.tool_call_ids} for r in rounds])
+    out: list[dict[str, Any]] = []
+    for r in rounds:
+        row: dict[str, Any] = {"text": r.text, "calls": r.tool_call_ids}
+        if r.thinking:
+            row["thinking"] = r.thinking
+        if r.native:
+            row["native"] = r.native
+            row["native_kind"] = r.native_kind
+        out.append(row)
+    return _json_text(out)
 
 
 def _rounds(text: str | None) -> list[Round]:
-    return [Round(r["text"], list(r["calls"])) for r in json.loads(text or "[]")]
+    return [
+        Round(
+            r["text"],
+            list(r["calls"]),
+            str(r.get("thinking") or ""),
+            list(r.get("native") or ()),
+            str(r.get("native_kind") or ""),
+        )
+        for r in json.loads(text or "[]")
+    ]
 
 
 def _call_row(conversation_id: str, message_id: str, seq: int, c: ToolCall) -> tuple[Any, ...]:
@@ -162,17 +180,18 @@ def _call_row(conversation_id: str, message_id: str, seq: int, c: ToolCall) -> t
         _json_text([str(p) for p in c.result_images]) if c.result_images else "[]",
         int(c.is_error),
         c.duration,
+        c.view_uri,
     )
 
 
 _CALL_SQL = (
     "INSERT INTO tool_calls (id, message_id, conversation_id, seq, name, arguments, "
-    "raw_arguments, outcome, result_text, result_images, is_error, duration) VALUES "
-    "(?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(message_id, id) DO UPDATE SET "
+    "raw_arguments, outcome, result_text, result_images, is_error, duration, view_uri) "
+    "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(message_id, id) DO UPDATE SET "
     "arguments=excluded.arguments, raw_arguments=excluded.raw_arguments, "
     "outcome=excluded.outcome, result_text=excluded.result_text, "
     "result_images=excluded.result_images, is_error=excluded.is_error, "
-    "duration=excluded.duration"
+    "duration=excluded.duration, view_uri=excluded.view_uri"
 )
 _MESSAGE_SQL = (
     "INSERT INTO messages (id, conversation_id, parent_id, seq, role, text, status, model, "
@@ -577,7 +596,8 @@ class ChatStore:
         calls: dict[str, list[ToolCall]] = {}
         for c in conn.execute(
             "SELECT message_id, id, name, arguments, raw_arguments, outcome, result_text, "
-            "result_images, is_error, duration FROM tool_calls WHERE conversation_id=? "
+            "result_images, is_error, duration, view_uri FROM tool_calls "
+            "WHERE conversation_id=? "
             "ORDER BY message_id, seq",
             (conversation_id,),
         ):
@@ -592,6 +612,7 @@ class ChatStore:
                     result_images=tuple(Path(p) for p in json.loads(c[7] or "[]")),
                     is_error=bool(c[8]),
                     duration=c[9] or 0.0,
+                    view_uri=c[10],
                 )
             )
         for m in conn.execute(

@@ -285,7 +285,12 @@ class Renderer:
         elif isinstance(event, ev.Notice):
             self._say(event.text)
         elif isinstance(event, ev.AttachmentAdded):
-            self._say(f"Attached {event.uri} from {event.server} ({event.size} characters)")
+            what = (
+                f"an image, {event.mime_type}"
+                if (event.mime_type or "").startswith("image/") and not event.size
+                else f"{event.size} characters"
+            )
+            self._say(f"Attached {event.uri} from {event.server} ({what})")
         elif isinstance(event, ev.UserMessageAdded) and self.echo:
             self.out.write(event.text + "\n")  # a rendered prompt is the command's output
             self.out.flush()

@@ -27,6 +27,15 @@ KINDS: dict[str, tuple[tuple[str, ...], str]] = {
 # Claude Code expands ${VAR} in .claude.json / .mcp.json; Cursor and VS Code ${env:VAR}.
 ENV_REFERENCE = {"claude-code": "${%s}", "cursor": "${env:%s}", "vscode": "${env:%s}"}
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
+# VS Code's documented way to keep a secret out of mcp.json: an `inputs` entry with
+# "password": true, referred to as ${input:ID}; VS Code asks once and keeps the answer in
+# its secret storage. So for vscode the token is never written into the file.
+VSCODE_INPUT = {
+    "type": "promptString",
+    "id": "portico-token",
+    "description": "Portico endpoint token (printed by `portico connect vscode`)",
+    "password": True,
+}
 
 
 def register(groups: Groups) -> None:
@@ -108,10 +117,22 @@ async def _connect(args: argparse.Namespace) -> int:
         )
         return 0
     path = _client_file(kind, args.file)
-    written = ENV_REFERENCE[kind] % variable if variable is not None else token
-    _edit(path, lambda text: _set(text, path_keys, _entry(style, url, written)))
+    prompted = kind == "vscode" and variable is None
+    if prompted:
+        written = "${input:" + str(VSCODE_INPUT["id"]) + "}"
+    else:
+        written = ENV_REFERENCE[kind] % variable if variable is not None else token
+    entry = _entry(style, url, written)
+    _edit(path, lambda text: _set(text, kind, path_keys, entry, prompted))
     print(f"Added '{ENTRY}' ({url}) to {path}; {kind} has its own token now.")
-    if variable is not None:
+    if prompted:
+        print(
+            "VS Code asks for the token the first time it starts the server and keeps it "
+            "in its secret storage; paste this (shown only now):\n"
+            f"  {token}",
+            file=sys.stderr,
+        )
+    elif variable is not None:
         print(
             f"The file refers to ${variable}; start {kind} with it set (shown only now):\n"
             f"  export {variable}={token}",
@@ -128,23 +149,34 @@ async def _remove(
     if style != "print":
         path = _client_file(kind, file)
         if path.is_file():
-            removed = _edit(path, lambda text: _drop(text, path_keys))
+            removed = _edit(path, lambda text: _drop(text, kind, path_keys))
     if not (revoked or removed):
         raise CommandError(f"{kind} was not connected (no token, no '{ENTRY}' entry)", code=2)
     print(f"Disconnected {kind}: token revoked" + (", entry removed" if removed else "") + ".")
     return 0
 
 
-def _set(text: str, path_keys: tuple[str, ...], entry: dict[str, Any]) -> tuple[str, bool]:
-    from portico.config.jsonc_edit import set_member
+def _set(
+    text: str, kind: str, path_keys: tuple[str, ...], entry: dict[str, Any], prompted: bool
+) -> tuple[str, bool]:
+    from portico.config.jsonc_edit import remove_element, set_element, set_member
 
-    return set_member(text, path_keys, ENTRY, entry), True
+    text = set_member(text, path_keys, ENTRY, entry)
+    if prompted:
+        text = set_element(text, ("inputs",), "id", VSCODE_INPUT)
+    elif kind == "vscode":  # the input of an earlier connect without --token-env: unused now
+        text, _gone = remove_element(text, ("inputs",), "id", str(VSCODE_INPUT["id"]))
+    return text, True
 
 
-def _drop(text: str, path_keys: tuple[str, ...]) -> tuple[str, bool]:
-    from portico.config.jsonc_edit import remove_member
+def _drop(text: str, kind: str, path_keys: tuple[str, ...]) -> tuple[str, bool]:
+    from portico.config.jsonc_edit import remove_element, remove_member
 
-    return remove_member(text, path_keys, ENTRY)
+    text, removed = remove_member(text, path_keys, ENTRY)
+    if kind != "vscode":
+        return text, removed
+    text, dropped = remove_element(text, ("inputs",), "id", str(VSCODE_INPUT["id"]))
+    return text, removed or dropped
 
 
 def _edit(path: Path, change: Any) -> bool:

@@ -96,6 +96,7 @@ MODEL_KEYS: tuple[tuple[str, Any, str], ...] = (
     ("currency", "USD", "of the prices and the spend limit"),
     ("spend_limit", 1.0, "per chat: a request that would pass it asks first"),
     ("projects", False, "a project's chat.model may name this provider's models"),
+    ("native_tool_search", True, "anthropic: deferred tools behind the API's own tool search"),
 )
 MODEL_PRICES = {"example-model": {"input": 0.5, "output": 1.5}}
 PRICES_HELP = "price per million tokens, input and output, per model (in currency)"

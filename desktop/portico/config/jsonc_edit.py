@@ -1,4 +1,5 @@
-"""Set or remove one member of a JSON-with-comments file's object, in place.
+"""Set or remove one member of a JSON-with-comments file's object (or one element, found
+by its id, of an array of objects), in place.
 
 Everything else in the text stays as it was, byte for byte: comments, order, spacing,
 trailing commas. Positions come from ``importers.jsonc.strip_jsonc`` (comments blanked,
@@ -115,7 +116,8 @@ def _line_indent(text: str, i: int) -> str:
 
 
 def _dump(value: Any, indent: str) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+    unit = "\t" if indent.startswith("\t") else 2  # a tab-indented file stays tab-indented
+    return json.dumps(value, indent=unit, ensure_ascii=False).replace("\n", "\n" + indent)
 
 
 def _insert(text: str, clean: str, start: int, end: int, key: str, value: Any) -> str:
@@ -181,4 +183,99 @@ def remove_member(text: str, path: Sequence[str], key: str) -> tuple[str, bool]:
         after = _skip(clean, value_end)
         if clean[after : after + 1] == ",":
             cut_to = after + 1
+    return text[:cut_from] + text[cut_to:], True
+
+
+def _elements(clean: str, start: int) -> list[tuple[int, int]]:
+    """(start, end) of each element of the array that opens at ``start``."""
+    out: list[tuple[int, int]] = []
+    j = _skip(clean, start + 1)
+    while clean[j : j + 1] not in ("]", ""):
+        end = _value_end(clean, j)
+        out.append((j, end))
+        j = _skip(clean, end)
+        if clean[j : j + 1] == ",":
+            j = _skip(clean, j + 1)
+    return out
+
+
+def _array_at(clean: str, path: Sequence[str]) -> tuple[int, int] | None:
+    parent = _object_at(clean, path[:-1])
+    if parent is None:
+        return None
+    found = [m for m in _members(clean, parent[0]) if m[0] == path[-1]]
+    if not found:
+        return None
+    start, end = found[-1][2], found[-1][3]
+    if clean[start : start + 1] != "[":
+        raise JsoncEditError(f"{path[-1]!r} is not an array")
+    return start, end
+
+
+def _find(clean: str, elements: list[tuple[int, int]], id_key: str, ident: str) -> int | None:
+    for index, (start, end) in enumerate(elements):
+        if clean[start : start + 1] != "{":
+            continue
+        try:
+            item = json.loads(clean[start:end])
+        except ValueError:
+            continue
+        if item.get(id_key) == ident:
+            return index
+    return None
+
+
+def set_element(text: str, path: Sequence[str], id_key: str, value: dict[str, Any]) -> str:
+    """``text`` with the object of ``path``'s array whose ``id_key`` equals ``value``'s
+    replaced by ``value``, or ``value`` appended (the array made as needed)."""
+    if not text.strip():
+        text = "{}\n"
+    clean = strip_jsonc(text)
+    found = _array_at(clean, path)
+    if found is None:
+        return set_member(text, path[:-1], path[-1], [value])
+    start, end = found
+    elements = _elements(clean, start)
+    index = _find(clean, elements, id_key, value[id_key])
+    if index is not None:
+        e_start, e_end = elements[index]
+        return text[:e_start] + _dump(value, _line_indent(text, e_start)) + text[e_end:]
+    if elements:
+        last_end = elements[-1][1]
+        indent = _line_indent(text, elements[-1][0])
+        rest = _skip(clean, last_end)  # a trailing comma is blank in ``clean``: it stays last
+        comma = "" if clean[rest : rest + 1] == "," else ","
+        return text[:last_end] + f"{comma}\n{indent}{_dump(value, indent)}" + text[last_end:]
+    outer = _line_indent(text, start)
+    indent = outer + "  "
+    return text[: start + 1] + f"\n{indent}{_dump(value, indent)}\n{outer}" + text[end - 1 :]
+
+
+def remove_element(text: str, path: Sequence[str], id_key: str, ident: str) -> tuple[str, bool]:
+    """``text`` without the object of ``path``'s array whose ``id_key`` is ``ident``;
+    False when there was none. An array left empty is written ``[]``."""
+    if not text.strip():
+        return text, False
+    clean = strip_jsonc(text)
+    found = _array_at(clean, path)
+    if found is None:
+        return text, False
+    start, end = found
+    elements = _elements(clean, start)
+    index = _find(clean, elements, id_key, ident)
+    if index is None:
+        return text, False
+    e_start, e_end = elements[index]
+    if len(elements) == 1:
+        after = _skip(clean, e_end)
+        after = after + 1 if clean[after : after + 1] == "," else after
+        if not (text[start + 1 : e_start] + text[after : end - 1]).strip():
+            return text[: start + 1] + text[end - 1 :], True  # nothing else in it: []
+        return text[:e_start] + text[after:], True
+    if index + 1 < len(elements):
+        return text[:e_start] + text[elements[index + 1][0] :], True
+    cut_from, cut_to = elements[index - 1][1], e_end
+    after = _skip(clean, e_end)
+    if clean[after : after + 1] == ",":
+        cut_to = after + 1
     return text[:cut_from] + text[cut_to:], True

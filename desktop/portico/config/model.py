@@ -376,6 +376,9 @@ class ProviderSpec:
     spend_limit: float | None = None  # per chat, in currency; None: no limit
     context_length: int | None = None  # tokens a request may hold; None: unknown
     projects: bool = False  # a project file's chat.model may name this provider's models
+    # anthropic: deferred tools go behind the API's own tool search (defer_loading);
+    # false for an Anthropic-compatible server without it (Portico's tool_search then)
+    native_tool_search: bool = True
 
     def price(self, model: str) -> ModelPrice | None:
         """The price of ``model``: its own entry, else the longest priced name it starts

@@ -43,6 +43,7 @@ KEYS = (
     "spend_limit",
     "context_length",
     "projects",
+    "native_tool_search",
 )
 MAX_TOKENS_LIMIT = 1_000_000
 CONTEXT_LIMIT = 100_000_000
@@ -218,7 +219,7 @@ class _Reader:
             if not math.isfinite(value) or not 0 <= value <= 2:
                 return bad(f"must be between 0 and 2, not {value}")
             return float(value)
-        if key in ("vision", "projects"):
+        if key in ("vision", "projects", "native_tool_search"):
             if not isinstance(value, bool):
                 return bad(f"must be true or false, not {value!r}")
             return value

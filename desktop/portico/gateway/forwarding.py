@@ -39,6 +39,7 @@ from mcp.server.subscriptions import (
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from portico.gateway.clients import Client
+from portico.gateway.input_rounds import HeldCall, InputRounds
 from portico.runtime.events import Event, ListsChanged, LogLine, ResourceUpdated, ToolsChanged
 
 if TYPE_CHECKING:
@@ -64,7 +65,8 @@ class Watched:
 @dataclass(eq=False)
 class InFlight:
     client: Client
-    ctx: ServerRequestContext[Any, Any]
+    ctx: ServerRequestContext[Any, Any]  # a held call's: its newest leg
+    held: HeldCall | None = None  # a 2026-07-28 call held across the client's retries
 
 
 def _modern(ctx: ServerRequestContext[Any, Any]) -> bool:
@@ -80,6 +82,7 @@ def _at_least(level: str, wanted: str | None) -> bool:
 class Forwarder:
     def __init__(self, bus: EventBus) -> None:
         self.listen_bus = InMemorySubscriptionBus()  # 2026-07-28 subscriptions/listen
+        self.rounds = InputRounds()  # 2026-07-28 calls waiting for the client's answers
         self._sessions: weakref.WeakKeyDictionary[Any, Watched] = weakref.WeakKeyDictionary()
         self._calls: dict[str, list[InFlight]] = {}  # server -> calls running on it
         self._tasks: set[asyncio.Task[None]] = set()
@@ -87,6 +90,7 @@ class Forwarder:
 
     def close(self) -> None:
         self._unsubscribe()
+        self.rounds.close()
         for task in list(self._tasks):
             task.cancel()
 
@@ -108,21 +112,28 @@ class Forwarder:
 
     @contextlib.contextmanager
     def calling(
-        self, server: str | None, ctx: ServerRequestContext[Any, Any], client: Client
-    ) -> Iterator[None]:
+        self,
+        server: str | None,
+        ctx: ServerRequestContext[Any, Any],
+        client: Client,
+        held: HeldCall | None = None,
+    ) -> Iterator[InFlight | None]:
         """A client's call runs on ``server``: its requests and log lines go to it."""
         if server is None:
-            yield
+            yield None
             return
-        entry = InFlight(client, ctx)
+        entry = InFlight(client, ctx, held)
         running = self._calls.setdefault(server, [])
         running.append(entry)
         try:
-            yield
+            yield entry
         finally:
             running.remove(entry)
             if not running:
                 del self._calls[server]
+
+    def entries_of(self, held: HeldCall) -> list[InFlight]:
+        return [e for running in self._calls.values() for e in running if e.held is held]
 
     # --- requests from a server --------------------------------------------------------
 
@@ -130,11 +141,29 @@ class Forwarder:
         for entry in reversed(self._calls.get(server, [])):
             session = entry.ctx.session
             with contextlib.suppress(Exception):
-                # A 2026-07-28 request has no back-channel (it would need input-required
-                # results held across the client's retries): the person answers those.
-                if session.can_send_request and session.check_client_capability(capability):
+                # A 2026-07-28 request has no back-channel: its call is held and the
+                # question goes in an input-required result (input_rounds.py).
+                if not session.check_client_capability(capability):
+                    continue
+                if entry.held is not None or session.can_send_request:
                     return entry
         return None
+
+    def _sender(self, entry: InFlight, request_type: Any, answer: type[Any]) -> Sender:
+        held = entry.held
+        if held is not None:
+
+            async def put(params: Any) -> Any:
+                return await self.rounds.ask(held, request_type(params=params), answer)
+
+            return put
+        ctx = entry.ctx
+
+        async def send(params: Any) -> Any:
+            request = request_type(params=params)
+            return await ctx.session.send_request(request, answer, metadata=_related(ctx))
+
+        return send
 
     def route_elicitation(self, server: str) -> Sender | None:
         entry = self._caller(
@@ -142,29 +171,13 @@ class Forwarder:
         )
         if entry is None:
             return None
-        ctx = entry.ctx
-
-        async def send(params: Any) -> Any:
-            request = types.ElicitRequest(params=params)
-            return await ctx.session.send_request(
-                request, types.ElicitResult, metadata=_related(ctx)
-            )
-
-        return send
+        return self._sender(entry, types.ElicitRequest, types.ElicitResult)
 
     def route_sampling(self, server: str) -> Sender | None:
         entry = self._caller(server, types.ClientCapabilities(sampling=types.SamplingCapability()))
         if entry is None:
             return None
-        ctx = entry.ctx
-
-        async def send(params: Any) -> Any:
-            request = types.CreateMessageRequest(params=params)
-            return await ctx.session.send_request(
-                request, types.CreateMessageResult, metadata=_related(ctx)
-            )
-
-        return send
+        return self._sender(entry, types.CreateMessageRequest, types.CreateMessageResult)
 
     # --- notifications -------------------------------------------------------------------
 

@@ -43,6 +43,7 @@ from portico.gateway.access import client_of
 from portico.gateway.activity import ClientActivity, ClientExchange
 from portico.gateway.clients import Client
 from portico.gateway.forwarding import Forwarder, deprecated_ok
+from portico.gateway.input_rounds import HeldCall
 from portico.gateway.uri_template import matches
 from portico.policy.guard import ChatContext, Refusal
 from portico.prompts import Caller
@@ -186,11 +187,27 @@ class Gateway:
 
     async def _call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         client = self._client(ctx)
+        rounds = self.forwarder.rounds
+        if params.request_state is not None:  # a 2026-07-28 retry: the held call goes on
+            held = rounds.resume(client.name, params.request_state, params.input_responses)
+            if held is None:
+                self._record(
+                    client,
+                    "tools/call",
+                    params.name,
+                    "refused: stale requestState",
+                    time.monotonic(),
+                )
+                raise MCPError(
+                    -32602, "requestState is unknown, already used or expired: call the tool again"
+                )
+            for entry in self.forwarder.entries_of(held):
+                entry.ctx = ctx  # log lines and progress go on the newest leg
+            return await rounds.next(held)
         state = self.state(client)
         started = time.monotonic()
-        before = len(state.active)
         server = self._server_of(params.name)
         if (
             params.name != TOOL_SEARCH
@@ -200,9 +217,28 @@ class Gateway:
             # a hidden tool is as unknown as a name that does not exist
             self._record(client, "tools/call", params.name, "refused: not in the profile", started)
             return convert.error_result(f"Unknown tool: {params.name!r}")
+        if server is not None and not ctx.session.can_send_request and _can_be_asked(ctx):
+            # no back-channel (2026-07-28): what the backend asks goes in input-required
+            # results, the call held across the client's retries
+            held = HeldCall(client.name)
+            run = self._guarded(ctx, client, state, params, server, started, held)
+            return await rounds.next(rounds.start(client.name, run, held))
+        return await self._guarded(ctx, client, state, params, server, started, None)
+
+    async def _guarded(
+        self,
+        ctx: Ctx,
+        client: Client,
+        state: ClientState,
+        params: types.CallToolRequestParams,
+        server: str | None,
+        started: float,
+        held: HeldCall | None,
+    ) -> types.CallToolResult:
+        before = len(state.active)
         context = CallContext(Caller("client", client.name), progress=_progress_to(ctx))
         try:
-            with self.forwarder.calling(server, ctx, client):
+            with self.forwarder.calling(server, ctx, client, held):
                 result = await self.guard.call(
                     state.chat, params.name, params.arguments, context=context, active=state.active
                 )
@@ -393,8 +429,8 @@ class Gateway:
         context = dict(params.context.arguments or {}) if params.context else None
         target = conn
         try:
-            # Connection._request: one request on the live session, renewed if forgotten
-            result = await target._request(
+            # one request on the live session, renewed if forgotten (connection_calls.py)
+            result = await target.calls.request(
                 "completion/complete",
                 lambda c: c.complete(ref, argument, context),
             )
@@ -440,6 +476,20 @@ class Gateway:
             raise MCPError(-32603, f"getting the prompt {params.name!r} failed: {text}") from exc
         self._record(client, "prompts/get", params.name, "ok", started)
         return types.GetPromptResult.model_validate(result.model_dump(by_alias=True))
+
+
+_ASKABLE = (
+    types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+    types.ClientCapabilities(sampling=types.SamplingCapability()),
+)
+
+
+def _can_be_asked(ctx: Ctx) -> bool:
+    """The client declared elicitation or sampling (else its call is not held: a plain
+    call costs no task)."""
+    with contextlib.suppress(Exception):
+        return any(ctx.session.check_client_capability(c) for c in _ASKABLE)
+    return False
 
 
 def _progress_to(ctx: Ctx) -> Callable[[float, float | None, str | None], Any] | None:

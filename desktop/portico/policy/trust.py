@@ -56,6 +56,7 @@ from portico.policy.trust_store import Bound, TrustStore, project_of, trust_dige
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
 from portico.runtime.sandbox.describe import sandbox_lines
+from portico.runtime.sandbox.probe import sandbox_method
 
 log = logging.getLogger(__name__)
 
@@ -418,6 +419,10 @@ class TrustGate:
             reasons.append(STDIO_REASON if project else LINK_STDIO_REASON)
             if project:
                 files = await self._files.pins(spec)
+            if spec.sandboxed:
+                # the review names the method and its limits from the start (asked once
+                # per process, off the GUI thread): not only after the first launch
+                await sandbox_method()
         else:
             pinned = self._pins.get(key)
             if pinned is not None:

@@ -193,7 +193,7 @@ class Hub:
         """Shutting down: calls cancelled from now on leave their server-side tasks
         running (they are followed again after a restart, runtime/tasks.py)."""
         for conn in self.connections.values():
-            conn.detach_tasks = True
+            conn.tasks.detach = True
 
     async def close(self) -> None:
         if self._closed:

@@ -211,9 +211,9 @@ def _last_http_error(conn: Any) -> str | None:
     """The last HTTP error response the connection saw (status, method, URL, body start).
 
     The SDK sometimes reduces it to a reason phrase ("Not Found"); `mcp test` promises
-    the full error. The connection's recorder is not public API yet, hence getattr.
+    the full error. ``conn`` may be any object (a test double), hence getattr.
     """
-    recorder = getattr(conn, "_recorder", None)
+    recorder = getattr(getattr(conn, "link", None), "recorder", None)  # connection_session
     last = getattr(recorder, "last", None)
     return last.describe() if last is not None else None
 

@@ -13,7 +13,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Protocol
@@ -37,7 +37,8 @@ UTILITY_TOOLS = ("list_resources", "read_resource", "list_prompts", "get_prompt"
 class ToolCaller(Protocol):
     """What the registry needs from a connection (``runtime.connection.Connection``)."""
 
-    generation: int
+    @property
+    def generation(self) -> int: ...
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any] | None, *, context: CallContext | None = None
@@ -121,6 +122,7 @@ class ModelTool:
     name: str
     description: str
     input_schema: dict[str, Any]
+    deferred: bool = False  # behind the provider's own tool search (``native_search``)
 
 
 @dataclass
@@ -374,12 +376,23 @@ class Registry:
         offered = sum(1 for t in self._by_name.values() if t.for_model)
         return toolsearch.should_defer(offered, self.defer_tools)
 
-    def model_tools(self, active: ActiveSet | Iterable[str] = ()) -> list[ModelTool]:
+    def model_tools(
+        self, active: ActiveSet | Iterable[str] = (), *, native_search: bool = False
+    ) -> list[ModelTool]:
         """The tools to offer a model now: everything, or the loaded ones + tool_search.
+        ``native_search``: the provider searches deferred tools itself, so every tool is
+        offered and the deferred ones are marked ``deferred`` (no tool_search of ours).
         A tool for views only (MCP Apps ``visibility: ["app"]``) is never among them."""
         loaded = active if isinstance(active, ActiveSet) else ActiveSet(active)
         if not self.deferring():
             return [_model(t) for t in self._by_name.values() if t.for_model]
+        if native_search:
+            return [
+                replace(_model(t), deferred=not (e.spec.always_load or t.qualified in loaded))
+                for e in self._servers.values()
+                for t in e.tools
+                if t.for_model
+            ]
         offered: list[ModelTool] = []
         deferred: list[str] = []
         for entry in self._servers.values():

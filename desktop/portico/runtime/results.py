@@ -130,7 +130,9 @@ class AudioPart:
 
 @dataclass(frozen=True)
 class ResourcePart:
-    """An embedded resource (contents included)."""
+    """An embedded resource (contents included). An image blob in a tool result is also
+    written to the image cache (``path``), so the chat shows it and a vision model sees
+    it as it does an image block."""
 
     uri: str
     mime_type: str | None
@@ -138,12 +140,14 @@ class ResourcePart:
     blob: bytes | None = field(default=None, repr=False)
     meta: dict[str, Any] | None = None
     kind: str = "resource"
+    path: Path | None = None  # an image blob, saved
 
     def render(self) -> str:
         if self.text is not None:
             return f"[resource {self.uri}]\n{self.text}"
         size = len(self.blob or b"")
-        return f"[resource {self.uri} ({self.mime_type or 'binary'}, {size} bytes)]"
+        line = f"[resource {self.uri} ({self.mime_type or 'binary'}, {size} bytes)]"
+        return f"{line}\nMEDIA:{self.path}" if self.path is not None else line
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,13 @@ class ToolResult:
     @property
     def images(self) -> list[ImagePart]:
         return [p for p in self.parts if isinstance(p, ImagePart)]
+
+    @property
+    def image_paths(self) -> tuple[Path, ...]:
+        """Every saved image: image blocks and embedded image resources."""
+        return tuple(
+            p.path for p in self.parts if isinstance(p, ImagePart | ResourcePart) and p.path
+        )
 
     def to_json(self) -> dict[str, Any]:
         parts: list[dict[str, Any]] = []
@@ -273,17 +284,31 @@ def _b64(data: str) -> bytes | None:
         return None
 
 
-def _resource_part(res: Any, meta: dict[str, Any] | None) -> ResourcePart:
+def _resource_part(
+    res: Any, meta: dict[str, Any] | None, image_dir: ImageDir | None = None
+) -> ResourcePart:
     text = getattr(res, "text", None)
     blob_b64 = getattr(res, "blob", None)
     blob = _b64(blob_b64) if isinstance(blob_b64, str) else None
+    mime = getattr(res, "mime_type", None)
+    path = None
+    if blob is not None and image_dir is not None and is_image_type(mime):
+        assert mime is not None
+        path = _image_part(blob, mime, image_dir, None).path
     return ResourcePart(
         uri=str(res.uri),
-        mime_type=getattr(res, "mime_type", None),
+        mime_type=mime,
         text=strip_tags(text) if isinstance(text, str) else None,
         blob=blob,
         meta=meta,
+        path=path,
     )
+
+
+def is_image_type(mime_type: str | None) -> bool:
+    """An image type the chat shows and a vision model takes (not SVG: it is code)."""
+    kind = (mime_type or "").lower()
+    return kind in _EXT and kind != "image/svg+xml"
 
 
 ImageDir = Path | Callable[[], Path]  # a callable is only asked when an image arrives
@@ -304,7 +329,7 @@ def process_block(block: Any, image_dir: ImageDir) -> Part:
         data = _b64(block.data) or b""
         return AudioPart(block.mime_type, data, meta)
     if kind == "resource":
-        return _resource_part(block.resource, meta)
+        return _resource_part(block.resource, meta, image_dir)
     if kind == "resource_link":
         return ResourceLinkPart(
             uri=str(block.uri),
@@ -332,10 +357,17 @@ def process_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
 async def aprocess_result(result: CallToolResult, image_dir: ImageDir) -> ToolResult:
     """``process_result``; a result with images is processed in a worker thread (the
     images are written to disk), any other right here (no thread hop per call)."""
-    for block in result.content:
-        if getattr(block, "type", None) == "image":
-            return await asyncio.to_thread(process_result, result, image_dir)
+    if any(_has_image(block) for block in result.content):
+        return await asyncio.to_thread(process_result, result, image_dir)
     return process_result(result, image_dir)
+
+
+def _has_image(block: Any) -> bool:
+    kind = getattr(block, "type", None)
+    if kind == "image":
+        return True
+    resource = getattr(block, "resource", None) if kind == "resource" else None
+    return resource is not None and is_image_type(getattr(resource, "mime_type", None))
 
 
 def process_resource(result: ReadResourceResult) -> ToolResult:

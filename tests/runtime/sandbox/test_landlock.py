@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from portico.runtime.sandbox import landlock_exec
 from portico.runtime.sandbox.bridge import bridge_prefix, proxy_env
 from portico.runtime.sandbox.landlock import landlock_argv, parse_net
 from portico.runtime.sandbox.netproxy import HostFilter, start_proxy
@@ -174,3 +175,18 @@ async def test_without_bwrap_the_bridge_outside_and_landlock_ports_inside() -> N
     assert out.decode().splitlines() == ["declared 200", "undeclared 403", "direct PermissionError"]
     assert blocked == [("undeclared.example", 80)]
     assert len(target.connections) == 1
+
+
+def test_importing_the_sandbox_loads_no_library() -> None:
+    """Every face imports the probe, and so the launcher's module, on every system:
+    libc is loaded only when a syscall is made (Windows has no ``CDLL(None)``)."""
+    desktop = str(Path(landlock_exec.__file__).parents[3])
+    code = (
+        f"import sys; sys.path.insert(0, {desktop!r})\n"
+        "import portico.runtime.sandbox.describe\n"
+        "from portico.runtime.sandbox import landlock_exec\n"
+        "print(landlock_exec._libcs)\n"
+    )
+    done = _run([sys.executable, "-I", "-c", code])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any
 
 from portico.chat.events import StopReason
@@ -65,6 +65,8 @@ def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
     for turn in request.turns:
         if isinstance(turn, UserTurn):
             add("user", _text(turn.text) + [_image(i) for i in turn.images])
+        elif isinstance(turn, AssistantTurn) and turn.native and turn.native_kind == "anthropic":
+            add("assistant", [dict(block) for block in turn.native])  # as it came, unchanged
         elif isinstance(turn, AssistantTurn):
             blocks = _text(turn.text)
             blocks += [
@@ -91,6 +93,59 @@ def to_messages(request: ModelRequest) -> list[dict[str, Any]]:
                 ],
             )
     return out
+
+
+TOOL_SEARCH_TYPE = "tool_search_tool_bm25_20251119"  # the Messages API's own tool search
+TOOL_SEARCH_NAME = "tool_search_tool_bm25"
+
+
+def to_tools(request: ModelRequest) -> list[dict[str, Any]]:
+    """The tools as the Messages API takes them. With ``native_search`` the API's tool
+    search tool goes first and every deferred tool is sent with ``defer_loading``: the
+    model sees only the others until a search loads one."""
+    tools: list[dict[str, Any]] = []
+    if request.native_search and any(t.deferred for t in request.tools):
+        tools.append({"type": TOOL_SEARCH_TYPE, "name": TOOL_SEARCH_NAME})
+    for t in request.tools:
+        tool: dict[str, Any] = {
+            "name": t.name,
+            "description": t.description,
+            "input_schema": dict(t.input_schema) or {"type": "object"},
+        }
+        if request.native_search and t.deferred:
+            tool["defer_loading"] = True
+        tools.append(tool)
+    return tools
+
+
+def _started(block: Any) -> dict[str, Any]:
+    """A content block as it starts streaming, in the shape it is sent back."""
+    kind = block.type
+    if kind == "text":
+        return {"type": "text", "text": block.text or ""}
+    if kind == "thinking":
+        return {"type": "thinking", "thinking": block.thinking or "", "signature": ""}
+    if kind == "tool_use":
+        return {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
+    if kind == "server_tool_use":
+        return {"type": "server_tool_use", "id": block.id, "name": block.name, "input": {}}
+    # redacted_thinking (its opaque data), tool_search_tool_result, ...: whole at start
+    dumped: dict[str, Any] = block.to_dict(mode="json", exclude_none=True)
+    return dumped
+
+
+def loaded_by_search(native: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The tool names a response's tool search results referenced (they are loaded)."""
+    names: list[str] = []
+    for block in native:
+        if block.get("type") != "tool_search_tool_result":
+            continue
+        result = block.get("content")
+        if isinstance(result, Mapping):
+            for ref in result.get("tool_references") or ():
+                if isinstance(ref, Mapping) and isinstance(ref.get("tool_name"), str):
+                    names.append(ref["tool_name"])
+    return names
 
 
 _TOOL_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
@@ -152,16 +207,12 @@ class AnthropicClient:
         if request.thinking_budget is not None:
             kwargs["thinking"] = {"type": "enabled", "budget_tokens": request.thinking_budget}
         if request.tools:
-            kwargs["tools"] = [
-                {
-                    "name": t.name,
-                    "description": t.description,
-                    "input_schema": dict(t.input_schema) or {"type": "object"},
-                }
-                for t in request.tools
-            ]
+            kwargs["tools"] = to_tools(request)
         text: list[str] = []
+        thinking: list[str] = []
         blocks: dict[int, dict[str, str]] = {}
+        content: dict[int, dict[str, Any]] = {}  # every block of the answer, by index
+        args: dict[int, str] = {}  # a server tool's streamed input
         stop = "end_turn"
         usage = [0, 0]
         model = request.model
@@ -179,21 +230,35 @@ class AnthropicClient:
                         usage[1] = event.message.usage.output_tokens or 0
                     elif kind == "content_block_start":
                         block = event.content_block
+                        content[event.index] = _started(block)
                         if block.type == "tool_use":
                             blocks[event.index] = {"id": block.id, "name": block.name, "args": ""}
                             yield StreamToolDelta(event.index, block.id, block.name, "")
+                        elif block.type == "thinking" and block.thinking:
+                            thinking.append(block.thinking)
+                            yield StreamReasoning(block.thinking)
                     elif kind == "content_block_delta":
                         delta = event.delta
+                        held = content.get(event.index)
                         if delta.type == "text_delta":
                             text.append(delta.text)
+                            if held is not None:
+                                held["text"] = held.get("text", "") + delta.text
                             yield StreamText(delta.text)
                         elif delta.type == "input_json_delta":
                             slot = blocks.get(event.index)
                             if slot is not None:
                                 slot["args"] += delta.partial_json
-                            yield StreamToolDelta(event.index, None, None, delta.partial_json)
+                                yield StreamToolDelta(event.index, None, None, delta.partial_json)
+                            else:  # a server tool's input (tool search's query)
+                                args[event.index] = args.get(event.index, "") + delta.partial_json
                         elif delta.type == "thinking_delta":
+                            thinking.append(delta.thinking)
+                            if held is not None:
+                                held["thinking"] = held.get("thinking", "") + delta.thinking
                             yield StreamReasoning(delta.thinking)
+                        elif delta.type == "signature_delta" and held is not None:
+                            held["signature"] = held.get("signature", "") + delta.signature
                     elif kind == "message_stop":
                         ended = True
                     elif kind == "message_delta":
@@ -228,6 +293,13 @@ class AnthropicClient:
             raw = slot["args"] or "{}"
             arguments, _problem = parse_arguments(raw)
             calls.append(CallRequest(slot["id"], slot["name"], arguments, raw))
+            if index in content:
+                content[index]["input"] = arguments
+        for index, raw in args.items():
+            if index in content:
+                content[index]["input"] = parse_arguments(raw)[0]
+        ordered = [content[i] for i in sorted(content)]
+        native = any(b.get("type") not in ("text", "tool_use") for b in ordered)
         yield StreamDone(
             text="".join(text),
             calls=tuple(calls),
@@ -235,6 +307,9 @@ class AnthropicClient:
             input_tokens=usage[0],
             output_tokens=usage[1],
             model=model,
+            thinking="".join(thinking),
+            native=tuple(ordered) if native else (),
+            native_kind="anthropic" if native else "",
         )
 
     async def list_models(self) -> list[str]:

@@ -75,6 +75,8 @@ class ModelCatalog:
         self._keyring = keyring
         self._clients: dict[str, tuple[ProviderSpec, ModelClient]] = {}
         self._contexts: dict[tuple[str, str, str | None], int | None] = {}
+        # what a provider's own context-length error said (it wins: it is what it runs with)
+        self._learned: dict[tuple[str, str, str | None], int] = {}
         self.configure(config or ModelsConfig())
 
     def configure(self, config: ModelsConfig) -> None:
@@ -185,9 +187,11 @@ class ModelCatalog:
         """The model's context: the provider's ``context_length`` if set, else what its
         model info says (asked once per model; a failure counts as unknown)."""
         spec = self.spec(provider)
+        key = (provider, model, spec.base_url)
+        if key in self._learned:
+            return self._learned[key]
         if spec.context_length:
             return spec.context_length
-        key = (provider, model, spec.base_url)
         if key not in self._contexts:
             try:
                 client = await self.client(provider)
@@ -196,6 +200,12 @@ class ModelCatalog:
                 log.info("no context length from %s for %s: %s", provider, model, exc)
                 self._contexts[key] = None
         return self._contexts[key]
+
+    def learn_context_length(self, provider: str, model: str, tokens: int) -> None:
+        """The model's context as its server's context-length error told it (for
+        /compact and the meter, until the app restarts)."""
+        spec = self.spec(provider)
+        self._learned[(provider, model, spec.base_url)] = max(1, tokens)
 
     async def run(self, provider: str, request: ModelRequest) -> StreamDone:
         """One request, not streamed to anybody: the final part."""

@@ -21,11 +21,16 @@ class ProviderError(Exception):
         kind: FailureKind = "server",
         retryable: bool = False,
         retry_after: float | None = None,
+        context_limit: int | None = None,
+        context_used: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind: FailureKind = kind
         self.retryable = retryable
         self.retry_after = retry_after
+        # a context-length error: what the server said of its context and of the request
+        self.context_limit = context_limit
+        self.context_used = context_used
 
     @property
     def message(self) -> str:
@@ -34,9 +39,11 @@ class ProviderError(Exception):
 
 _CONTEXT = re.compile(
     r"context[_ ]length|context window|maximum context|prompt is too long|too many tokens|"
-    r"reduce the length",
+    r"reduce the length|context size|exceeds? the context|exceed_context_size",
     re.IGNORECASE,
 )
+# llama.cpp's server says its figures as fields of the error
+_CONTEXT_FIELDS = (("n_ctx", "n_prompt_tokens"),)
 _TOKENS = re.compile(r"(\d[\d,]*)\s*tokens", re.IGNORECASE)
 _LIMIT = re.compile(r"(?:maximum context length is|>)\s*(\d[\d,]*)", re.IGNORECASE)
 
@@ -80,20 +87,42 @@ def looks_like_api(exc: Any) -> bool:
     return isinstance(body, Mapping)
 
 
-def context_error(message: str, where: str) -> ProviderError:
+def _body_fields(exc: Any) -> Mapping[str, Any]:
+    body = getattr(exc, "body", None)
+    if isinstance(body, Mapping):
+        inner = body.get("error", body)
+        if isinstance(inner, Mapping):
+            return inner
+    return {}
+
+
+def context_error(
+    message: str, where: str, fields: Mapping[str, Any] | None = None
+) -> ProviderError:
+    """The provider's own "too long" answer: the turn is kept, and the way on is to leave
+    older messages out (/compact, which the app offers as Summarise / Trim and retry)."""
     numbers = [int(n.replace(",", "")) for n in _TOKENS.findall(message)]
     limit_match = _LIMIT.search(message)
     limit = int(limit_match.group(1).replace(",", "")) if limit_match else None
     used = max((n for n in numbers if n != limit), default=None)
+    fields = fields or {}
+    for limit_key, used_key in _CONTEXT_FIELDS:
+        if isinstance(fields.get(limit_key), int) and not isinstance(fields[limit_key], bool):
+            limit = fields[limit_key]
+        if isinstance(fields.get(used_key), int) and not isinstance(fields[used_key], bool):
+            used = fields[used_key]
     detail = ""
     if used and limit:
         detail = f" ({used:,} tokens; the model takes {limit:,})"
     elif used:
         detail = f" ({used:,} tokens)"
     return ProviderError(
-        f"The conversation is too long for {where}{detail}. Start a new chat (/new), "
-        "or branch from an earlier message, or pick a model with a larger context.",
+        f"The conversation is too long for {where}{detail}. Summarise the older messages "
+        "(/compact summarise) or trim them (/compact trim), then retry; they stay in the "
+        "chat. Or start a new chat (/new), or pick a model with a larger context.",
         kind="context",
+        context_limit=limit,
+        context_used=used,
     )
 
 
@@ -175,8 +204,12 @@ def describe(
                 retryable=True,
                 retry_after=after,
             )
-        if status in (400, 413, 422) and _CONTEXT.search(text):
-            return context_error(text, where)
+        if status in (400, 413, 422) and (
+            _CONTEXT.search(text) or _CONTEXT.search(str(_body_fields(exc).get("type", "")))
+        ):
+            return context_error(text, where, _body_fields(exc))
+        if status >= 500 and _CONTEXT.search(text):  # Ollama's own API answers 500
+            return context_error(text, where, _body_fields(exc))
         if status >= 500:
             return ProviderError(
                 f"{where} had a server error (HTTP {status}: {text}). Retry in a moment.",
@@ -187,7 +220,7 @@ def describe(
             f"{where} rejected the request (HTTP {status}: {text}).", kind="server"
         )
     if _CONTEXT.search(text):
-        return context_error(text, where)
+        return context_error(text, where, _body_fields(exc))
     return ProviderError(f"{where} failed: {name}: {text}", kind="server", retryable=True)
 
 

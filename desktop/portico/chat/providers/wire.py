@@ -34,6 +34,10 @@ class CallRequest:
 class AssistantTurn:
     text: str
     calls: tuple[CallRequest, ...] = ()
+    # The response as provider kind ``native_kind`` wrote it (see ``messages.Round``):
+    # that provider sends these blocks back instead of ``text`` and ``calls``.
+    native: tuple[Mapping[str, Any], ...] = ()
+    native_kind: str = ""
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class ToolOffer:
     name: str
     description: str
     input_schema: Mapping[str, Any]
+    deferred: bool = False  # found through the provider's own tool search (native_search)
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,9 @@ class ModelRequest:
     temperature: float | None = None
     reasoning_effort: str | None = None  # openai: ``reasoning_effort``
     thinking_budget: int | None = None  # anthropic: ``thinking.budget_tokens``
+    # The provider's own tool search finds the ``deferred`` tools (anthropic: the tool
+    # search tool, ``defer_loading``); otherwise no tool is deferred here.
+    native_search: bool = False
 
 
 # --- what a stream yields ----------------------------------------------------------------
@@ -103,6 +111,9 @@ class StreamDone:
     input_tokens: int
     output_tokens: int
     model: str  # as the server named it
+    thinking: str = ""  # the reasoning text that streamed (StreamReasoning), joined
+    native: tuple[Mapping[str, Any], ...] = ()  # see AssistantTurn.native
+    native_kind: str = ""
 
 
 StreamPart = StreamText | StreamReasoning | StreamToolDelta | StreamDone

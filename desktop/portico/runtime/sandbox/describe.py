@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from portico.config.model import ServerSpec, Transport
 from portico.runtime.sandbox.launch import sandbox_view
-from portico.runtime.sandbox.probe import known_method
+from portico.runtime.sandbox.probe import known_method, known_problem
 
 
 def sandbox_badge(spec: ServerSpec) -> str:
@@ -48,12 +48,15 @@ def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
                 "cannot restrict TCP; you are asked first)"
             )
         else:
-            lines[-1] += " (TCP only through the proxy; UDP is not filtered under Landlock)"
+            lines[-1] += " (TCP only through the proxy; no UDP, no raw sockets)"
     elif method is not None and method.kind == "seatbelt":
         lines[0] = (
             "sandboxed with sandbox-exec: the system read-only, its own install, a private "
             "tmp and home"
         )
+    problem = known_problem() if method is None else None
+    if problem and sys.platform in ("linux", "darwin"):
+        lines.append(f"this machine cannot sandbox it ({problem}): you will be asked first")
     if sys.platform == "win32":
         lines.append("Windows cannot sandbox servers yet (not supported): you will be asked first")
     elif sys.platform not in ("linux", "darwin"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +25,11 @@ from typing import Literal
 
 from portico.runtime.sandbox.bwrap import BwrapUnavailable, find_bwrap
 from portico.runtime.sandbox.landlock import NET_ABI, landlock_supported
+from portico.runtime.sandbox.landlock_exec import ARCHES
 
 METHODS_ENV = "PORTICO_SANDBOX_METHODS"
 LINUX_METHODS = ("bwrap", "landlock")
+PROBE_TIMEOUT_S = 10.0
 
 Kind = Literal["bwrap", "landlock", "seatbelt"]
 
@@ -70,35 +73,42 @@ def _methods(wanted: str) -> tuple[str, ...] | str:
     return names
 
 
-async def _bwrap_problem(bwrap: Path) -> str | None:
-    proc = await asyncio.create_subprocess_exec(
-        str(bwrap),
-        "--unshare-all",
-        "--ro-bind",
-        "/",
-        "/",
-        "true",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
+def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        timeout=PROBE_TIMEOUT_S,
+        check=False,
     )
-    _, err = await proc.communicate()
-    if proc.returncode == 0:
+
+
+# The probes run in a thread, not as asyncio subprocesses: an asyncio subprocess's
+# transport is closed by a callback the loop runs after the process is reaped, and a
+# loop that stops right after the probe (a one-off CLI command, the app's quit) never
+# runs it ("unclosed transport" at the next collection).
+async def _bwrap_problem(bwrap: Path) -> str | None:
+    try:
+        done = await asyncio.to_thread(
+            _run, [str(bwrap), "--unshare-all", "--ro-bind", "/", "/", "true"]
+        )
+    except subprocess.TimeoutExpired:
+        return (
+            f"this machine cannot set up a sandbox: bwrap did not finish in {PROBE_TIMEOUT_S:g} s"
+        )
+    if done.returncode == 0:
         return None
-    why = err.decode("utf-8", "replace").strip() or f"exit code {proc.returncode}"
+    why = done.stdout.decode("utf-8", "replace").strip() or f"exit code {done.returncode}"
     return f"this machine cannot set up a sandbox (user namespaces may be off): bwrap said {why!r}"
 
 
 async def _has_overlay(bwrap: Path) -> bool:
-    proc = await asyncio.create_subprocess_exec(
-        str(bwrap),
-        "--help",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-    )
-    out, _ = await proc.communicate()
-    return b"--overlay-src" in out
+    try:
+        done = await asyncio.to_thread(_run, [str(bwrap), "--help"])
+    except subprocess.TimeoutExpired:
+        return False
+    return b"--overlay-src" in done.stdout
 
 
 async def _linux(names: tuple[str, ...]) -> tuple[SandboxMethod | None, str | None]:
@@ -118,8 +128,15 @@ async def _linux(names: tuple[str, ...]) -> tuple[SandboxMethod | None, str | No
             abi = landlock_supported()
             if abi:
                 return SandboxMethod("landlock", abi=abi, instead_of="; ".join(problems)), None
-            problems.append("this kernel has no Landlock (Linux 5.13 or later, enabled)")
+            problems.append(_no_landlock())
     return None, "; ".join(problems) or "no sandbox method to try"
+
+
+def _no_landlock() -> str:
+    machine = os.uname().machine
+    if machine not in ARCHES:
+        return f"Portico's Landlock sandbox supports {' and '.join(ARCHES)} only, not {machine}"
+    return "this kernel has no Landlock (Linux 5.13 or later, enabled)"
 
 
 async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:
@@ -138,12 +155,28 @@ async def _probe(wanted: str) -> tuple[SandboxMethod | None, str | None]:
     return await _linux(names)
 
 
-async def sandbox_method() -> tuple[SandboxMethod | None, str | None]:
+Answer = tuple[SandboxMethod | None, str | None]
+# the probe under way, per methods wanted: the gates of a config's 400 servers ask at
+# once, and run it once (a task of another loop, one that ended, is not waited for)
+_asking: dict[str, asyncio.Task[Answer]] = {}
+
+
+async def sandbox_method() -> Answer:
     """(the method to use, None) where sandboxes work, else (None, why not)."""
     wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
-    if wanted not in _answers:
-        _answers[wanted] = await _probe(wanted)
-    return _answers[wanted]
+    if wanted in _answers:
+        return _answers[wanted]
+    loop = asyncio.get_running_loop()
+    task = _asking.get(wanted)
+    if task is None or task.get_loop() is not loop:
+        task = _asking[wanted] = loop.create_task(_probe(wanted))
+    try:
+        answer = await asyncio.shield(task)
+    finally:
+        if task.done() and _asking.get(wanted) is task:
+            del _asking[wanted]
+    _answers[wanted] = answer
+    return answer
 
 
 def known_method() -> SandboxMethod | None:
@@ -154,6 +187,14 @@ def known_method() -> SandboxMethod | None:
     return found[0] if found else None
 
 
+def known_problem() -> str | None:
+    """Why this machine cannot sandbox, if this process has asked already and it cannot."""
+    wanted = os.environ.get(METHODS_ENV, ",".join(LINUX_METHODS))
+    found = _answers.get(wanted)
+    return found[1] if found else None
+
+
 def forget() -> None:
     """Ask again next time (tests)."""
     _answers.clear()
+    _asking.clear()

@@ -258,66 +258,61 @@ async def _sandboxed(
     elif method.kind == "landlock":
         note(
             f"sandbox: Landlock, as {method.instead_of or 'bwrap cannot run here'}: files as "
-            "with bwrap; TCP only to its proxy's port, UDP not filtered"
+            "with bwrap; TCP only to its proxy's port, no UDP or raw sockets"
         )
     home = env.get("HOME") or str(Path.home())
+    launch = _Launch(spec, method, stack, command, tuple(args), env, cwd, home, note, refused)
     if method.kind == "bwrap":
-        return await _in_bwrap(spec, method, stack, command, args, env, cwd, note, refused, home)
-    return await _without_namespace(
-        spec, method, stack, command, args, env, cwd, note, refused, home
-    )
+        return await _in_bwrap(launch)
+    return await _without_namespace(launch)
 
 
 # What the person is asked to agree to where Landlock cannot restrict TCP.
 NETWORK_NOT_FILTERED = "network not filtered: it may reach any host"
 
 
-async def _in_bwrap(
-    spec: ServerSpec,
-    method: SandboxMethod,
-    stack: AsyncExitStack,
-    command: str,
-    args: list[str],
-    env: dict[str, str],
-    cwd: str | None,
-    note: Callable[[str], None],
-    refused: Callable[[str, int, str], None] | None,
-    home: str,
-) -> tuple[str, list[str]]:
+@dataclass(frozen=True)
+class _Launch:
+    """One sandboxed start: the server's resolved command and where it runs, the method
+    found, the stack its proxy closes with. ``env`` is the process's own, and gains the
+    proxy's and caches' variables."""
+
+    spec: ServerSpec
+    method: SandboxMethod
+    stack: AsyncExitStack
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str]
+    cwd: str | None
+    home: str
+    note: Callable[[str], None]
+    refused: Callable[[str, int, str], None] | None
+
+
+async def _in_bwrap(launch: _Launch) -> tuple[str, list[str]]:
     from portico.runtime.sandbox.launch import sandboxed_launch
     from portico.runtime.sandbox.network import open_network
 
-    assert method.program is not None
-    net = await open_network(spec, stack, note, refused)
-    env.update(net.env)
+    assert launch.method.program is not None
+    net = await open_network(launch.spec, launch.stack, launch.note, launch.refused)
+    launch.env.update(net.env)
     argv, extra = await asyncio.to_thread(
         sandboxed_launch,
-        spec,
-        method.program,
-        command,
-        args,
-        cwd=cwd,
-        env=env,
-        home=home,
+        launch.spec,
+        launch.method.program,
+        launch.command,
+        launch.args,
+        cwd=launch.cwd,
+        env=launch.env,
+        home=launch.home,
         net=net,
-        overlay=method.overlay,
+        overlay=launch.method.overlay,
     )
-    env.update(extra)
+    launch.env.update(extra)
     return argv[0], argv[1:]
 
 
-async def _without_namespace(
-    spec: ServerSpec,
-    method: SandboxMethod,
-    stack: AsyncExitStack,
-    command: str,
-    args: list[str],
-    env: dict[str, str],
-    cwd: str | None,
-    note: Callable[[str], None],
-    refused: Callable[[str, int, str], None] | None,
-    home: str,
-) -> tuple[str, list[str]]:
+async def _without_namespace(launch: _Launch) -> tuple[str, list[str]]:
     """Landlock or sandbox-exec: no namespace, so the bridge to the proxy runs outside the
     rules on a loopback port of this machine, and the rules let TCP reach that port only."""
     import shutil
@@ -326,20 +321,21 @@ async def _without_namespace(
     from portico.runtime.sandbox.launch import landlock_launch, seatbelt_launch
     from portico.runtime.sandbox.network import free_port, open_network
 
+    spec, method, env = launch.spec, launch.method, launch.env
     port = free_port()
-    net = await open_network(spec, stack, note, refused, port=port)
+    net = await open_network(spec, launch.stack, launch.note, launch.refused, port=port)
     env.update(net.env)
     private = await asyncio.to_thread(tempfile.mkdtemp, prefix="portico-sbx-")
-    stack.callback(shutil.rmtree, private, True)
+    launch.stack.callback(shutil.rmtree, private, True)
     if method.kind == "seatbelt":
         argv, extra = await asyncio.to_thread(
             seatbelt_launch,
             spec,
-            command,
-            args,
-            cwd=cwd,
+            launch.command,
+            launch.args,
+            cwd=launch.cwd,
             env=env,
-            home=home,
+            home=launch.home,
             private=private,
             proxy_port=port if net.prefix else None,
         )
@@ -352,11 +348,11 @@ async def _without_namespace(
         argv, extra = await asyncio.to_thread(
             landlock_launch,
             spec,
-            command,
-            args,
-            cwd=cwd,
+            launch.command,
+            launch.args,
+            cwd=launch.cwd,
             env=env,
-            home=home,
+            home=launch.home,
             private=private,
             net=net,
             connect=connect,

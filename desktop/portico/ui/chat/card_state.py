@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 from portico.chat.events import ToolCallFinished, ToolCallStarted
 from portico.chat.messages import ToolCall
-from portico.runtime.results import ImagePart, ResourceLinkPart, ResourcePart, TextPart
+from portico.runtime.results import ImagePart, ResourceLinkPart, ResourcePart, TextPart, ToolResult
 from portico.ui.chat.tool_card import CardState
 
 _MEDIA = re.compile(r"^MEDIA:(.+)$", re.MULTILINE)
 _LINK = re.compile(r"^\[resource link (.+?) <([^>]+)>(?::.*)?\]$", re.MULTILINE)
+# an embedded image resource's line before its MEDIA: line (the card shows the image)
+_IMAGE_RESOURCE = re.compile(r"^\[resource \S+ \(image/[^,()]+, \d+ bytes\)\]$", re.MULTILINE)
 
 
 def split_name(qualified: str) -> tuple[str, str]:
@@ -45,6 +48,8 @@ def apply_finished(state: CardState, event: ToolCallFinished) -> CardState:
                 state.images.append((part.path.name if part.path else "image", part.data))
             elif isinstance(part, ResourceLinkPart):
                 state.links.append((part.title or part.name, part.uri))
+            elif isinstance(part, ResourcePart) and part.blob and part.path is not None:
+                state.images.append((part.uri, part.blob))
             elif isinstance(part, ResourcePart):
                 texts.append(part.render())
             else:
@@ -58,7 +63,7 @@ def from_stored(call: ToolCall) -> CardState:
     server, tool = split_name(call.name)
     text = call.result_text
     links = [(m.group(1), m.group(2)) for m in _LINK.finditer(text)]
-    text = _MEDIA.sub("", _LINK.sub("", text)).strip()
+    text = _MEDIA.sub("", _IMAGE_RESOURCE.sub("", _LINK.sub("", text))).strip()
     paths = list(call.result_images) or [
         Path(m.group(1)) for m in _MEDIA.finditer(call.result_text)
     ]
@@ -78,4 +83,18 @@ def from_stored(call: ToolCall) -> CardState:
         is_error=call.is_error,
         error=error,
         duration=call.duration,
+        view_uri=call.view_uri,
+    )
+
+
+def stored_result(text: str) -> ToolResult:
+    """A stored call's result for its view, reopened: its text, and that text as the
+    structured content when it is a JSON object (a tool returning structured content
+    sends it serialized as its text too, and the store keeps only the text)."""
+    try:
+        structured = json.loads(text) if text.lstrip().startswith("{") else None
+    except ValueError:
+        structured = None
+    return ToolResult(
+        parts=(TextPart(text),), structured=structured if isinstance(structured, dict) else None
     )

@@ -23,7 +23,8 @@ class Completion:
     insert: str  # the text that replaces the typed word ("/summarize ", "@file:///a.txt ")
     label: str  # what the row shows ("/summarize")
     hint: str = ""  # argument hints or a description ("topic (required), style")
-    kind: str = ""  # "command", "prompt", "resource", "tool"
+    kind: str = ""  # "command", "prompt", "resource", "template", "tool"
+    target: tuple[str, str] | None = None  # a resource: (server, uri), chosen as a chip
 
 
 # A source gets (trigger, typed word without the trigger) and returns rows now.

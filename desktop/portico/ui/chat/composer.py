@@ -3,12 +3,15 @@ row beside it (model picker, YOLO toggle, Send / Stop).
 
 Enter sends, Shift+Enter starts a new line, Up in an empty box walks back through what was
 sent, Esc stops a running turn. Pasted images become image attachments (sent to vision
-models); pasted or dropped files are attached by path.
+models); pasted or dropped files are attached by path, their chips saying their size (and
+when a file is too big to go). ``@`` offers the servers' resources: choosing one adds its
+chip, and the resource is read through its server when the message is sent.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +30,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from portico.chat.attachments import size_text
+from portico.chat.attachments import Probe, size_text
 from portico.ui.chat.completion import Completion, CompletionPopup, CompletionSource
 from portico.ui.palette import set_tone
 from portico.ui.shortcuts import Key, handled_by_widget
@@ -49,11 +52,13 @@ _PICTURES = {".png", ".jpg", ".jpeg", ".gif", ".webp"}
 
 @dataclass(frozen=True)
 class Attachment:
-    kind: str  # "image" or "file"
+    kind: str  # "image", "file" or "resource"
     name: str
     path: str = ""  # files: attached by path
     data: bytes = b""  # images: PNG bytes
     mime: str = ""
+    server: str = ""  # resources: read from this server when sent
+    uri: str = ""
 
 
 def image_attachment(image: QImage, name: str = "pasted image.png") -> Attachment:
@@ -81,6 +86,7 @@ class ChatInput(QPlainTextEdit):
         self.history: list[str] = []
         self._history_at: int | None = None
         self.popup: CompletionPopup | None = None
+        self.has_attachments: Callable[[], bool] = lambda: False  # sendable without text
         self.textChanged.connect(self._context_changed)
         self.textChanged.connect(self.updateGeometry)  # grows with its lines, up to six
 
@@ -134,9 +140,9 @@ class ChatInput(QPlainTextEdit):
 
     def send(self) -> None:
         text = self.toPlainText().strip()
-        if not text:
+        if not text and not self.has_attachments():
             return
-        if not self.history or self.history[-1] != text:
+        if text and (not self.history or self.history[-1] != text):
             self.history.append(text)
             del self.history[:-HISTORY_LIMIT]
         self._history_at = None
@@ -191,6 +197,18 @@ class ChatInput(QPlainTextEdit):
         cursor.insertText(row.insert)
         self.setTextCursor(cursor)
 
+    def remove_typed(self) -> None:
+        """Take the typed ``@word`` out (its resource became a chip)."""
+        trigger, word = self.current_context()
+        if trigger != "@":
+            return
+        cursor = self.textCursor()
+        cursor.movePosition(
+            QTextCursor.MoveOperation.Left, QTextCursor.MoveMode.KeepAnchor, len(word) + 1
+        )
+        cursor.removeSelectedText()
+        self.setTextCursor(cursor)
+
     # --- paste -------------------------------------------------------------------------
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
@@ -224,6 +242,9 @@ class Composer(QWidget):
         self.setAccessibleName("composer")
         self.source: CompletionSource | None = None
         self.attachments: list[Attachment] = []
+        # Set by the pane's controller: look at an attached file (size, type) off the GUI
+        # thread, then call ``set_probe``.
+        self.measure: Callable[[Attachment], None] | None = None
         self.running = False
         self.seeing: set[str] = set()  # the models that take images
         column = QVBoxLayout(self)
@@ -236,6 +257,7 @@ class Composer(QWidget):
         column.addLayout(self.chips)
         self.input = ChatInput()
         self.input.popup = self.popup
+        self.input.has_attachments = lambda: bool(self.attachments)
         column.addWidget(self.input)
         self.yolo_warning = QLabel(
             "YOLO is on: tools run without asking you first. Turn it off to approve each call."
@@ -288,7 +310,7 @@ class Composer(QWidget):
         self.input.stopRequested.connect(self._escape)
         self.input.attached.connect(self.attach)
         self.input.completionContext.connect(self._completion_context)
-        self.popup.chosen.connect(self.input.complete)
+        self.popup.chosen.connect(self._chosen)
 
     # --- model picker ------------------------------------------------------------------
 
@@ -358,28 +380,56 @@ class Composer(QWidget):
         chip.setAccessibleName(f"Remove attachment {attachment.name}")
         chip.clicked.connect(lambda _=False, a=attachment, c=chip: self._detach(a, c))
         self.chips.insertWidget(self.chips.count() - 1, chip)
+        chip.show()  # now, not on the layout's queued call: Tab and a send find it
         self._mark_chips()
+        if attachment.kind == "file" and self.measure is not None:
+            self.measure(attachment)
+
+    def set_probe(self, attachment: Attachment, probe: Probe) -> None:
+        """What a look at the file found: its chip says the size, or why it cannot go."""
+        for chip in self._chips():
+            if chip.property("attachment") == attachment:
+                chip.setProperty("probe", probe)
+        self._mark_chips()
+
+    def _chips(self) -> list[QToolButton]:
+        out = []
+        for index in range(self.chips.count()):
+            item = self.chips.itemAt(index)
+            chip = item.widget() if item is not None else None
+            if isinstance(chip, QToolButton):
+                out.append(chip)
+        return out
 
     def _mark_chips(self) -> None:
         """Each chip's text; an image says so when the chosen model takes no images (the
         send is refused then, with the same words)."""
         model = self.current_model()
-        for index in range(self.chips.count()):
-            item = self.chips.itemAt(index)
-            chip = item.widget() if item is not None else None
-            if not isinstance(chip, QToolButton):
-                continue
+        for chip in self._chips():
             a = chip.property("attachment")
-            picture = a.kind == "image" or Path(a.name).suffix.lower() in _PICTURES
-            size = f" ({size_text(len(a.data))})" if a.data else ""
-            blind = picture and bool(model) and model not in self.seeing
-            note = " — this model takes no images" if blind else ""
-            chip.setText(f"{'🖼' if picture else '📄'} {a.name}{size}{note}  ✕")
-            chip.setToolTip(
-                (a.path or a.name)
-                + ("\nThe chosen model takes no images: pick a vision model." if blind else "")
+            if a.kind == "resource":
+                chip.setText(f"🔗 {a.uri} ({a.server})  ✕")
+                chip.setToolTip(f"@{a.server}:{a.uri}\nRead from {a.server} when you send")
+                continue
+            probe = chip.property("probe")
+            picture = (
+                a.kind == "image"
+                or Path(a.name).suffix.lower() in _PICTURES
+                or (isinstance(probe, Probe) and probe.mime_type.startswith("image/"))
             )
-            if blind:
+            size = len(a.data) if a.data else probe.size if isinstance(probe, Probe) else 0
+            shown = f" ({size_text(size)})" if size or a.data else ""
+            blind = picture and bool(model) and model not in self.seeing
+            problem = probe.problem if isinstance(probe, Probe) else ""
+            note = f" — {problem}" if problem else " — this model takes no images" if blind else ""
+            chip.setText(f"{'🖼' if picture else '📄'} {a.name}{shown}{note}  ✕")
+            tip = a.path or a.name
+            if problem:
+                tip += f"\n{a.name} cannot be sent: {problem}. Remove it."
+            elif blind:
+                tip += "\nThe chosen model takes no images: pick a vision model."
+            chip.setToolTip(tip)
+            if problem or blind:
                 set_tone(chip, "warning")
 
     def _detach(self, attachment: Attachment, chip: QToolButton) -> None:
@@ -396,6 +446,17 @@ class Composer(QWidget):
                 widget.deleteLater()
 
     # --- completion --------------------------------------------------------------------
+
+    def _chosen(self, row: Completion) -> None:
+        """A resource becomes a chip (its typed ``@word`` goes); anything else is text."""
+        if row.target is None:
+            self.input.complete(row)
+            return
+        self.input.remove_typed()
+        server, uri = row.target
+        chosen = Attachment("resource", uri, server=server, uri=uri)
+        if chosen not in self.attachments:
+            self.attach(chosen)
 
     def _completion_context(self, trigger: str, word: str) -> None:
         if not trigger or self.source is None:

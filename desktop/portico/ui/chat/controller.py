@@ -17,7 +17,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtWidgets import QLabel
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from portico.chat import events as ev
 from portico.chat.cost import money
@@ -25,7 +25,7 @@ from portico.chat.messages import Attachment as CoreAttachment
 from portico.chat.messages import Message
 from portico.ui.chat import task_cards
 from portico.ui.chat.bridge import ChatBridge
-from portico.ui.chat.card_state import apply_finished, from_started, from_stored
+from portico.ui.chat.card_state import apply_finished, from_started, from_stored, stored_result
 from portico.ui.chat.completion import Completion
 from portico.ui.chat.composer import Attachment
 from portico.ui.chat.conversation_list import ConversationRow
@@ -34,7 +34,7 @@ from portico.ui.chat.markdown import warm_up
 from portico.ui.chat.message_widget import MessageWidget
 from portico.ui.chat.pane import ChatsPlace
 from portico.ui.chat.tool_card import ToolCard
-from portico.ui.chat.views import ChatViews
+from portico.ui.chat.views import ChatViews, add_missing_note
 from portico.ui.ops import Ops
 from portico.ui.palette import Tone, set_tone
 from portico.ui.runtime_thread.chat_service import (
@@ -80,11 +80,13 @@ class ChatController(QObject):
         self.current: ChatSnapshot | None = None
         self.cards: dict[str, ToolCard] = {}
         self.running = False
+        self._turns = 0  # turns begun here: an after-turn resync older than the newest is moot
         self._pending_user: str | None = None
         self._ids = itertools.count(1)
         self.ops = Ops()  # every background action; a failure is a notice in the chat
         self._completions: dict[tuple[str, str], list[Completion]] = {}
         self._prompt_hints: dict[str, str] = {}
+        self._resources: list[Completion] | None = None  # the @ rows, None: not asked yet
         self.query = ""
         self.archived = False  # the list shows the archived chats
         self.views = ChatViews(
@@ -105,6 +107,7 @@ class ChatController(QObject):
         c.yoloToggled.connect(lambda on: self._spawn(self.set_yolo(on)))
         self.pane.settings.saved.connect(lambda typed: self._spawn(self.save_settings(typed)))
         c.source = self.completion_source
+        c.measure = lambda attachment: self._spawn(self._measure(attachment))
         t = self.transcript
         t.editSubmitted.connect(self.edit)
         t.regenerateRequested.connect(self.regenerate)
@@ -166,10 +169,14 @@ class ChatController(QObject):
             return
         state = card.state
         uri = await self._call(self.service.view_of, state.qualified_name)
-        if uri is not None and self.cards.get(state.id) is card:
+        if self.cards.get(state.id) is not card:
+            return
+        if uri is not None:
             self.views.add(
                 card, uri, state.server, state.qualified_name, dict(state.arguments), result
             )
+        elif state.view_uri is not None:
+            add_missing_note(card, state.view_uri, state.server, state.tool)
 
     def _fetch_task(self, call_id: str) -> None:
         """Fetch result on a card: follow the call's task on its server (the card
@@ -238,10 +245,14 @@ class ChatController(QObject):
         self.views.clear()
         self.cards.clear()
         self._pending_user = None
+        self.transcript.cut = snapshot.context_cut
         self.transcript.set_messages(list(snapshot.messages), snapshot.siblings)
         for widget in self.transcript.widgets.values():
             self.cards.update(widget.cards)
         task_cards.show_stored(self.cards, snapshot.tasks, self._fetch_task)
+        for card in self.cards.values():
+            if card.state.outcome == "ok" and not card.state.is_error:
+                self._spawn(self._offer_view(card, stored_result(card.state.text)))
         self.pane.set_chat_title(snapshot.title or "New chat")
         self.composer.set_models(
             [(m.ref, m.label) for m in snapshot.models],
@@ -403,16 +414,28 @@ class ChatController(QObject):
         if self.current is None:
             await self.open_start()
         assert self.current is not None
-        files = [await _as_file(a) for a in attachments]
-        self._echo_user(text, files)
+        files = [await _as_file(a) for a in attachments if a.kind != "resource"]
+        resources = [(a.server, a.uri) for a in attachments if a.kind == "resource"]
+        self._echo_user(text, files, resources)
         self.set_running(True)
         try:
-            await self._call(self.service.send, self.current.id, text, files)
+            await self._call(self.service.send, self.current.id, text, files, resources)
         except Exception:
             self.set_running(False)
             raise
 
-    def _echo_user(self, text: str, files: Sequence[str]) -> None:
+    async def _measure(self, attachment: Attachment) -> None:
+        """An attached file's size and type, looked at in a thread, onto its chip."""
+        from pathlib import Path
+
+        from portico.chat.attachments import probe
+
+        found = await asyncio.to_thread(probe, Path(attachment.path))
+        self.composer.set_probe(attachment, found)
+
+    def _echo_user(
+        self, text: str, files: Sequence[str], resources: Sequence[tuple[str, str]] = ()
+    ) -> None:
         from pathlib import Path
 
         temp = f"pending-{next(self._ids)}"
@@ -420,9 +443,10 @@ class ChatController(QObject):
             id=temp,
             role="user",
             text=text,
-            attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files],
+            attachments=[CoreAttachment("file", Path(p).name, path=Path(p)) for p in files]
+            + [CoreAttachment("resource", u, server=s, uri=u) for s, u in resources],
         )
-        self.transcript.add_message(message)
+        self.transcript.add_message(message, local=True)  # until the core names it
         self._pending_user = temp
         self.transcript.jump_to_latest()
 
@@ -442,11 +466,40 @@ class ChatController(QObject):
     async def compact(self, mode: str) -> None:
         """Summarise or trim the older messages (the person's choice on a turn that did
         not fit), then run the turn again."""
+        from portico.chat.conversation import CompactChoice
+
         if self.service is None or self.current is None or self.running:
             return
-        done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        try:
+            done = await self.runtime.submit(self.service.compact(self.current.id, mode))
+        except CompactChoice as choice:  # a summary would leave the oldest out: ask first
+            self._offer_compact_choice(choice)
+            return
         self.add_notice(done)
         self.retry()
+
+    def _offer_compact_choice(self, choice: Exception) -> QWidget:
+        from portico.chat.conversation import CompactChoice
+
+        assert isinstance(choice, CompactChoice)
+        row = QWidget()
+        row.setAccessibleName("compact choice")
+        line = QHBoxLayout(row)
+        line.setContentsMargins(0, 0, 0, 0)
+        label = plain_label(f"Not summarised yet: {choice}.", multiline=True)
+        set_tone(label, "warning")
+        line.addWidget(label, 1)
+        for text, mode in (
+            (f"Summarise the newest {choice.summarised}", "summarise-recent"),
+            ("Trim all", "trim"),
+        ):
+            button = QPushButton(text)
+            button.setAccessibleName(text)
+            button.setAutoDefault(False)
+            button.clicked.connect(lambda _=False, m=mode: self._spawn(self.compact(m)))
+            line.addWidget(button)
+        self.transcript.add_widget(row)
+        return row
 
     def retry(self) -> None:
         if self.service is None or self.current is None:
@@ -499,6 +552,8 @@ class ChatController(QObject):
     def set_running(self, running: bool) -> None:
         changed = running != self.running
         self.running = running
+        if changed and running:
+            self._turns += 1
         if changed:
             self.runningChanged.emit(running)
         self.composer.set_running(running, "Answering… (Esc stops)" if running else "")
@@ -521,7 +576,8 @@ class ChatController(QObject):
         widget = self.transcript.message_widget(message_id) if message_id else None
         if widget is None:
             widget = self.transcript.add_message(
-                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant")
+                Message(id=message_id or f"answer-{uuid.uuid4().hex[:8]}", role="assistant"),
+                local=not message_id,  # a failure line with no answer: nothing stored
             )
         return widget
 
@@ -539,6 +595,9 @@ class ChatController(QObject):
         elif isinstance(event, ev.TextDelta):
             self._answer_widget(event.message_id)
             t.append_text(event.message_id, event.text)
+        elif isinstance(event, ev.ReasoningDelta):
+            t.flush()
+            self._answer_widget(event.message_id).stream_thinking(event.text)
         elif isinstance(event, ev.ToolCallStarted):
             t.break_text(event.message_id)
             widget = (
@@ -662,22 +721,35 @@ class ChatController(QObject):
         if pending is not None:
             t.truncate_from(pending)
         if t.message_widget(event.message_id) is None:
-            attachments = [CoreAttachment("resource", name) for name in event.attachments]
+            # as stored: each with its type and size (and an image with its file)
+            attachments = list(event.details) or [
+                CoreAttachment("resource", name) for name in event.attachments
+            ]
             t.add_message(
                 Message(id=event.message_id, role="user", text=event.text, attachments=attachments)
             )
 
     async def _after_turn(self) -> None:
+        """Take in the core's copy of the shown chat (ids, siblings, stored fields) in
+        place. The transcript is rebuilt only when what the core stores is not what is
+        shown; rows the core never stores (a command's echo and its answer, see
+        ``TranscriptView.local``) do not count, and a copy taken before a newer turn began
+        is dropped (that turn's own resync follows): either made every widget new, an
+        expanded result collapsed and a live view closed."""
         if self.current is None or self.service is None:
             return
-        snapshot = await self._call(self.service.snapshot, self.current.id)
-        shown = [m.id for m in self.transcript.messages]
-        if [m.id for m in snapshot.messages] != shown or self.running:
-            if not self.running:
-                await self.show(snapshot)  # an edit or a regenerate moved the branch
+        turns, shown_id = self._turns, self.current.id
+        snapshot = await self._call(self.service.snapshot, shown_id)
+        if self.running or turns != self._turns or self.current is None:
+            return
+        if self.current.id != shown_id:
+            return  # another chat is shown now
+        if [m.id for m in snapshot.messages] != self.transcript.stored_ids():
+            await self.show(snapshot)  # the core's branch is not the one shown
         else:
             self.current = snapshot
             self.transcript.sync(list(snapshot.messages), snapshot.siblings)
+            self.transcript.set_cut(snapshot.context_cut)
         await self.refresh_list()
         await self.refresh_context()
         await self.refresh_project()  # the instructions were reviewed in this turn
@@ -707,6 +779,10 @@ class ChatController(QObject):
     # --- completion ----------------------------------------------------------------------
 
     def completion_source(self, trigger: str, word: str) -> list[Completion]:
+        if trigger == "@":  # every resource at once; the popup filters them as one types
+            if not word or self._resources is None:
+                self._spawn(self._fetch_resources())
+            return self._resources or []
         key = (trigger, word)
         if key in self._completions:
             return self._completions[key]
@@ -716,6 +792,21 @@ class ChatController(QObject):
             if t == trigger:
                 return rows
         return []
+
+    async def _fetch_resources(self) -> None:
+        """The running servers' resources (and templates, inserted as text to fill in)."""
+        if self.service is None:
+            return
+        found = await self.runtime.submit(self.service.resource_completions())
+        rows = []
+        for server, uri, name, template in found:
+            label = f"@{server}:{uri}"
+            if template:
+                rows.append(Completion(label, label, f"{name} (template: fill it in)", "template"))
+            else:
+                rows.append(Completion(label + " ", label, name, "resource", (server, uri)))
+        self._resources = rows
+        self.composer.refresh_completions()
 
     async def _fetch_completions(self, trigger: str, word: str) -> None:
         if self.service is None or self.current is None:

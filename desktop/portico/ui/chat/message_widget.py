@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QIcon
+from PySide6.QtGui import QGuiApplication, QIcon, QImage
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -21,15 +21,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from portico.chat.messages import Message
+from portico.chat.attachments import describe, is_image
+from portico.chat.messages import Attachment, Message
 from portico.text import visible
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
 from portico.ui.chat.segments import Segment, call_line
-from portico.ui.chat.tool_card import CardState, ToolCard
+from portico.ui.chat.thinking import ThinkingView
+from portico.ui.chat.tool_card import CardState, ImageThumb, ToolCard
 from portico.ui.palette import set_tone
+from portico.ui.text import set_plain
 
+_LEFT = Qt.AlignmentFlag.AlignLeft
 IconFor = Callable[[str, str], QIcon | None]  # (server, tool) -> the card's icon
 
 
@@ -60,6 +64,7 @@ class MessageWidget(QFrame):
         icon_for: IconFor | None = None,
         siblings: list[str] | None = None,
         switched_from: str | None = None,
+        cut_note: str | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -69,6 +74,7 @@ class MessageWidget(QFrame):
         self.icon_for = icon_for or (lambda _server, _tool: None)
         self.cards: dict[str, ToolCard] = {}
         self._live_text: MarkdownView | None = None
+        self._live_thinking: ThinkingView | None = None
         self._texts: list[str] = []  # the text of every part (for Copy)
         user = message.role == "user"
         self.setObjectName("question" if user else "answer")
@@ -90,6 +96,9 @@ class MessageWidget(QFrame):
             self.switch_mark.setAccessibleName("model switch")
             set_tone(self.switch_mark, "muted")
             column.addWidget(self.switch_mark)
+        self.cut_note: QLabel | None = None  # what /compact left out before this message
+        self._column = column
+        self.set_cut_note(cut_note)
         column.addWidget(self.who)
         self.parts = QVBoxLayout()
         self.parts.setSpacing(6)
@@ -160,19 +169,37 @@ class MessageWidget(QFrame):
                 before = widget
         return self._actions
 
+    def set_cut_note(self, text: str | None) -> None:
+        """The line above this message saying what is left out of the requests before
+        it (None: nothing is)."""
+        if text is None:
+            if self.cut_note is not None:
+                self.cut_note.hide()
+            return
+        if self.cut_note is None:
+            self.cut_note = QLabel()
+            self.cut_note.setTextFormat(Qt.TextFormat.PlainText)
+            self.cut_note.setWordWrap(True)
+            self.cut_note.setAccessibleName("left out of what is sent")
+            set_tone(self.cut_note, "warning")
+            self._column.insertWidget(0, self.cut_note)
+        self.thaw()
+        self.cut_note.setText(f"— {text} —")
+        self.cut_note.show()
+
     def offer_compact(self) -> tuple[QPushButton, QPushButton]:
         """The turn did not fit the model's context: the person chooses how to go on."""
         if self.compact_buttons is None:
             summarise = _button(
-                "Summarise older messages",
-                "Summarise older messages",
+                "Summarise and retry",
+                "Summarise and retry",
                 "The model writes a summary that is sent instead of the older messages "
                 "(they stay in the chat), then this turn runs again",
             )
             summarise.clicked.connect(lambda: self.compactRequested.emit("summarise"))
             trim = _button(
-                "Trim older messages",
-                "Trim older messages",
+                "Trim and retry",
+                "Trim and retry",
                 "Leave the older messages out of what is sent (they stay in the chat), "
                 "then this turn runs again",
             )
@@ -259,14 +286,13 @@ class MessageWidget(QFrame):
         if message.role == "user":
             self.add_text(message.text)
             for attachment in message.attachments:
-                label = QLabel(f"📎 {attachment.name}")
-                label.setToolTip(str(attachment.path or attachment.uri or attachment.name))
-                label.setAccessibleName(f"attachment {attachment.name}")
-                self.parts.addWidget(label)
+                self._add_attachment(attachment)
             return
         calls = {call.id: call for call in message.tool_calls}
         if message.rounds:
             for part in message.rounds:
+                if part.thinking:
+                    self.parts.addWidget(ThinkingView(part.thinking))
                 if part.text:
                     self.add_text(part.text)
                 for call_id in part.tool_call_ids:
@@ -281,6 +307,26 @@ class MessageWidget(QFrame):
         for call in calls.values():
             self.add_card(from_stored(call))
 
+    def _add_attachment(self, attachment: Attachment) -> None:
+        """Its name, type and size (and the server of a resource); an image also as a
+        picture that opens full size."""
+        line = attachment.name
+        kind = describe(attachment)
+        if attachment.kind == "resource" and attachment.server:
+            kind = ", ".join(x for x in (kind, f"from {attachment.server}") if x)
+        if kind:
+            line += f" ({kind})"
+        label = QLabel()
+        set_plain(label, f"{'🔗' if attachment.kind == 'resource' else '📎'} {line}")
+        label.setProperty("line", line)
+        label.setToolTip(str(attachment.path or attachment.uri or attachment.name))
+        label.setAccessibleName(f"attachment {attachment.name}")
+        self.parts.addWidget(label)
+        if attachment.path is not None and is_image(attachment):
+            picture = QImage(str(attachment.path))
+            if not picture.isNull():
+                self.parts.addWidget(ImageThumb(picture, attachment.name), 0, _LEFT)
+
     def add_text(self, text: str) -> MarkdownView:
         view = MarkdownView(text)
         self.parts.addWidget(view)
@@ -288,9 +334,20 @@ class MessageWidget(QFrame):
         self._live_text = None
         return view
 
+    def stream_thinking(self, delta: str) -> None:
+        """More of what the model thinks before this round's answer (shown collapsed)."""
+        self.thaw()
+        if self._live_thinking is None:
+            self.end_text()
+            self._live_thinking = ThinkingView()
+            self.parts.addWidget(self._live_thinking)
+            self._live_thinking.show()
+        self._live_thinking.append(delta)
+
     def stream_text(self, text: str) -> None:
         self.thaw()
         """Show ``text`` as the current (growing) text part of a live answer."""
+        self._live_thinking = None  # the answer began: the next thinking is a new round's
         if self._live_text is None:
             self._live_text = MarkdownView()
             self.parts.addWidget(self._live_text)
@@ -307,6 +364,7 @@ class MessageWidget(QFrame):
     def add_card(self, state: CardState) -> ToolCard:
         self.thaw()
         self.end_text()
+        self._live_thinking = None
         card = ToolCard(state, self.icon_for(state.server, state.tool))
         card.cancelRequested.connect(self.cancelCall)
         card.approvalAnswered.connect(self.approvalAnswered)
@@ -330,7 +388,7 @@ class MessageWidget(QFrame):
             elif isinstance(widget, ToolCard):
                 out.append(Segment("call", call_line(widget.state)))
             elif isinstance(widget, QLabel) and widget.accessibleName().startswith("attachment"):
-                out.append(Segment("note", f"Attached: {widget.text().removeprefix('📎 ')}"))
+                out.append(Segment("note", f"Attached: {widget.property('line')}"))
         return out
 
     # --- find in chat -----------------------------------------------------------------

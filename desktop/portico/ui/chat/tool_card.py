@@ -93,6 +93,7 @@ class CardState:
     error: str = ""
     duration: float = 0.0
     started: float = field(default_factory=time.monotonic)
+    view_uri: str | None = None  # the view the stored call's tool declared
 
 
 def arguments_text(state: CardState) -> str:

@@ -73,6 +73,12 @@ class TranscriptView(QScrollArea):
         self.messages: list[Message] = []
         self.siblings: dict[str, list[str]] = {}
         self.widgets: dict[str, MessageWidget] = {}
+        # Rows the core has not stored (the echo of a command, the line of a failure that
+        # has no answer): kept on screen, left out when the core's copy is taken in.
+        self.local: set[str] = set()
+        # (message id, line): the first message still sent after /compact, and what was
+        # left out before it; the line shows at the top of that message
+        self.cut: tuple[str, str] | None = None
         self.first = 0  # index of the oldest message with a widget
         self.last = 0  # one past the newest message with a widget
         self.following = True
@@ -135,6 +141,7 @@ class TranscriptView(QScrollArea):
         self._texts.clear()
         self._clear_from(1)  # every message and notice; 0 is the stretch above them
         self.widgets.clear()
+        self.local.clear()
         self.messages = list(messages)
         self.siblings = dict(siblings)
         self.first = max(0, len(self.messages) - FIRST_WINDOW)
@@ -209,6 +216,7 @@ class TranscriptView(QScrollArea):
             icon_for=self.icon_for,
             siblings=self.siblings.get(message.id),
             switched_from=self._switched_from(message),
+            cut_note=self.cut[1] if self.cut and self.cut[0] == message.id else None,
             parent=parent,
         )
         widget.editSubmitted.connect(self.editSubmitted)
@@ -360,7 +368,9 @@ class TranscriptView(QScrollArea):
 
     # --- live turn -------------------------------------------------------------------
 
-    def add_message(self, message: Message) -> MessageWidget:
+    def add_message(self, message: Message, *, local: bool = False) -> MessageWidget:
+        """``local``: a row the core does not store (see ``self.local``); a later rename
+        to the core's id makes it an ordinary row."""
         self.show_newest()
         # The message that was live until now is finished: measure it once.
         ids = [m.id for m in self.messages[-LIVE_TAIL:]]
@@ -368,6 +378,8 @@ class TranscriptView(QScrollArea):
         if older is not None and not older.frozen and not self.running:
             older.freeze(self._content_width())
         self.messages.append(message)
+        if local:
+            self.local.add(message.id)
         self.last = len(self.messages)
         widget = self._build(message)
         self.column.insertWidget(self.column.count(), widget)
@@ -386,6 +398,7 @@ class TranscriptView(QScrollArea):
     def rename(self, old: str, new: str) -> None:
         """The core named a message the pane showed first under a temporary id."""
         widget = self.widgets.pop(old, None)
+        self.local.discard(old)
         for message in self.messages:
             if message.id == old:
                 message.id = new
@@ -409,6 +422,7 @@ class TranscriptView(QScrollArea):
         self.messages = self.messages[:index]
         self.last = len(self.messages)
         for message in doomed:
+            self.local.discard(message.id)
             widget = self.widgets.pop(message.id, None)
             if widget is not None:
                 self.column.removeWidget(widget)
@@ -428,12 +442,28 @@ class TranscriptView(QScrollArea):
                 widget.hide()
                 widget.deleteLater()
 
+    def set_cut(self, cut: tuple[str, str] | None) -> None:
+        """Where /compact cut the chat, shown at that message (built or when built)."""
+        old, self.cut = self.cut, cut
+        if old is not None and old != cut and old[0] in self.widgets:
+            self.widgets[old[0]].set_cut_note(None)
+        if cut is not None and cut[0] in self.widgets:
+            self.widgets[cut[0]].set_cut_note(cut[1])
+
+    def stored_ids(self) -> list[str]:
+        """The ids of the shown messages the core stores (local rows left out)."""
+        return [m.id for m in self.messages if m.id not in self.local]
+
     def sync(self, messages: list[Message], siblings: dict[str, list[str]]) -> None:
-        """The core's copy of the shown messages (same ids as on screen)."""
+        """The core's copy of the shown messages (the ids of :meth:`stored_ids`): taken in
+        place, every widget kept; local rows stay where they are."""
         at_end = self.last >= len(self.messages)
-        self.messages = messages
+        stored = iter(messages)
+        merged = [m if m.id in self.local else next(stored, m) for m in self.messages]
+        merged.extend(stored)
+        self.messages = merged
         if at_end:
-            self.last = len(messages)
+            self.last = len(merged)
         self.update_siblings(siblings)
 
     def update_siblings(self, siblings: dict[str, list[str]]) -> None:

@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from portico.ui.palette import set_tone
+from portico.ui.text import plain_label
 from portico.ui.views.view_pane import Opener, ViewPane
 
 if TYPE_CHECKING:
@@ -143,7 +144,8 @@ class ChatViews(QObject):
         return viewport.rect().intersects(QRect(top_left, view.size()))
 
     def check(self) -> None:
-        """Open the views in sight, within the limit; suspend the least recently seen."""
+        """Open a view in sight (one per call; the next is checked a moment later), within
+        the limit; suspend the least recently seen."""
         gone = [v for v in self.views if not _alive(v)]
         if gone:
             self._forget(gone)
@@ -164,6 +166,11 @@ class ChatViews(QObject):
                 victim.suspend()
             view.activate()
             self.live.append(view)
+            # one view opened per check: making its web view and page costs the GUI ~15 ms
+            # (py-spy, tests/benchmarks/test_bench_chat_views.py); three in one go were one
+            # stall of the scroll. The rest wait for the next check, CHECK_DELAY later.
+            self._timer.start()
+            return
 
     def _forget(self, gone: list[ChatView]) -> None:
         """Views whose card the transcript dropped (a long chat): their sessions end."""
@@ -198,3 +205,18 @@ def _alive(widget: QWidget) -> bool:
     except RuntimeError:  # its C++ side was deleted with its card
         return False
     return True
+
+
+def add_missing_note(card: QWidget, uri: str, server: str, tool: str) -> QLabel:
+    """Under a stored card whose tool had a view that cannot be opened now: one line
+    saying so (server text shown as plain text)."""
+    note = plain_label(
+        f"This result had a view ({uri}); it cannot be shown now: "
+        f"{server} is not connected or no longer offers {tool} with a view."
+    )
+    note.setAccessibleName("view unavailable")
+    set_tone(note, "muted")
+    layout = card.layout()
+    if layout is not None:
+        layout.addWidget(note)
+    return note

@@ -103,6 +103,8 @@ class ChatSnapshot:
     spend: dict[str, float] = field(default_factory=dict)
     tasks: dict[str, ChatTask] = field(default_factory=dict)  # call id -> its task
     tokens: tuple[int, int] = (0, 0)  # (input, output) of every request of the chat
+    # (the first message still sent, the line saying what /compact left out before it)
+    context_cut: tuple[str, str] | None = None
     cost: float = 0.0  # what the chat's model requests cost (from the price tables)
     currency: str = ""  # of the chat's provider ("" when it has no prices)
     settings: ChatSettings = field(default_factory=ChatSettings)  # the chat's own
@@ -286,11 +288,8 @@ class ChatService:
     def snapshot(self, conversation_id: str) -> ChatSnapshot:
         chat = self.chats[conversation_id]
         messages = tuple(copy.deepcopy(m) for m in chat.messages)
-        siblings = {}
-        for message in messages:
-            versions = chat.siblings(message.id)
-            if len(versions) > 1:
-                siblings[message.id] = list(versions)
+        versions = chat.versions()
+        siblings = {m.id: list(versions[m.id]) for m in messages if m.id in versions}
         limits: dict[str, tuple[float, str]] = {}
         config = self.session.config
         if config is not None:
@@ -316,6 +315,7 @@ class ChatService:
             currency=chat.currency,
             settings=chat.settings,
             kind=self._kind(chat.model),
+            context_cut=chat.context_cut,
         )
 
     async def context_estimate(self, conversation_id: str) -> ContextEstimate | None:
@@ -417,6 +417,21 @@ class ChatService:
             log.exception("completions for %r failed", text)
             return []
 
+    async def resource_completions(self) -> list[tuple[str, str, str, bool]]:
+        """(server, uri or URI template, name, is a template) for every resource the
+        running servers listed, as the chat's ``@`` offers them."""
+        out: list[tuple[str, str, str, bool]] = []
+        hub = self.session.hub
+        for state in hub.states():
+            connection = hub.connection(state.name)
+            for resource in getattr(connection, "resources", None) or []:
+                name = getattr(resource, "title", None) or getattr(resource, "name", "") or ""
+                out.append((state.name, str(resource.uri), name, False))
+            for template in getattr(connection, "resource_templates", None) or []:
+                name = getattr(template, "title", None) or getattr(template, "name", "") or ""
+                out.append((state.name, str(template.uri_template), name, True))
+        return out
+
     async def prompt_completions(self) -> list[tuple[str, str]]:
         """(``/server:prompt``, argument hints) for every prompt of every running server."""
         out: list[tuple[str, str]] = []
@@ -478,8 +493,16 @@ class ChatService:
                 chat.view_context = None  # given once; a newer one waits for the next turn
             self.emit(conversation_id, TurnEnded())
 
-    def send(self, conversation_id: str, text: str, files: Sequence[str] = ()) -> None:
+    def send(
+        self,
+        conversation_id: str,
+        text: str,
+        files: Sequence[str] = (),
+        resources: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        """``resources``: (server, uri) chosen with ``@``, read by the turn."""
         attachments = [Attachment("file", Path(p).name, path=Path(p)) for p in files]
+        attachments += [Attachment("resource", u, server=s, uri=u) for s, u in resources]
         self.start_turn(conversation_id, "send", text, attachments)
 
     def stop(self, conversation_id: str) -> bool:
@@ -508,11 +531,7 @@ class ChatService:
 
     def view_of(self, qualified: str) -> str | None:
         """The ``ui://`` view of a tool's results, or None (also for unknown tools)."""
-        try:
-            tool = self.session.hub.registry.resolve(qualified)
-        except LookupError:
-            return None
-        return tool.view.resource_uri if tool.view is not None else None
+        return self.host.view_of(qualified) if self.host is not None else None
 
     async def open_view(
         self,

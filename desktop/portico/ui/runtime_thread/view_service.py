@@ -16,8 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from portico.apps.heights import FILE_NAME, ViewHeights
 from portico.apps.resource import ViewCache, ViewUnavailable
 from portico.apps.session import HostContext, ViewSession, sampler
+from portico.paths import paths
 
 if TYPE_CHECKING:
     from portico.policy.guard import ChatContext
@@ -42,6 +44,7 @@ class ViewOpened:
     policy_lines: tuple[str, ...]
     prefers_border: bool | None
     frames: tuple[str, ...] = ()  # the declared frameDomains: the only subframes it may load
+    height: int | None = None  # the height the person last gave this view, if they did
 
 
 class ViewService:
@@ -51,6 +54,12 @@ class ViewService:
         self._sessions: dict[str, ViewSession] = {}
         # (server, view uri, kind) -> the person's answer, for as long as Portico runs
         self._permissions: dict[tuple[str, str, str], bool] = {}
+        self.heights: ViewHeights | None = None  # read on the first view opened
+
+    def _heights(self) -> ViewHeights:
+        if self.heights is None:
+            self.heights = ViewHeights(paths().state_dir / FILE_NAME)
+        return self.heights
 
     def session(self, view_id: str) -> ViewSession | None:
         return self._sessions.get(view_id)
@@ -122,7 +131,13 @@ class ViewService:
             policy_lines=tuple(csp.lines()),
             prefers_border=view.prefers_border,
             frames=csp.frame,
+            height=self._heights().get(view.server, view.uri),
         )
+
+    async def remember_height(self, server: str, uri: str, height: int) -> int:
+        """The person resized the view of ``server``'s ``uri``: its height from now on
+        (brought within the limits), in every chat and after a restart."""
+        return self._heights().set(server, uri, height)
 
     async def message(self, view_id: str, text: str) -> None:
         """One message the view sent (JSON text); a view already closed is ignored."""

@@ -11,9 +11,10 @@ pane, which asks the person; every other permission is denied.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import logging
 import os
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 # WebRTC's ICE traffic (STUN/TURN over UDP) passes neither the CSP nor the request fence:
 # the engine may send UDP only through a proxy (there is none), and the page script below
@@ -24,13 +25,38 @@ _NO_WEBRTC_UDP = "--force-webrtc-ip-handling-policy=disable_non_proxied_udp"
 # RSS 407 -> 211 MiB). Views of different servers never share one: a renderer belongs to
 # one profile, and each server has its own.
 _ONE_RENDERER_PER_SERVER = "--process-per-site"
-for _flag in (_NO_WEBRTC_UDP, _ONE_RENDERER_PER_SERVER):
+_FLAGS = [_NO_WEBRTC_UDP, _ONE_RENDERER_PER_SERVER]
+
+
+def _gpu_unusable() -> bool:
+    """No OpenGL context can be made here (offscreen, a machine without GPU drivers):
+    the engine would fall back to software anyway, after setting up GPU compositing."""
+    from PySide6.QtGui import QGuiApplication, QOpenGLContext
+
+    return QGuiApplication.instance() is not None and not QOpenGLContext().create()
+
+
+# Where the GPU cannot be used, the engine without it: its compositing set up for
+# nothing cost Portico's own process ~58 MiB with three views (PSS +155 -> +97 MiB,
+# offscreen, tests/benchmarks/test_bench_chat_views.py). With a GPU it stays on (WebGL).
+if _gpu_unusable():
+    _FLAGS.append("--disable-gpu")
+for _flag in _FLAGS:
     if _flag not in os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", ""):
         os.environ["QTWEBENGINE_CHROMIUM_FLAGS"] = (
             os.environ.get("QTWEBENGINE_CHROMIUM_FLAGS", "") + " " + _flag
         ).strip()
 
-from PySide6.QtCore import QFile, QIODevice, QObject, QUrl, Signal, Slot  # noqa: E402
+from PySide6.QtCore import (  # noqa: E402
+    QBuffer,
+    QByteArray,
+    QFile,
+    QIODevice,
+    QObject,
+    QUrl,
+    Signal,
+    Slot,
+)
 from PySide6.QtWebEngineCore import (  # noqa: E402
     QWebEnginePage,
     QWebEnginePermission,
@@ -39,11 +65,61 @@ from PySide6.QtWebEngineCore import (  # noqa: E402
     QWebEngineSettings,
     QWebEngineUrlRequestInfo,
     QWebEngineUrlRequestInterceptor,
+    QWebEngineUrlRequestJob,
+    QWebEngineUrlScheme,
+    QWebEngineUrlSchemeHandler,
 )
+
+from portico.apps.session import permission_declared  # noqa: E402
 
 log = logging.getLogger(__name__)
 
 HOST_SUFFIX = ".portico.invalid"  # the host pages' origins: nothing is ever fetched there
+# The views' own documents are served at ``portico-view://v-<server label>/<view id>``:
+# a secure origin per server, apart from its host page's. Registered here, after the
+# application started and before the first profile (verified on 6.11: the frame's
+# origin is then ``portico-view://v-...``, a secure context; unregistered it is opaque
+# and insecure, and every permission it asks for is denied before Qt hears of it).
+VIEW_SCHEME = b"portico-view"
+if not QWebEngineUrlScheme.schemeByName(VIEW_SCHEME).name():
+    _scheme = QWebEngineUrlScheme(VIEW_SCHEME)
+    _scheme.setSyntax(QWebEngineUrlScheme.Syntax.Host)
+    _scheme.setFlags(QWebEngineUrlScheme.Flag.SecureScheme)
+    QWebEngineUrlScheme.registerScheme(_scheme)
+
+
+def server_label(server: str) -> str:
+    return hashlib.sha256(server.encode()).hexdigest()[:16]
+
+
+def host_url(server: str) -> str:
+    """The host page's base URL: one origin per server, never fetched."""
+    return f"https://view-{server_label(server)}{HOST_SUFFIX}/"
+
+
+def frame_url(server: str, view_id: str) -> str:
+    """Where the view's own document is served: its server's view origin."""
+    return f"{VIEW_SCHEME.decode()}://v-{server_label(server)}/{quote(view_id, safe='')}"
+
+
+class _Documents(QWebEngineUrlSchemeHandler):
+    """Serves each shown view's document (GET only) at :func:`frame_url`; nothing else."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.documents: dict[str, bytes] = {}
+
+    def requestStarted(self, job: QWebEngineUrlRequestJob) -> None:
+        url = job.requestUrl().toString()
+        document = self.documents.get(url)
+        if document is None or bytes(job.requestMethod().data()) != b"GET":
+            job.fail(QWebEngineUrlRequestJob.Error.UrlNotFound)
+            return
+        buffer = QBuffer(job)
+        buffer.setData(QByteArray(document))
+        buffer.open(QIODevice.OpenModeFlag.ReadOnly)
+        job.reply(b"text/html;charset=utf-8", buffer)
+
 
 _channel_js: str | None = None
 
@@ -76,11 +152,14 @@ class _Fence(QWebEngineUrlRequestInterceptor):
     def __init__(self, server: str, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.server = server
+        self.own = f"{VIEW_SCHEME.decode()}://v-{server_label(server)}/"
         self.allowed: set[str] = set()
         self.blocked: list[str] = []
 
     def interceptRequest(self, info: QWebEngineUrlRequestInfo) -> None:
         url = info.requestUrl().toString()
+        if url.startswith(self.own):
+            return  # the server's own view documents (served only while shown)
         if urlsplit(url).hostname and str(urlsplit(url).hostname).endswith(HOST_SUFFIX):
             info.block(True)  # the host page's own origin (the engine asks for a favicon)
             return
@@ -102,6 +181,7 @@ class _Profiles(QObject):
         self.setObjectName("portico-view-profiles")
         self.by_server: dict[str, QWebEngineProfile] = {}
         self.fences: dict[str, _Fence] = {}
+        self.documents: dict[str, _Documents] = {}
 
 
 def _keeper(anchor: QObject) -> _Profiles:
@@ -117,6 +197,8 @@ def profile_for(anchor: QObject, server: str, origins: tuple[str, ...]) -> QWebE
         profile = QWebEngineProfile(keeper)  # no storage name: off the record
         fence = keeper.fences[server] = _Fence(server, profile)
         profile.setUrlRequestInterceptor(fence)
+        documents = keeper.documents[server] = _Documents(profile)
+        profile.installUrlSchemeHandler(VIEW_SCHEME, documents)
         settings = profile.settings()
         for attribute, on in (
             (QWebEngineSettings.WebAttribute.JavascriptCanOpenWindows, False),
@@ -160,6 +242,21 @@ def fence_of(anchor: QObject, server: str) -> _Fence | None:
     return _keeper(anchor).fences.get(server)
 
 
+def serve(anchor: QObject, server: str, url: str, document: str | None) -> None:
+    """Serve ``document`` at ``url`` from the server's profile (None: no longer)."""
+    try:
+        keeper = anchor.findChild(_Profiles, "portico-view-profiles")
+    except RuntimeError:  # the window went, and its profiles with it
+        return
+    documents = keeper.documents.get(server) if isinstance(keeper, _Profiles) else None
+    if documents is None:
+        return
+    if document is None:
+        documents.documents.pop(url, None)
+    else:
+        documents.documents[url] = document.encode("utf-8")
+
+
 def _permission_kinds() -> dict[object, str]:
     kinds = QWebEnginePermission.PermissionType
     return {
@@ -172,9 +269,10 @@ def _permission_kinds() -> dict[object, str]:
 
 
 class ViewWebPage(QWebEnginePage):
-    """One view's page: its own first load, and nothing else. A permission it asks for
-    (camera, microphone, clipboard, location) goes to ``asks`` (the pane asks the person
-    and calls :meth:`answer`); any other permission is denied."""
+    """One view's page: its own first load and its frame's document, nothing else. A
+    permission it asks for (camera, microphone, clipboard, location) that its resource
+    declared goes to ``asks`` (the pane asks the person and calls :meth:`answer`); any
+    other permission is denied without a question."""
 
     asks = Signal(str, object)  # (kind, the QWebEnginePermission to grant or deny)
 
@@ -185,10 +283,14 @@ class ViewWebPage(QWebEnginePage):
         parent: QObject | None = None,
         *,
         frames: tuple[str, ...] = (),
+        frame: str = "",
+        declared: tuple[str, ...] = (),
     ):
         super().__init__(profile, parent)
         self.server = server
         self.frames = set(frames)  # the view's declared frameDomains: its only subframes
+        self.frame = frame  # where the view's own document is served (frame_url)
+        self.declared = declared  # the resource's _meta.ui.permissions
         self.refused: list[str] = []
         self._loaded = False
         self.loadFinished.connect(self._first_load_done)
@@ -199,8 +301,8 @@ class ViewWebPage(QWebEnginePage):
 
     def _permission(self, permission: QWebEnginePermission) -> None:
         kind = _permission_kinds().get(permission.permissionType())
-        if kind is None:
-            self.refused.append(f"permission {permission.permissionType()}")
+        if kind is None or not permission_declared(kind, self.declared):
+            self.refused.append(f"permission {kind or permission.permissionType()}")
             log.info("a view of %s asked for %s; refused", self.server, permission)
             permission.deny()
             return
@@ -220,7 +322,7 @@ class ViewWebPage(QWebEnginePage):
         text = url.toString() if isinstance(url, QUrl) else str(url)
         if main_frame and not self._loaded:
             return True
-        if not main_frame and text in ("about:srcdoc", "about:blank"):
+        if not main_frame and text in (self.frame, "about:blank"):
             return True
         if not main_frame and self.frames and origin_allowed(text, self.frames):
             return True  # a frame of an origin the view declared (its CSP frame-src too)

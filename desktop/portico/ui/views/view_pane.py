@@ -13,7 +13,6 @@ window brings the view back inline and tells it so.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import importlib.util
 import logging
 import os
@@ -21,9 +20,11 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QCloseEvent
+from PySide6.QtGui import QCloseEvent, QMouseEvent
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
+from portico.apps.heights import MAX_HEIGHT as PERSON_MAX_HEIGHT
+from portico.apps.heights import MIN_HEIGHT
 from portico.text import visible
 from portico.ui.pages.common import PageBackend
 
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_HEIGHT = 600  # pixels; the view scrolls inside beyond that
+MAX_HEIGHT = 600  # pixels a view may ask for; it scrolls inside beyond that
+GRIP_HEIGHT = 8  # pixels
 PIP_SIZE = (420, 300)  # pixels, the floating window's first size
 
 # (deliver, theme, on_display_mode) -> the opened view; runs on the runtime thread
@@ -62,6 +64,46 @@ class ViewWindow(QWidget):
         super().closeEvent(event)
 
 
+class HeightGrip(QWidget):
+    """The strip under an inline view the person drags to make it taller or shorter;
+    ``dragged`` while dragging, ``released`` with the height when they let go."""
+
+    dragged = Signal(int)
+    released = Signal(int)
+
+    def __init__(self, target: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.target = target
+        self.setFixedHeight(GRIP_HEIGHT)
+        self.setCursor(Qt.CursorShape.SizeVerCursor)
+        self.setAccessibleName("view height grip")
+        self.setToolTip("Drag to resize the view; its height is remembered")
+        self._start: tuple[float, int] | None = None
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        if event.button() == Qt.MouseButton.LeftButton:
+            self._start = (event.globalPosition().y(), self.target.height())
+            event.accept()
+
+    def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._start is not None:
+            self.dragged.emit(self._height(event))
+            event.accept()
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        if self._start is not None and event.button() == Qt.MouseButton.LeftButton:
+            height = self._height(event)
+            self._start = None
+            self.released.emit(height)
+            event.accept()
+
+    def _height(self, event: QMouseEvent) -> int:
+        assert self._start is not None
+        y, height = self._start
+        wanted = height + round(event.globalPosition().y() - y)
+        return max(MIN_HEIGHT, min(wanted, PERSON_MAX_HEIGHT))
+
+
 def engine_refusal() -> str | None:
     """Why views cannot be shown on this machine, or None (checked without loading it)."""
     if importlib.util.find_spec("PySide6.QtWebEngineWidgets") is None:
@@ -86,6 +128,9 @@ class ViewPane(QWidget):
         self.ready = False
         self.heard: list[str] = []  # what the view sent, in order (a face's log, and tests)
         self.display_mode = "inline"
+        self.chosen_height: int | None = None  # the person's, which a view's asks do not undo
+        self.grip: HeightGrip | None = None
+        self._served: tuple[Any, str, str] | None = None  # (anchor, server, frame url)
         self.window_of_mode: ViewWindow | None = None
         self.column = layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -152,7 +197,7 @@ class ViewPane(QWidget):
             from PySide6.QtWebEngineWidgets import QWebEngineView
 
             from portico.ui.views import engine
-            from portico.ui.views.page_html import host_page
+            from portico.ui.views.page_html import allow_attribute, host_page, view_document
         except ImportError as exc:  # a system library the web engine needs is missing
             view_id = opened.id
             self.backend.op(
@@ -162,9 +207,20 @@ class ViewPane(QWidget):
             return
 
         self.opened = opened
-        profile = engine.profile_for(self.window(), opened.server, opened.origins)
+        anchor = self.window()
+        profile = engine.profile_for(anchor, opened.server, opened.origins)
+        frame = engine.frame_url(opened.server, opened.id)
+        engine.serve(anchor, opened.server, frame, view_document(opened.html, opened.csp))
+        self._served = (anchor, opened.server, frame)
         self.web = QWebEngineView(self)
-        self.page = engine.ViewWebPage(profile, opened.server, self.web, frames=opened.frames)
+        self.page = engine.ViewWebPage(
+            profile,
+            opened.server,
+            self.web,
+            frames=opened.frames,
+            frame=frame,
+            declared=opened.permissions,
+        )
         self.bridge = engine.Bridge(self.page)
         channel = QWebChannel(self.page)
         channel.registerObject("host", self.bridge)
@@ -177,16 +233,24 @@ class ViewPane(QWidget):
         self.web.setMinimumHeight(150)
         self.web.setMaximumHeight(MAX_HEIGHT)
         self.column.addWidget(self.web)
+        self.grip = HeightGrip(self.web, self)
+        self.grip.dragged.connect(self._set_height)
+        self.grip.released.connect(self._height_chosen)
+        self.column.addWidget(self.grip)
+        self.chosen_height = opened.height
+        if opened.height is not None:
+            self._set_height(opened.height)
         lines = [f"View {opened.uri} of {opened.server}.", *opened.policy_lines]
         if opened.permissions:
             lines.append(f"It may ask for {', '.join(opened.permissions)}: you will be asked.")
         self.caption.setText(visible(" ".join(lines)))
         page = host_page(
-            opened.html, opened.csp, engine.channel_js(), border=opened.prefers_border is not False
+            frame,
+            engine.channel_js(),
+            border=opened.prefers_border is not False,
+            allow=allow_attribute(opened.permissions),
         )
-        label = hashlib.sha256(opened.server.encode()).hexdigest()[:16]
-        base = QUrl(f"https://view-{label}{engine.HOST_SUFFIX}/")  # one origin per server
-        self.page.setHtml(page, base)
+        self.page.setHtml(page, QUrl(engine.host_url(opened.server)))
         self.show()
 
     def _permission_asked(self, kind: str, permission: Any) -> None:
@@ -211,8 +275,27 @@ class ViewPane(QWidget):
         self.ready = True
 
     def _resized(self, height: int) -> None:
-        if self.web is not None:
+        """The view asks for ``height`` (ui/notifications/size-changed): given, within
+        40..MAX_HEIGHT, unless the person chose a height for it."""
+        if self.web is not None and self.chosen_height is None and self.display_mode == "inline":
             self.web.setFixedHeight(max(40, min(height, MAX_HEIGHT)))
+
+    def _set_height(self, height: int) -> None:
+        if self.web is not None and self.display_mode == "inline":
+            self.web.setFixedHeight(max(MIN_HEIGHT, min(height, PERSON_MAX_HEIGHT)))
+
+    def _height_chosen(self, height: int) -> None:
+        """The person let go of the grip: this view's height from now on, everywhere."""
+        opened = self.opened
+        if opened is None:
+            return
+        self._set_height(height)
+        self.chosen_height = self.web.height() if self.web is not None else height
+        server, uri, chosen = opened.server, opened.uri, self.chosen_height
+        self.backend.op(
+            lambda pages: pages.views.remember_height(server, uri, chosen),
+            f"Remember the height of the view {uri}",
+        ).run()
 
     def _deliver(self, token: object, text: str) -> None:
         if token is self._token and self.bridge is not None:
@@ -244,8 +327,12 @@ class ViewPane(QWidget):
             return
         old, self.window_of_mode = self.window_of_mode, None
         if mode == "inline":
-            self.column.addWidget(web)
+            at = self.column.indexOf(self.grip) if self.grip is not None else -1
+            self.column.insertWidget(at, web)
             web.setMaximumHeight(MAX_HEIGHT)
+            if self.chosen_height is not None:
+                self.display_mode = mode
+                self._set_height(self.chosen_height)
         else:
             window = ViewWindow(f"{opened.uri} — {opened.server}", mode)
             window.column.addWidget(web)
@@ -259,6 +346,8 @@ class ViewPane(QWidget):
                 window.resize(*PIP_SIZE)
                 window.show()
         self.display_mode = mode
+        if self.grip is not None:
+            self.grip.setVisible(mode == "inline")
         if old is not None:
             old.closed.disconnect()
             old.close()
@@ -287,10 +376,20 @@ class ViewPane(QWidget):
             self.backend.op(
                 lambda pages: pages.views.close(view_id), f"Close the view {opened.uri}"
             ).run()
+        served, self._served = self._served, None
+        if served is not None:
+            from portico.ui.views import engine
+
+            engine.serve(*served, None)
+        if self.grip is not None:
+            self.grip.setParent(None)
+            self.grip.deleteLater()
+            self.grip = None
         if self.web is not None:
             self.web.setParent(None)
             self.web.deleteLater()
             self.web = self.page = self.bridge = None
+        self.chosen_height = None
         self.ready = False
         self.caption.clear()
         self.hide()

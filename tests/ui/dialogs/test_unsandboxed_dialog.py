@@ -12,7 +12,7 @@ from portico.prompts import UnsandboxedRequest
 from portico.ui.dialogs.unsandboxed_dialog import UnsandboxedDialog
 from portico.ui.facade import RuntimeThread
 from portico.ui.prompter import QtPrompter
-from tests.ui.test_qt_dialogs import ask, prompter, shown
+from tests.ui.dialogs.test_qt_dialogs import ask, prompter, shown
 
 __all__ = ["prompter"]
 

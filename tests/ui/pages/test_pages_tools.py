@@ -179,7 +179,7 @@ async def test_tools_tab_lists_filters_and_tries_tools_through_the_policy() -> N
 
 
 def test_screenshot_script_renders_the_tools_tab(tmp_path: Path) -> None:
-    script = Path(__file__).with_name("pages_screenshot.py")
+    script = Path(__file__).parents[1] / "pages_screenshot.py"
     proc = subprocess.run(
         [sys.executable, str(script), str(tmp_path)], capture_output=True, text=True, timeout=120
     )

@@ -18,7 +18,7 @@ from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
-SCREENSHOT = Path(__file__).with_name("editor_screenshot.py")
+SCREENSHOT = Path(__file__).parents[1] / "editor_screenshot.py"
 
 
 def _colour_at(tab: RawTab, line: int, column: int) -> QColor | None:

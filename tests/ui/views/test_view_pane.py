@@ -19,7 +19,7 @@ from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # a real server and the web engine
 
-VIEWER = Path(__file__).parents[1] / "servers" / "viewer.py"
+VIEWER = Path(__file__).parents[2] / "servers" / "viewer.py"
 
 
 def arrived(calls: Path) -> list[dict[str, object]]:

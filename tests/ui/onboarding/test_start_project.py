@@ -17,7 +17,7 @@ from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # the whole app with a real stdio server
 
-TINY = Path(__file__).resolve().parent.parent / "servers" / "tiny.py"
+TINY = Path(__file__).resolve().parents[2] / "servers" / "tiny.py"
 
 
 async def test_the_start_project_wins_over_the_last_one(project: Path, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@ another server's Cooldown countdown, which ticks every second, must not refetch 
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections import Counter
 from typing import Any
 
@@ -24,6 +24,20 @@ command = {command("tiny.py", "--exit", "3")}
 """
 
 
+def settled(pages: Any) -> bool:
+    """No refresh is due (the selection's 60 ms debounce, the activity's coalescing) and
+    none is still fetching: whatever a change asked for has been fetched and counted."""
+    due = pages._debounce.isActive() or pages._activity_due.isActive()
+    return not due and pages.ops.running == 0
+
+
+def cooldown_left(desktop: Any, name: str) -> float:
+    state = desktop.model.state(name)
+    if state is None or state.status is not Status.COOLDOWN or state.retry_at is None:
+        return 0.0
+    return float(state.retry_at - time.time())
+
+
 async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
     write_global(CONFIG)
     async with running_app("tiny") as desktop:
@@ -41,13 +55,15 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
             setattr(service, method, counting)
         select(desktop, "tiny")
         await until(lambda: len(pages.tools.tools) >= 3, 30, "tiny's tools on the page")
-        await asyncio.sleep(0.3)  # let the selection's debounced refresh finish
+        await until(lambda: settled(pages), 10, "the selection's refresh to finish")
         ticks: list[str] = []
         desktop.model.countdownTicked.connect(ticks.append)
         calls.clear()
 
         await until(lambda: ticks.count("broken") >= 3, 10, "three countdown ticks")
-        await asyncio.sleep(0.2)  # a debounced refresh would have started by now
+        # A tick that asked for a refresh started the debounce: it is fetched (and
+        # counted) before the page is settled again.
+        await until(lambda: settled(pages), 10, "any refresh to finish")
         print(f"\ncountdown ticks: {len(ticks)}, page service calls: {dict(calls)}")
         assert desktop.model.counting_down
         assert calls["details"] == 0 and calls["tools"] == 0, calls
@@ -56,11 +72,17 @@ async def test_a_cooldown_countdown_elsewhere_causes_no_page_refresh() -> None:
         select(desktop, "broken")
         await until(lambda: calls["details"] >= 1, 10, "the selection's refresh")
         await until(lambda: pages.overview.details is not None, 10, "broken's details")
-        await asyncio.sleep(0.2)
+        # broken's own retry is a real change (its page refreshes, rightly): the window
+        # below lies inside one cooldown (2, 4, 8 s...), which it checks at its end.
+        await until(lambda: cooldown_left(desktop, "broken") >= 3, 60, "a long enough cooldown")
+        await until(lambda: settled(pages), 10, "the selection's refresh to finish")
+        retry_at = desktop.model.state("broken").retry_at  # type: ignore[union-attr]
         calls.clear()
         first = pages.overview.table.text()
         assert "Failed, retrying in" in first
         await until(lambda: pages.overview.table.text() != first, 5, "the countdown to move")
+        await until(lambda: settled(pages), 10, "any refresh to finish")
+        assert desktop.model.state("broken").retry_at == retry_at  # type: ignore[union-attr]
         assert calls["details"] == 0 and calls["tools"] == 0, calls
 
         # A real change of the selected server still refreshes the page.
@@ -89,7 +111,8 @@ async def test_the_overview_health_follows_a_call_made_from_another_tab() -> Non
         tools.form.fields["text"].widget.setText("hello health")  # type: ignore[union-attr]
         tools.call_button.click()
         await until(lambda: "hello health" in tools.result_view.toPlainText(), 30, "echo")
-        await asyncio.sleep(0.6)  # past the activity coalescing, the Overview hidden
+        # The call's activity reached the page (coalesced) while the Overview was hidden.
+        await until(lambda: pages._overview_stale, 10, "the Overview marked stale")
         desktop.window.page.setCurrentWidget(pages.overview)
         await until(lambda: health.health is not None and health.health.calls >= 1, 10, "the call")
         assert "Calls (last hour)" in health.table.text() and health.isVisibleTo(pages.overview)

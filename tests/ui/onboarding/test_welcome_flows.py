@@ -23,7 +23,7 @@ from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "config" / "import_fixtures"
 TINY = REPO / "tests" / "servers" / "tiny.py"
 

@@ -76,4 +76,4 @@ async def test_form_values_reload_exactly_as_typed(
 
 
 def install_source(corpus: str) -> str:
-    return (Path(__file__).parents[1] / "config" / "corpus" / corpus).read_text()
+    return (Path(__file__).parents[2] / "config" / "corpus" / corpus).read_text()

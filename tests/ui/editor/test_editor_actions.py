@@ -22,7 +22,7 @@ from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
-TOOLBOX = Path(__file__).resolve().parents[1] / "servers" / "toolbox.py"
+TOOLBOX = Path(__file__).resolve().parents[2] / "servers" / "toolbox.py"
 
 
 async def test_store_env_value_in_keychain(qtbot: QtBot, memory_keyring: MemoryKeyring) -> None:
