@@ -126,3 +126,20 @@ def test_a_save_parses_each_file_once_and_returns_the_config_it_read() -> None:
     assert {s.name for s in outcome.config.servers} == {"files", "web", "y"}
     parse_count.reset()
     assert model.save().config is None and parse_count.total() == 0  # nothing to write
+
+
+def test_a_check_of_an_older_text_is_refused() -> None:
+    """The editor checks in a worker: a check that ends after a newer edit is dropped."""
+    target = _global()
+    model = EditorModel(None, check_later=True)
+    file = model.file_for(target)
+    file.set("files", ("timeout",), "soon")
+    assert not file.checked  # check_later: the window's worker checks
+    old_text = file.text
+    old = file.check(old_text)
+    file.set("files", ("timeout",), 5000)
+    new_text = file.text
+    new = file.check(new_text)
+    assert file.adopt_check(new_text, new) and file.checked
+    assert not file.adopt_check(old_text, old)  # ended last, checked an older text
+    assert not [d for d in file.diagnostics() if d.is_error]

@@ -577,6 +577,8 @@ class DesktopApp(QObject):
         if self._onboarding is not None:
             self._onboarding.close()
         self.links.close()
+        if self.editor is not None:
+            await self.editor.finish()  # a save under way ends (bounded), then its ops stop
         await self.ops.drain()
         session, service = self.session, self.chat_service
 

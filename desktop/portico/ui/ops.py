@@ -159,6 +159,18 @@ class Ops:
             with contextlib.suppress(RuntimeError):
                 task.cancel()
 
+    async def settle(self, wait_s: float) -> bool:
+        """Wait up to ``wait_s`` seconds for the running operations (and any they start)
+        to end by themselves, cancelling none: a save finishing at quit. True when all did."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait_s
+        while self._tasks:
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            await asyncio.wait(list(self._tasks), timeout=left)
+        return True
+
     async def drain(self) -> None:
         """Cancel every operation and wait until they ended (shutdown)."""
         tasks = list(self._tasks)

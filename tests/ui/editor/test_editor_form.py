@@ -115,6 +115,7 @@ async def test_bad_value_shows_cli_message_at_field_and_marker(qtbot: QtBot) -> 
     window.select("docs", path)
     port = window.form.fields["oauth.callback_port"]
     _type(port.editor, "99999")  # type: ignore[arg-type]
+    await ready(window)  # the check runs in a worker
 
     text = window.raw_tab(path).toPlainText()
     expected = parse_text(text, path, Scope.GLOBAL).diagnostics
@@ -135,6 +136,7 @@ async def test_bad_value_shows_cli_message_at_field_and_marker(qtbot: QtBot) -> 
     raw = window.raw_tab(path)
     raw.setPlainText(text.replace("99999", "33419"))
     raw.flush()
+    await ready(window)
     assert port.error_text == ""
     assert raw.markers == {}
 
@@ -147,10 +149,12 @@ async def test_unparsable_raw_text_marks_line_and_keeps_going(qtbot: QtBot) -> N
     good = raw.toPlainText()
     raw.setPlainText(good.replace("    timeout: 15", "    timeout: [15"))
     raw.flush()
+    await ready(window)
     assert raw.markers, "a syntax error is marked"
     assert not window.form.isEnabled()
     raw.setPlainText(good)
     raw.flush()
+    await ready(window)
     assert raw.markers == {}
     assert window.form.isEnabled()
     assert window.form.fields["timeout"].editor.text() == "15"  # type: ignore[attr-defined]

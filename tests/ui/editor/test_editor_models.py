@@ -21,7 +21,7 @@ from portico.ui.facade import RuntimeThread
 from tests.helpers.keyrings import MemoryKeyring
 from tests.helpers.model_server import model_server, models
 from tests.servers.model_server import MODELS, ModelServer, text
-from tests.ui.editor_helpers import open_editor, saved
+from tests.ui.editor_helpers import open_editor, ready, saved
 from tests.ui.qt_helpers import until
 
 pytestmark = pytest.mark.slow  # the scripted model server
@@ -175,12 +175,14 @@ async def test_edit_and_remove_in_yaml_with_errors_at_the_key(
     assert tab.select("cloud")
 
     _type(qtbot, tab.form.base_url, "ftp://nope")
+    await ready(window)  # the check runs in a worker
     error = tab.form.error_text("base_url")
     assert f"{yaml}:" in error and "models.providers.cloud.base_url" in error
     assert "http:// or https://" in error
     assert f"{yaml}:" in tab.problems.text()
 
     _type(qtbot, tab.form.base_url, models.openai_url)
+    await ready(window)
     assert tab.form.error_text("base_url") == ""
     _type(qtbot, tab.form.models, "gpt-4.1, gpt-test")
 
@@ -317,16 +319,20 @@ async def test_prices_spend_limit_and_context_length_in_the_form(
     assert tab.select("cloud")
     assert tab.form.prices.text() == "" and tab.form.prices.isEnabled()
     _type(qtbot, tab.form.context_length, "lots")
+    await ready(window)  # the check runs in a worker
     error = tab.form.error_text("context_length")
     assert f"{path}:" in error and "models.providers.cloud.context_length" in error
     assert "whole number of tokens" in error
     _type(qtbot, tab.form.context_length, "128000")
+    await ready(window)  # the check runs in a worker
     assert tab.form.error_text("context_length") == ""
     _type(qtbot, tab.form.prices, "gpt-4.1 is cheap")
+    await ready(window)  # the check runs in a worker
     assert "models.providers.cloud.prices: must map model names to their prices" in (
         tab.form.error_text("prices")
     )
     _type(qtbot, tab.form.prices, "gpt-4.1: 2 / 8, gpt-4.1-mini: 0.4 / 1.6")
+    await ready(window)  # the check runs in a worker
     assert tab.form.error_text("prices") == ""
     _type(qtbot, tab.form.spend_limit, "1.5")
     window.save_button.click()

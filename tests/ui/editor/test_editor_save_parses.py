@@ -39,6 +39,7 @@ async def test_one_save_is_one_parse_and_one_apply() -> None:
         await ready(editor)
         file = editor.file_for(path)
         editor.apply_raw(file, file.text.replace("timeout = 30000", "timeout = 45000"))
+        await ready(editor)  # the edit's check (in a worker) is the edit's, not the save's
         parse_count.reset()
         assert await editor.save_now() == [path]
         await until(lambda: len(applied) == 1, 20, "the save to be applied")

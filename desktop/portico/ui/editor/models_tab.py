@@ -327,6 +327,12 @@ class ModelsTab(QWidget):
         self.remove_button.setEnabled(fields is not None)
         self.form.set_diagnostics(list(file.diagnostics()) if file else [])
 
+    def show_diagnostics(self) -> None:
+        """The chosen file's check finished (in the window's worker): show its problems."""
+        file = self.file
+        self.form.set_diagnostics(list(file.diagnostics()) if file else [])
+        self._show_problems()
+
     def _show_problems(self) -> None:
         lines: list[str] = []
         file = self.file
@@ -458,7 +464,9 @@ class ModelsTab(QWidget):
         file, name = self.file, self.selected()
         if file is None or name is None:
             return None
-        config = file.validate()
+        # The window's worker checked the text after the last edit; a check here (on the
+        # GUI thread) only when that one has not finished yet.
+        config = file.config if file.checked and file.config is not None else file.validate()
         spec = config.models.provider(name)
         if spec is None:
             mine = [str(d) for d in config.diagnostics if is_models_key(d)]

@@ -3,9 +3,11 @@
 The raw text of each file is the truth while editing. A form edit goes through the file's
 round-trip :class:`ConfigDocument` and comes back as text (comments and layout survive);
 a raw edit is re-parsed (debounced) and, when it parses, becomes the document the form
-shows. Validation is ``parse_text`` on the current text: the markers and the field errors
-are the CLI's own diagnostics. Save writes each changed file through
-``ConfigDocument.save()``; a file changed on disk meanwhile is reported with a Reload.
+shows. Validation is ``parse_text`` on the current text, in a worker after each edit (on a
+big file it takes longer than a frame): the markers and the field errors are the CLI's own
+diagnostics, and only the check of the text the file still holds is shown. Save writes each
+changed file through ``ConfigDocument.save()``; a file changed on disk meanwhile is reported
+with a Reload.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISK_SETTLE_MS = 200  # a burst of file events (an atomic save) is over after this long
+QUIT_WAIT_S = 15.0  # at quit, a running save (or read) may end within this long
 
 FORM_TAB = "Form"
 SETTINGS_TAB = "Settings"
@@ -111,12 +114,14 @@ class ConfigEditorWindow(QMainWindow):
         self._check_again = False  # and another was asked for meanwhile
         self.saved_config: Config | None = None  # what the last save read, for the app
         self._saving = False  # a save runs in a worker thread: the files are its own
+        self._validating: set[Path] = set()  # the files whose check runs in a worker
         self.ops = Ops(lambda notice: self._say(notice.text))
         self.raw_tabs: dict[Path, RawTab] = {}
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
         self.last_test: TestResultDialog | None = None
         self._wanted: tuple[str, str] | None = None  # the last server the person selected
         self._closing = False  # the unsaved-changes question was answered: close now
+        self._quitting = False  # the app quits: ``finish`` runs
 
         self.server_list = ServerList()
         self.server_list.serverSelected.connect(self._selected)
@@ -262,7 +267,7 @@ class ConfigEditorWindow(QMainWindow):
 
     async def _open(self, project: Path | None, opened: int) -> None:
         try:
-            model = await asyncio.to_thread(EditorModel, project)
+            model = await asyncio.to_thread(EditorModel, project, check_later=True)
             watched = await asyncio.to_thread(_watch_paths, [f.path for f in model.files])
         except BaseException:
             if opened == self._opened:
@@ -391,8 +396,7 @@ class ConfigEditorWindow(QMainWindow):
             return
         wanted = self._wanted
         file.set_text(text)
-        file.validate()
-        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._validate(file)
         self._refresh_list()
         if self.server_list.selected() is None and wanted is not None:
             # The server was gone while the text did not parse: show it again once it does.
@@ -405,10 +409,37 @@ class ConfigEditorWindow(QMainWindow):
         self._refresh_titles()
 
     def _after_form_edit(self, file: EditedFile) -> None:
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
-        self.form.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
+        self._refresh_titles()
+
+    def _validate(self, file: EditedFile) -> asyncio.Task[None] | None:
+        """Check ``file``'s text in a worker, then show its diagnostics (markers, field
+        errors, tab titles). One check per file at a time; an edit made meanwhile is
+        checked next, and a check of a text the file no longer holds is dropped."""
+        if file.path in self._validating or file.checked:
+            return None
+        self._validating.add(file.path)
+        return self.spawn(self._validate_now(file), f"Checking {file.path.name}")
+
+    async def _validate_now(self, file: EditedFile) -> None:
+        try:
+            while not file.checked:
+                text = file.text
+                config = await asyncio.to_thread(file.check, text)
+                if not any(f is file for f in self.files):
+                    return  # the files were opened again meanwhile
+                if file.adopt_check(text, config):
+                    self._show_diagnostics(file)
+        finally:
+            self._validating.discard(file.path)
+
+    def _show_diagnostics(self, file: EditedFile) -> None:
+        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        if self.form.file is file:
+            self.form.set_diagnostics(file.diagnostics())
+        if self.models.file is file:
+            self.models.show_diagnostics()
         self._refresh_titles()
 
     def _field_edited(self, key: str, value: Any) -> None:
@@ -531,9 +562,8 @@ class ConfigEditorWindow(QMainWindow):
             added.append(name)
         if not added:
             return
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
         self._refresh_list()
         self.select(added[-1], file.path)
         self._refresh_titles()
@@ -553,7 +583,7 @@ class ConfigEditorWindow(QMainWindow):
             self.form.name_edit.setText(server)
             return
         self.raw_tab(file.path).set_text(file.text)
-        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._validate(file)
         self._refresh_list()
         self.select(new, file.path)
         self._refresh_titles()
@@ -582,7 +612,7 @@ class ConfigEditorWindow(QMainWindow):
             self._say(str(exc))
             return
         self.raw_tab(file.path).set_text(file.text)
-        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        self._validate(file)
         self._refresh_list()
         self._refresh_titles()
         self._say(f"Removed {server} from {file.path.name}; Save to keep.")
@@ -697,7 +727,7 @@ class ConfigEditorWindow(QMainWindow):
         return said + conflicts
 
     def _disk_changed(self) -> None:
-        if not self.isVisible():
+        if not self.isVisible() or self._quitting:
             return  # a closed editor reads its files again when it is opened
         self.spawn(self.check_disk(), "Checking the files on disk")
 
@@ -717,15 +747,13 @@ class ConfigEditorWindow(QMainWindow):
         except (EditError, DocumentParseError) as exc:
             self._say(str(exc))
             return
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
         self._refresh_titles()
 
     def _models_edited(self, file: EditedFile) -> None:
-        tab = self.raw_tab(file.path)
-        tab.set_text(file.text)
-        tab.set_diagnostics(file.diagnostics())
+        self.raw_tab(file.path).set_text(file.text)
+        self._validate(file)
         self._refresh_titles()
 
     def _show_file(self, file: EditedFile) -> None:
@@ -824,7 +852,9 @@ class ConfigEditorWindow(QMainWindow):
         self._keep(dialog)
         self.last_test = dialog
         dialog.show()
-        config = file.validate()
+        config = file.config if file.checked else None
+        if config is None:
+            config = await asyncio.to_thread(file.check, file.text)
         spec = config.server(server)
         if spec is None:
             mine = [str(d) for d in config.diagnostics if d.server in (server, None)]
@@ -908,6 +938,19 @@ class ConfigEditorWindow(QMainWindow):
         self.models.ops.cancel_all()
         with contextlib.suppress(RuntimeError):
             super().closeEvent(event)
+
+    async def finish(self, wait_s: float = QUIT_WAIT_S) -> bool:
+        """At quit: let a running save (and reads, checks) end, at most ``wait_s``
+        seconds, then cancel what is left. False (and logged) when a save did not end:
+        its file is as it was or as written, never half-written (atomic replace)."""
+        self._disk_due.stop()
+        self._quitting = True  # no new look at the disk starts
+        ended = await self.ops.settle(wait_s)
+        if not ended and self._saving:
+            log.error("quit while saving the config: the save did not end within %.0f s", wait_s)
+        await self.ops.drain()
+        await self.models.ops.drain()
+        return ended
 
     def _close_now(self) -> None:
         self._closing = True
