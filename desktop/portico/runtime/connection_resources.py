@@ -36,6 +36,9 @@ class Subscriptions:
         self._calls = calls
         self._refresher = refresher  # the live session's (None unless connected)
         self.uris: set[str] = set()  # the refresher of every session reads this set
+        # URIs whose (un)subscribe is on its way to the server: until it is acknowledged,
+        # an update the server makes is not yet announced to us
+        self.pending: set[str] = set()
 
     def __contains__(self, uri: object) -> bool:
         return uri in self.uris
@@ -52,13 +55,13 @@ class Subscriptions:
         if uri in self.uris:
             return
         self.uris.add(uri)
-        await self._resubscribe(uri, on=True)
+        await self._sent(uri, on=True)
 
     async def unsubscribe(self, uri: str) -> None:
         if uri not in self.uris:
             return
         self.uris.discard(uri)
-        await self._resubscribe(uri, on=False)
+        await self._sent(uri, on=False)
 
     def updated(self, uri: str) -> None:
         self._bus.publish(ResourceUpdated(self._name, uri))
@@ -71,6 +74,13 @@ class Subscriptions:
         uri = str(getattr(getattr(message, "params", None), "uri", "") or "")
         if uri in self.uris and self._offered.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self.updated(uri)
+
+    async def _sent(self, uri: str, *, on: bool) -> None:
+        self.pending.add(uri)
+        try:
+            await self._resubscribe(uri, on=on)
+        finally:
+            self.pending.discard(uri)
 
     async def _resubscribe(self, uri: str, *, on: bool) -> None:
         from mcp_types.version import MODERN_PROTOCOL_VERSIONS

@@ -35,18 +35,21 @@ async def _bump(desktop: DesktopApp, server: str) -> None:
     await desktop.runtime.submit(hub.registry.call(f"{server}__bump", {}))
 
 
-async def _subscriptions(desktop: DesktopApp, server: str) -> set[str]:
+async def _subscriptions(desktop: DesktopApp, server: str) -> set[str] | None:
+    """The URIs the server has acknowledged (None while a change is on its way: an update
+    made before the server hears of the subscription is, rightly, not announced)."""
     hub = desktop.session.hub
 
-    async def read() -> set[str]:
-        return set(hub.connection(server).subscriptions)
+    async def read() -> set[str] | None:
+        subscriptions = hub.connection(server).subscriptions
+        return None if subscriptions.pending else set(subscriptions)
 
     return await desktop.runtime.submit(read())
 
 
 async def _eventually(desktop: DesktopApp, server: str, wanted: Callable[[set[str]], bool]) -> None:
     deadline = time.monotonic() + 30
-    while not wanted(await _subscriptions(desktop, server)):
+    while (subs := await _subscriptions(desktop, server)) is None or not wanted(subs):
         assert time.monotonic() < deadline, f"{server}'s subscriptions never changed"
         await asyncio.sleep(0.05)
 
