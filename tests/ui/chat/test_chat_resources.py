@@ -210,9 +210,16 @@ async def test_an_image_resource_in_a_tool_result_is_shown_as_an_image(
             assert card.result_text is not None
             return thumb, card.result_text.text()
 
+        def visible() -> tuple[ImageThumb, str] | None:
+            try:
+                thumb, words = shown()
+            except ValueError:  # the card is being drawn again
+                return None
+            return (thumb, words) if thumb.isVisible() else None
+
         for when in ("live", "read again from the store"):
-            thumb, words = shown()
-            assert thumb.isVisible(), when
+            # a widget added to a shown layout is shown on the loop's next turn (Qt queues it)
+            thumb, words = await until(visible, 10, f"the thumbnail shown ({when})")
             assert (thumb.pixmap().width(), thumb.pixmap().height()) == (12, 6), when
             assert words == "a green snapshot", when  # no placeholder, no base64
             qtbot.mouseClick(thumb, Qt.MouseButton.LeftButton)
