@@ -1,27 +1,22 @@
 """Project stdio servers run sandboxed through the real connection: the prying test
 server is refused the person's home, writes outside what it was given and a dial, and
 reads its project; it reaches a declared host through the proxy, and an undeclared one is
-refused and named in its log; server-everything and server-filesystem (node) start and work."""
+refused and named in its log. The npm servers: test_npm_servers."""
 
 from __future__ import annotations
 
 import glob
-import shutil
 import socket
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from portico.config.model import Protocol, Scope
+from portico.config.model import Scope
 from portico.runtime.activity import SANDBOX_LEARNED, SANDBOX_REFUSED
-from tests.helpers.specs import spec_for
-from tests.runtime.conftest import EVERYTHING
 from tests.runtime.sandbox.targets import http_target, need_bwrap, prying, running, text
 
 pytestmark = pytest.mark.slow
-
-FILESYSTEM = EVERYTHING.parents[2] / "server-filesystem" / "dist" / "index.js"
 
 
 @pytest.fixture
@@ -127,48 +122,3 @@ async def test_learn_mode_lets_every_host_through_and_reports_each(
 
 def _proxy_folders() -> set[Path]:
     return {Path(p) for p in glob.glob("/tmp/portico-net-*")}
-
-
-def _node() -> str:
-    node = shutil.which("node")
-    if node is None or not EVERYTHING.exists():
-        pytest.skip("needs node and the npm peers (tests/peers)")
-    return node
-
-
-@pytest.mark.npm
-async def test_server_everything_works_sandboxed(project: Path, person_home: Path) -> None:
-    need_bwrap()
-    spec = spec_for(
-        "everything",
-        scope=Scope.PROJECT,
-        project=project,
-        command=_node(),
-        args=[str(EVERYTHING), "stdio"],
-        protocol=Protocol.LEGACY,
-        connect_timeout=60.0,
-    )
-    assert spec.sandboxed
-    async with running(spec) as conn:
-        assert "inside" in await text(conn, "echo", message="inside")
-
-
-@pytest.mark.npm
-async def test_server_filesystem_works_sandboxed(project: Path, person_home: Path) -> None:
-    need_bwrap()
-    (project / "notes.txt").write_text("project notes\n")
-    spec = spec_for(
-        "files",
-        scope=Scope.PROJECT,
-        project=project,
-        command=_node(),
-        args=[str(FILESYSTEM), str(project)],
-        protocol=Protocol.LEGACY,
-        connect_timeout=60.0,
-    )
-    async with running(spec) as conn:
-        listing = await text(conn, "list_directory", path=str(project))
-        assert "notes.txt" in listing
-        assert "project notes" in await text(
-            conn, "read_text_file", path=str(project / "notes.txt")
-        )
