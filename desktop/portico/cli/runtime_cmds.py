@@ -99,6 +99,7 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
 
     hooks = cli_services(config, ask_trust=False).hooks
     hub = Hub(hooks=hooks, wave_budget=budget, pass_budget=budget)
+    await _ask_sandbox(config)
     progress = DiscoveryProgress([s.name for s in config.servers if s.enabled], sys.stderr)
     if sys.stderr.isatty() and not as_json:
         hub.bus.subscribe(progress.on_event)
@@ -111,6 +112,21 @@ async def _list(config: Config, as_json: bool, budget: float) -> int:
     return _print_list(rows, summary, as_json)
 
 
+async def _ask_sandbox(config: Config) -> None:
+    """Find how this machine sandboxes before listing, when a server asks for it: the
+    list says so for a server that has not started (awaiting trust, lazy) too."""
+    from portico.runtime.sandbox.describe import wants_sandbox
+    from portico.runtime.sandbox.probe import sandbox_method
+
+    if any(wants_sandbox(spec) for spec in config.servers):
+        await sandbox_method()
+
+
+def _sandbox_cell(row: dict[str, Any]) -> str:
+    badge, method = row["sandbox"] or "-", row.get("sandbox_method") or ""
+    return f"{badge}/{method}" if method else badge
+
+
 def _print_list(rows: list[dict[str, Any]], summary: str, as_json: bool) -> int:
     if as_json:
         print(json.dumps({"servers": rows, "summary": summary}, indent=2))
@@ -120,7 +136,7 @@ def _print_list(rows: list[dict[str, Any]], summary: str, as_json: bool) -> int:
         return 0
     headers = ("NAME", "STATUS", "TRANSPORT", "SANDBOX", "TOOLS", "SOURCE")
     table = [
-        (r["name"], r["status"], r["transport"], r["sandbox"] or "-", str(r["tools"]), r["source"])
+        (r["name"], r["status"], r["transport"], _sandbox_cell(r), str(r["tools"]), r["source"])
         for r in rows
     ]
     widths = [max(len(h), *(len(t[i]) for t in table)) for i, h in enumerate(headers)]
@@ -134,6 +150,8 @@ def _print_list(rows: list[dict[str, Any]], summary: str, as_json: bool) -> int:
                 print(visible(f"           {line}"))
         if r["status"] == "Failed" and r["retry_at"]:
             print(f"    retries at {_clock(r['retry_at'])}")
+    for note in dict.fromkeys(r["sandbox_why"] for r in rows if r.get("sandbox_why")):
+        print(visible(f"sandbox: {note}"))
     print(summary)
     return 0
 

@@ -81,7 +81,7 @@ async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> Pr
     """What ``mcp test`` reports about the hub's connection ``name`` as it is now (the
     probe's own, or a running app's live one, then ``connect_s`` is 0)."""
     from portico.runtime.events import Status
-    from portico.runtime.sandbox.describe import blocked_lines, sandbox_lines
+    from portico.runtime.sandbox.describe import blocked_lines, sandbox_rules
 
     conn = hub.connection(name)
     spec = conn.spec
@@ -93,7 +93,7 @@ async def describe_connection(hub: Hub, name: str, connect_s: float = 0.0) -> Pr
         status="Failed" if state.status is Status.COOLDOWN else str(state.status),
         source=str(spec.source),
         connect_ms=connect_s * 1000,
-        sandbox=list(sandbox_lines(spec)),
+        sandbox=list(sandbox_rules(spec)),
     )
     if state.status is Status.DISABLED:
         result.disabled = True

@@ -29,7 +29,12 @@ def audience_marks(view: ToolView | None) -> str:
 
 def server_row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
     from portico.runtime.events import Status
-    from portico.runtime.sandbox.describe import sandbox_badge
+    from portico.runtime.sandbox.describe import (
+        method_note,
+        method_word,
+        sandbox_badge,
+        wants_sandbox,
+    )
 
     conn = hub.connections.get(spec.name)
     state = conn.state if conn is not None else None
@@ -42,6 +47,9 @@ def server_row(hub: Hub, spec: ServerSpec) -> dict[str, Any]:
         "status": status,
         "transport": str(spec.transport),
         "sandbox": sandbox_badge(spec),  # sandboxed | network | off | "" (not a process)
+        # how this machine sandboxes it (bwrap | landlock | sandbox-exec | none) and why
+        "sandbox_method": method_word() if wants_sandbox(spec) else "",
+        "sandbox_why": method_note() if wants_sandbox(spec) else "",
         "tools": tools,
         "source": f"{spec.source} ({spec.source.scope})",
         "error": state.error if state else None,

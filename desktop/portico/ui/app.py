@@ -418,7 +418,7 @@ class DesktopApp(QObject):
             log.exception("loading the config failed")
             self.window.post_notice(Notice("error", f"Could not read the config: {exc}"))
             return
-        self.model.set_scopes(loaded.scopes, loaded.sandboxes)
+        self.model.set_scopes(loaded.scopes, loaded.sandboxes, loaded.sandbox_notes)
         self.model.set_order(loaded.order)
         has_model = False
         try:

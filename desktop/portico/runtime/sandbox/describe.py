@@ -8,7 +8,15 @@ from collections.abc import Iterable
 
 from portico.config.model import ServerSpec, Transport
 from portico.runtime.sandbox.launch import sandbox_view
-from portico.runtime.sandbox.probe import known_method, known_problem
+from portico.runtime.sandbox.probe import (
+    METHODS_ENV,
+    SandboxMethod,
+    known_method,
+    known_problem,
+)
+
+# What each method is called where a person reads it.
+METHOD_WORDS = {"bwrap": "bwrap", "landlock": "landlock", "seatbelt": "sandbox-exec"}
 
 
 def sandbox_badge(spec: ServerSpec) -> str:
@@ -19,6 +27,60 @@ def sandbox_badge(spec: ServerSpec) -> str:
     if not spec.sandboxed:
         return "off"
     return "network" if spec.sandbox.network_allow or spec.sandbox_learns else "sandboxed"
+
+
+def wants_sandbox(spec: ServerSpec) -> bool:
+    """A local process whose config asks for a sandbox (the faces probe for these)."""
+    return spec.transport is Transport.STDIO and spec.sandboxed
+
+
+def method_word() -> str:
+    """How this machine sandboxes, in a word: bwrap, landlock, sandbox-exec, or none;
+    '' before anything asked (``probe.sandbox_method``)."""
+    method = known_method()
+    if method is not None:
+        return METHOD_WORDS[method.kind]
+    return "none" if known_problem() else ""
+
+
+def _method_sentence(method: SandboxMethod) -> str:
+    if method.kind == "bwrap":
+        return (
+            f"bwrap ({method.program}): a view of its own, where your files are not there "
+            "and the network is only its declared hosts"
+        )
+    if method.kind == "seatbelt":
+        return "sandbox-exec (macOS), with a profile made for each server"
+    instead = method.instead_of or f"as {METHODS_ENV} asks"
+    if not method.filters_network:
+        return (
+            f"landlock (ABI {method.abi}) instead of bwrap ({instead}): your files kept out, "
+            "but the network not filtered (you are asked first)"
+        )
+    return (
+        f"landlock (ABI {method.abi}) instead of bwrap ({instead}): your files kept out, "
+        "TCP only through the proxy, no UDP"
+    )
+
+
+def method_note() -> str:
+    """The method and why, one sentence ('' before anything asked): what ``mcp list``
+    prints under its table and the Servers list's tooltip says."""
+    method = known_method()
+    if method is not None:
+        return _method_sentence(method)
+    problem = known_problem()
+    if not problem:
+        return ""
+    return f"none: {problem}; a server to be sandboxed runs only once you agree"
+
+
+def sandbox_label(spec: ServerSpec) -> str:
+    """The badge with the method: sandboxed/bwrap, network/landlock, sandboxed/none (this
+    machine cannot), off; the bare badge before the machine was asked."""
+    badge = sandbox_badge(spec)
+    word = method_word() if wants_sandbox(spec) else ""
+    return f"{badge}/{word}" if word else badge
 
 
 def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
@@ -62,6 +124,14 @@ def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
     elif sys.platform not in ("linux", "darwin"):
         lines.append("this system cannot sandbox yet (Linux, macOS): you will be asked first")
     return tuple(lines)
+
+
+def sandbox_rules(spec: ServerSpec) -> tuple[str, ...]:
+    """``sandbox_lines`` and, once the machine was asked, the method that applies them
+    (``mcp test``, the Overview)."""
+    lines = sandbox_lines(spec)
+    note = method_note() if wants_sandbox(spec) else ""
+    return (*lines, f"method: {note}") if note else lines
 
 
 # What a process says when the sandbox kept something from it: a file that is not there,

@@ -65,6 +65,7 @@ class ServerListModel(QAbstractListModel):
         self._rows: list[ServerState] = []
         self._scopes: dict[str, str] = {}
         self._sandboxes: dict[str, str] = {}
+        self._sandbox_notes: dict[str, str] = {}
         self._rank: dict[str, int] = {}  # configured position by server name
         self._clock = clock().now  # the window's one reading per tick (models/clock.py)
         clock().ticked.connect(self._tick)
@@ -102,12 +103,17 @@ class ServerListModel(QAbstractListModel):
         self.statesChanged.emit()
 
     def set_scopes(
-        self, scopes: Mapping[str, str], sandboxes: Mapping[str, str] | None = None
+        self,
+        scopes: Mapping[str, str],
+        sandboxes: Mapping[str, str] | None = None,
+        sandbox_notes: Mapping[str, str] | None = None,
     ) -> None:
-        """Server name -> "global" / "project" (from the loaded config), and -> its
-        sandbox badge ("sandboxed", "no sandbox", ...; none for most global servers)."""
+        """Server name -> "global" / "project" (from the loaded config), -> its sandbox
+        badge ("sandboxed: bwrap", "no sandbox", ...; none for most global servers) and
+        -> what its tooltip says of the sandbox (the method and why)."""
         self._scopes = dict(scopes)
         self._sandboxes = dict(sandboxes or {})
+        self._sandbox_notes = dict(sandbox_notes or {})
         if self._rows:
             self.dataChanged.emit(self.index(0), self.index(len(self._rows) - 1))
 
@@ -150,7 +156,8 @@ class ServerListModel(QAbstractListModel):
         if role == Qt.ItemDataRole.DecorationRole:
             return self._icon(state)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return tip(state.error or text)
+            note = self._sandbox_notes.get(state.name)
+            return tip(f"{state.error or text}\n{note}" if note else state.error or text)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return plain(f"{state.name}, {text}, {state.tool_count} tools")
         if role == self.NameRole:

@@ -35,6 +35,8 @@ class LoadResult:
     order: tuple[str, ...] = ()
     scopes: dict[str, str] = field(default_factory=dict)
     sandboxes: dict[str, str] = field(default_factory=dict)  # name -> the list's badge
+    # name -> how this machine sandboxes it and why (the list's tooltip)
+    sandbox_notes: dict[str, str] = field(default_factory=dict)
     files: tuple[str, ...] = ()
     secrets_notice: str | None = None  # said when secrets cannot go to a secure keyring
     models: int = 0  # model providers configured (the app opens on a chat when > 0)
@@ -135,6 +137,7 @@ class RuntimeSession:
         config = keep_previous(config, self.config)
         self.config = config
         self.services.configure(config)
+        await _ask_sandbox(config)
         await self._watch(project)
         if given and self._watcher is not None:
             self._watcher.acknowledge(config)  # a stat per file
@@ -143,6 +146,7 @@ class RuntimeSession:
             order=tuple(s.name for s in config.servers),
             scopes={s.name: str(s.source.scope) for s in config.servers},
             sandboxes={s.name: _sandbox_badge(s) for s in config.servers},
+            sandbox_notes=_sandbox_notes(config),
             files=tuple(str(p) for p in config.files),
             secrets_notice=await asyncio.to_thread(self.services.secrets.insecure_notice),
             models=len(config.models.providers) if getattr(config, "models", None) else 0,
@@ -244,14 +248,35 @@ class RuntimeSession:
         await self.hub.close()
 
 
+async def _ask_sandbox(config: Config) -> None:
+    """How this machine sandboxes, asked once (a worker runs the probe) before the list
+    is shown, so its badges say it for a server that has not started too."""
+    from portico.runtime.sandbox.describe import wants_sandbox
+    from portico.runtime.sandbox.probe import sandbox_method
+
+    if any(wants_sandbox(spec) for spec in config.servers):
+        await sandbox_method()
+
+
 def _sandbox_badge(spec: ServerSpec) -> str:
-    """What the Servers list says of a server's sandbox: "sandboxed", "sandboxed,
-    network", "no sandbox" for a project server without one, else nothing."""
-    from portico.runtime.sandbox.describe import sandbox_badge
+    """What the Servers list says of a server's sandbox: "sandboxed: bwrap", "sandboxed,
+    network: landlock", "sandboxed: none" where this machine cannot, "no sandbox" for a
+    project server without one, else nothing."""
+    from portico.runtime.sandbox.describe import method_word, sandbox_badge, wants_sandbox
 
     badge = sandbox_badge(spec)
-    if badge == "network":
-        return "sandboxed, network"
     if badge == "off":
         return "no sandbox" if str(spec.source.scope) == "project" else ""
-    return badge
+    if badge == "network":
+        badge = "sandboxed, network"
+    word = method_word() if wants_sandbox(spec) else ""
+    return f"{badge}: {word}" if word else badge
+
+
+def _sandbox_notes(config: Config) -> dict[str, str]:
+    from portico.runtime.sandbox.describe import method_note, wants_sandbox
+
+    note = method_note()
+    if not note:
+        return {}
+    return {s.name: f"Sandbox: {note}" for s in config.servers if wants_sandbox(s)}

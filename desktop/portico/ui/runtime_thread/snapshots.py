@@ -108,9 +108,9 @@ def _target(conn: Connection) -> str:
 
 
 def _sandbox(spec: Any) -> tuple[str, ...]:
-    from portico.runtime.sandbox.describe import sandbox_lines
+    from portico.runtime.sandbox.describe import sandbox_rules
 
-    return sandbox_lines(spec)
+    return sandbox_rules(spec)
 
 
 def server_details(hub: Hub, name: str, last_calls: dict[str, float]) -> ServerDetails:
