@@ -1,7 +1,8 @@
 """``portico mcp list`` and ``mcp test`` (real processes) say how this machine sandboxes
 a server (bwrap, landlock, or none and why) before it has started: a lazy server and a
-project server awaiting trust show it too. ``PORTICO_SANDBOX_METHODS`` picks the method, and
-``PORTICO_LANDLOCK_ABI_MAX=0`` plays a kernel without Landlock."""
+project server awaiting trust show it too. ``mcp test`` names a host the sandbox's proxy
+refused, with the entry that would allow it. ``PORTICO_SANDBOX_METHODS`` picks the
+method, and ``PORTICO_LANDLOCK_ABI_MAX=0`` plays a kernel without Landlock."""
 
 from __future__ import annotations
 
@@ -114,3 +115,40 @@ def test_test_names_the_method(portico_home: Path, project: Path) -> None:
     assert out.returncode == 0, out.stdout + out.stderr
     assert "sandbox:   sandboxed with Landlock" in out.stdout, out.stdout
     assert "           method: landlock (ABI " in out.stdout, out.stdout
+
+
+# dials an undeclared host through the sandbox's proxy at start, then serves as tiny.py
+DIALLER = (
+    "import os, runpy, sys, urllib.request\n"
+    "try:\n"
+    "    urllib.request.urlopen(sys.argv[1], timeout=10).read()\n"
+    "except OSError as exc:\n"
+    "    print(f'cannot fetch the tracker: {exc}', file=sys.stderr)\n"
+    "sys.argv = [sys.argv[2], '--name', 'dialler']\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+@pytest.mark.parametrize("method", ["bwrap", "landlock"])
+def test_test_reports_a_host_the_sandbox_refused(
+    portico_home: Path, tmp_path: Path, method: str
+) -> None:
+    if method == "bwrap":
+        need_bwrap()
+    else:
+        need_landlock(4)
+    command = json.dumps([sys.executable, "-c", DIALLER, "http://127.0.0.3:9/track", str(TINY)])
+    toml = paths().global_toml
+    toml.parent.mkdir(parents=True, exist_ok=True)
+    toml.write_text(
+        f"[mcp.dialler]\ncommand = {command}\n"
+        'sandbox = { enabled = true, network = { allow = ["127.0.0.2:9"] } }\n'
+    )
+    out = run("mcp", "test", "dialler", cwd=tmp_path, **{METHODS_ENV: method})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "may reach: 127.0.0.2:9" in out.stdout, out.stdout
+    blocked = out.stdout.split("sandbox may have blocked", 1)[1]
+    assert blocked.startswith(" (its log says; widen sandbox.read, write or network.allow)")
+    refusal = "sandbox: refused a connection to 127.0.0.3:9 (not in dialler.sandbox.network.allow)"
+    assert refusal in blocked, out.stdout
+    assert "add '127.0.0.3:9' there" in blocked, out.stdout
