@@ -6,7 +6,9 @@ children, with no privilege and no namespace. System directories are readable an
 executable, /dev readable and writable (null, tty, urandom), `read` paths readable,
 `write` paths readable and writable; anything else (the person's home included) fails with
 EACCES. TCP can be shut off or limited to some ports where the kernel has ABI 4, and then
-a seccomp filter refuses every socket that is not TCP (or Unix, or netlink).
+a seccomp filter refuses every socket that is not TCP (or netlink). In every mode the
+person's other processes are out of reach: no signals or abstract sockets outside the
+sandbox (ABI 6 scopes), no Unix socket where Landlock cannot govern named ones (below 9).
 
 The rules are applied by ``landlock_exec.py``, a stand-alone file run before the server:
 

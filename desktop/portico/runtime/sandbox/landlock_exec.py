@@ -1,4 +1,4 @@
-"""Apply the Landlock rules (and, where TCP is restricted, a seccomp filter), then exec CMD:
+"""Apply the Landlock rules and a seccomp filter, then exec CMD:
 
     python -I -S landlock_exec.py --read P --write P [--net any|none|PORTS] -- CMD
 
@@ -19,6 +19,13 @@ through: an AF_INET / AF_INET6 socket that is not a TCP stream (UDP, ICMP, raw, 
 MPTCP), every family but AF_UNIX and AF_NETLINK (AF_PACKET, AF_VSOCK, ...), and
 io_uring (whose requests make sockets unseen by the filter). ``--net any`` restricts
 neither (Landlock below ABI 4: the person agreed to an unfiltered network).
+
+Whatever ``--net`` says, the server may not reach the person's other processes: no
+signals and no abstract Unix sockets outside its domain (Landlock scopes, ABI 6), and no
+``socket(AF_UNIX)`` at all below ABI 9, where Landlock does not govern connecting to a
+named socket (ssh-agent's, D-Bus's, docker.sock would all answer; ``socketpair`` stays).
+From ABI 9 a named socket needs a right Portico never grants, so AF_UNIX is let through.
+Another architecture's calls (i386's table, x32's) are refused in every mode.
 """
 
 import ctypes
@@ -50,6 +57,9 @@ FS_SINCE = ((1, (1 << 13) - 1), (2, REFER), (3, TRUNCATE), (5, IOCTL_DEV), (9, R
 BIND_TCP, CONNECT_TCP = 1 << 0, 1 << 1
 RULE_PATH_BENEATH, RULE_NET_PORT = 1, 2
 CREATE_RULESET_VERSION = 1 << 0
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1
+SCOPE_ABI = 6  # the scopes came with ABI 6 (Linux 6.12)
+UNIX_ABI = 9  # RESOLVE_UNIX: connecting to a named socket is a file right
 
 RUN = READ_FILE | READ_DIR | EXECUTE
 DEVICES = READ_FILE | READ_DIR | WRITE_FILE | IOCTL_DEV
@@ -180,10 +190,12 @@ Instruction = tuple[int, int, int, int]  # code, jt, jf, k
 Step = tuple[str, int, str | None, str | None]
 
 
-def socket_filter(machine: str) -> list[Instruction]:
+def socket_filter(machine: str, *, inet: bool = True, unix: bool = False) -> list[Instruction]:
     """The seccomp program for ``machine``: another architecture's calls kill the
-    process; io_uring and every socket but a TCP stream, AF_UNIX and AF_NETLINK get
-    EPERM; anything else is allowed."""
+    process (x32's get EPERM); io_uring gets EPERM, and an AF_UNIX socket unless
+    ``unix``; with ``inet`` every other socket but a TCP stream and AF_NETLINK too
+    (without it, TCP is not restricted: any other socket is allowed); anything else is
+    allowed."""
     if machine not in ARCHES:
         raise Unavailable(
             f"this machine ({machine}) has no seccomp filter in Portico's sandbox "
@@ -199,7 +211,7 @@ def socket_filter(machine: str) -> list[Instruction]:
         ("jeq", nr_io_uring, "deny", None),
         ("jeq", nr_socket, None, "allow"),
         ("ld", ARG0, None, None),  # the family
-        ("jeq", AF_UNIX, "allow", None),
+        ("jeq", AF_UNIX, "allow" if unix else "deny", None if inet else "allow"),
         ("jeq", AF_NETLINK, "allow", None),
         ("jeq", AF_INET, "inet", None),
         ("jeq", AF_INET6, "inet", "deny"),
@@ -243,8 +255,8 @@ def _assemble(steps: list[Step]) -> list[Instruction]:
     return out
 
 
-def _install_filter(machine: str) -> None:
-    program = socket_filter(machine)
+def _install_filter(machine: str, *, inet: bool, unix: bool) -> None:
+    program = socket_filter(machine, inet=inet, unix=unix)
     filters = (_SockFilter * len(program))(*(_SockFilter(*ins) for ins in program))
     prog = _SockFprog(len(program), ctypes.cast(filters, ctypes.POINTER(_SockFilter)))
     _prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog))
@@ -272,7 +284,8 @@ def restrict(read: list[str], write: list[str], connect: tuple[int, ...] | None 
         if kernel >= since:
             handled |= rights
     net = 0 if connect is None else BIND_TCP | CONNECT_TCP
-    attr = _RulesetAttr(handled, net, 0)
+    scoped = SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL if kernel >= SCOPE_ABI else 0
+    attr = _RulesetAttr(handled, net, scoped)
     ruleset = _check(
         _syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0),
         "landlock_create_ruleset",
@@ -297,8 +310,7 @@ def restrict(read: list[str], write: list[str], connect: tuple[int, ...] | None 
         _check(_syscall(SYS_RESTRICT_SELF, ruleset, 0), "landlock_restrict_self")
     finally:
         os.close(ruleset)
-    if connect is not None:
-        _install_filter(machine)
+    _install_filter(machine, inet=connect is not None, unix=kernel >= UNIX_ABI)
     return abi
 
 
