@@ -37,3 +37,13 @@ def resolved(spec: ServerSpec, entries: Iterable[str]) -> tuple[str, ...]:
 def inside(path: str, folder: str) -> bool:
     """``path`` is ``folder`` or below it."""
     return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
+
+
+def leads_out(path: str, folder: str) -> str | None:
+    """Where ``path`` really is, when it lies in ``folder`` as written but a link takes
+    it out of ``folder`` (a project's link into the person's home); else None."""
+    written, real_folder = os.path.normpath(path), os.path.realpath(folder)
+    if not (inside(written, os.path.normpath(folder)) or inside(written, real_folder)):
+        return None
+    real = os.path.realpath(written)
+    return None if inside(real, real_folder) else real

@@ -177,7 +177,9 @@ def _sandbox_report(result: ProbeResult) -> list[str]:
     lines = [f"sandbox:   {line}" for line in result.sandbox[:1]]
     lines += [f"           {line}" for line in result.sandbox[1:]]
     if result.blocked:
-        lines.append("sandbox may have blocked (its log says; widen sandbox.read, write or network.allow):")
+        lines.append(
+            "sandbox may have blocked (its log says; widen sandbox.read, write or network.allow):"
+        )
         lines += [f"  {line}" for line in result.blocked]
     return lines
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from portico.config.sandbox_paths import leads_out
+
 SCRIPT_SUFFIXES = (".js", ".mjs", ".cjs", ".ts", ".py", ".pyz")
 NPM_COMMANDS = ("npx", "npm", "pnpm", "pnpx", "yarn")
 UV_COMMANDS = ("uv", "uvx")
@@ -73,8 +75,11 @@ def install_needs(
     cwd: str | None,
     env: Mapping[str, str],
     home: str,
+    confined: str | None = None,
 ) -> Needs:
-    """The paths ``executable args`` needs to start, read-only and writable."""
+    """The paths ``executable args`` needs to start, read-only and writable. With
+    ``confined`` (a project server's folder) a script in it that is a link out of it
+    brings nothing (``launch.links_out`` says so)."""
     read: list[str] = []
     write: list[str] = []
     for path in dict.fromkeys((executable, os.path.realpath(executable))):
@@ -95,6 +100,8 @@ def install_needs(
         if not given.is_absolute() and cwd:
             given = Path(cwd) / given
         if not given.is_file():
+            continue
+        if confined is not None and leads_out(str(given), confined) is not None:
             continue
         for path in dict.fromkeys((str(given), os.path.realpath(given))):
             _add(read, _script_root(path), home, fallback=path)

@@ -6,7 +6,9 @@ read-only (``bwrap.SYSTEM_DIRS``), its install and caches (``installs``), its pr
 (project servers) or roots (global ones) and its cwd read-only, ``sandbox.read`` read-only,
 ``sandbox.write`` writable, a private /tmp and an empty home at the person's home path;
 no network but the declared hosts through the bridge (``network``). The package caches
-it writes are its own (``caches``), never the person's.
+it writes are its own (``caches``), never the person's. For a project server, a path in
+its project that a link takes out of it (``links_out``) is not bound: its project is
+readable anyway, so its review says nothing of such a path.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from portico.config.model import Scope, ServerSpec
-from portico.config.sandbox_paths import base_folder, resolved
+from portico.config.sandbox_paths import base_folder, leads_out, resolved
 from portico.runtime.sandbox.bwrap import BwrapPlan
 from portico.runtime.sandbox.caches import PrivateCache, overlay_args, private_caches
-from portico.runtime.sandbox.installs import install_needs
+from portico.runtime.sandbox.installs import SCRIPT_SUFFIXES, install_needs
 from portico.runtime.sandbox.landlock import landlock_argv
 from portico.runtime.sandbox.network import SandboxNet
 from portico.runtime.sandbox.seatbelt import seatbelt_argv, seatbelt_profile
@@ -52,6 +54,38 @@ def sandbox_view(spec: ServerSpec) -> SandboxView:
     )
 
 
+def links_out(
+    spec: ServerSpec, args: Sequence[str], cwd: str | None
+) -> tuple[tuple[str, str], ...]:
+    """A project server's paths in its project that lead out of it through a link, each
+    with where it really leads: its ``sandbox.read`` / ``write`` entries, the scripts it
+    is handed, its cwd. None of them is bound (``launch_paths``)."""
+    if spec.source.scope is not Scope.PROJECT:
+        return ()
+    project = str(base_folder(spec))
+    scripts = [
+        os.path.join(cwd or project, os.path.expanduser(arg))
+        for arg in args
+        if arg.endswith(SCRIPT_SUFFIXES)
+    ]
+    given = (*resolved(spec, (*spec.sandbox.read, *spec.sandbox.write)), *scripts)
+    out: dict[str, str] = {}
+    for path in (*given, *((cwd,) if cwd else ())):
+        real = leads_out(os.path.normpath(path), project)
+        if real is not None and os.path.exists(real):
+            out.setdefault(os.path.normpath(path), real)
+    return tuple(out.items())
+
+
+def links_out_notes(spec: ServerSpec, args: Sequence[str], cwd: str | None) -> list[str]:
+    """The server's Log lines for ``links_out``."""
+    return [
+        f"sandbox: not bound: {path} leads out of the project to {real}; to let it read "
+        f"{real}, name that path in {spec.name}.sandbox.read (its review will show it)"
+        for path, real in links_out(spec, args, cwd)
+    ]
+
+
 @dataclass(frozen=True)
 class LaunchPaths:
     """What the launch binds: read-only paths, writable ones, the server's own caches."""
@@ -75,12 +109,15 @@ def launch_paths(
     """Its install, work and ``sandbox.read`` (read-only), ``sandbox.write``, and a
     private layer for each package cache it writes (``caches``)."""
     view = sandbox_view(spec)
-    needs = install_needs(executable, args, cwd=cwd, env=env, home=home)
-    read = list(dict.fromkeys((*needs.read, *view.read, *net.read)))
-    if cwd and os.path.normpath(cwd) != os.path.normpath(home):
+    confined = str(base_folder(spec)) if spec.source.scope is Scope.PROJECT else None
+    needs = install_needs(executable, args, cwd=cwd, env=env, home=home, confined=confined)
+    out = {path for path, _ in links_out(spec, args, cwd)}
+    read = [p for p in dict.fromkeys((*needs.read, *view.read, *net.read)) if p not in out]
+    if cwd and os.path.normpath(cwd) not in (os.path.normpath(home), *out):
         read.append(cwd)
+    write = tuple(p for p in view.write if p not in out)
     caches = private_caches(spec, needs.write)
-    return LaunchPaths(tuple(read), view.write, caches, needs.cache_env)
+    return LaunchPaths(tuple(read), write, caches, needs.cache_env)
 
 
 def cache_env(paths: LaunchPaths) -> dict[str, str]:

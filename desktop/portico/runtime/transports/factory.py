@@ -260,11 +260,31 @@ async def _sandboxed(
             f"sandbox: Landlock, as {method.instead_of or 'bwrap cannot run here'}: files as "
             "with bwrap; TCP only to its proxy's port, no UDP or raw sockets"
         )
+    _links_out(spec, args, cwd, note)
     home = env.get("HOME") or str(Path.home())
     launch = _Launch(spec, method, stack, command, tuple(args), env, cwd, home, note, refused)
     if method.kind == "bwrap":
         return await _in_bwrap(launch)
     return await _without_namespace(launch)
+
+
+def _links_out(
+    spec: ServerSpec, args: list[str], cwd: str | None, note: Callable[[str], None]
+) -> None:
+    """A project server's paths that a link takes out of its project are not bound: its
+    Log says which; a cwd so led out stops the start (the server could not run there)."""
+    from portico.runtime.errors import SandboxProblem
+    from portico.runtime.sandbox.launch import links_out, links_out_notes
+
+    for line in links_out_notes(spec, args, cwd):
+        note(line)
+    for path, real in links_out(spec, args, cwd):
+        if cwd and path == os.path.normpath(cwd):
+            raise SandboxProblem(
+                f"{spec.source}: {spec.name}: not started: its cwd {path} leads out of the "
+                f"project to {real} (a link), which its sandbox does not show it; "
+                "point cwd at a folder in the project"
+            )
 
 
 # What the person is asked to agree to where Landlock cannot restrict TCP.
