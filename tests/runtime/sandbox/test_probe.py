@@ -47,3 +47,26 @@ async def test_many_asking_at_once_run_one_probe(fresh_probe: pytest.MonkeyPatch
     assert all(answer == answers[0] for answer in answers)
     await probe.sandbox_method()
     assert executor.jobs == 2  # answered from what it found
+
+
+async def test_on_windows_every_face_says_it_cannot_sandbox(
+    fresh_probe: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    """Windows is not supported: the probe says so, and so do the list's word and note
+    and the rules (the faces read these)."""
+    import sys
+
+    from portico.config.model import Scope
+    from portico.runtime.sandbox.describe import method_note, method_word, sandbox_rules
+    from tests.helpers.specs import spec_for
+
+    fresh_probe.setattr(sys, "platform", "win32")
+    method, problem = await probe.sandbox_method()
+    assert method is None and problem == "sandboxing servers is not supported on Windows yet"
+    assert method_word() == "none"
+    assert method_note().startswith("none: sandboxing servers is not supported on Windows yet")
+    project = tmp_path / "project"
+    spec = spec_for("w", scope=Scope.PROJECT, project=project, command="server.exe")
+    rules = sandbox_rules(spec)
+    assert "Windows cannot sandbox servers yet (not supported)" in rules[-2], rules
+    assert rules[-1].startswith("method: none: sandboxing servers is not supported on Windows")
