@@ -17,6 +17,7 @@ from portico.policy.prompters import review_detail_lines
 from portico.policy.trust import TrustGate
 from portico.prompts import TrustChoice
 from portico.runtime.sandbox import probe
+from portico.runtime.sandbox.describe import method_note
 from portico.runtime.sandbox.landlock import ABI_CAP_ENV
 from tests.runtime.sandbox.targets import need_landlock
 
@@ -40,12 +41,13 @@ async def test_the_review_shows_what_the_sandbox_lets_it_do(project: Path) -> No
     assert review is not None
     lines = review_detail_lines(review.request)
     at = lines.index("sandbox:")
-    assert lines[at + 1 :] == [
+    assert lines[at + 1 : at + 5] == [
         "  sandboxed: the system read-only, its own install, a private /tmp, an empty home",
         f"  may read: {project}, /srv/data",
         f"  may write: {project}/out",
         "  may reach: api.example.com",
     ]
+    assert lines[at + 5 :] == [f"  method: {method_note()}"], lines  # how, and why that way
     assert "  - may read outside its project: /srv/data (sandbox.read)" in lines
     output = io.StringIO()
     prompter = TerminalPrompter(io.StringIO("\n"), output)
@@ -100,6 +102,8 @@ async def test_the_first_review_names_landlock_and_its_limits(
         assert lines[at + 4] == (
             "  may reach: api.example.com (TCP only through the proxy; no UDP, no raw sockets)"
         )
+    method = f"  method: landlock (ABI {abi}) instead of bwrap (as {probe.METHODS_ENV} asks)"
+    assert lines[at + 5].startswith(method), lines
     output = io.StringIO()
     await TerminalPrompter(io.StringIO("\n"), output).review_trust(review.request)
     assert "sandboxed with Landlock" in output.getvalue()

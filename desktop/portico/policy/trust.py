@@ -55,7 +55,7 @@ from portico.policy.secret_uses import secret_uses, secrets_reason
 from portico.policy.trust_store import Bound, TrustStore, project_of, trust_digest
 from portico.prompts import Notice, Prompter, TrustChoice, TrustRequest
 from portico.runtime.hooks import ConnectionHooks, TrustVerdict
-from portico.runtime.sandbox.describe import sandbox_lines
+from portico.runtime.sandbox.describe import sandbox_rules
 from portico.runtime.sandbox.probe import sandbox_method
 
 log = logging.getLogger(__name__)
@@ -207,7 +207,7 @@ class Review:
             launch=launch_lines(spec, report, self.key[0]),
             loosenings=spec.loosened,
             pinned_files=tuple(f.line for f in self.files),
-            sandbox=sandbox_lines(spec),
+            sandbox=sandbox_rules(spec),
         )
 
     @property

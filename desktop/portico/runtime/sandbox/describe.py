@@ -127,11 +127,13 @@ def sandbox_lines(spec: ServerSpec) -> tuple[str, ...]:
 
 
 def sandbox_rules(spec: ServerSpec) -> tuple[str, ...]:
-    """``sandbox_lines`` and, once the machine was asked, the method that applies them
-    (``mcp test``, the Overview)."""
+    """``sandbox_lines`` and, once a method was found, the method that applies them and
+    why that one (the review, ``mcp test``, the Overview); where none was, the lines say
+    so already."""
     lines = sandbox_lines(spec)
-    note = method_note() if wants_sandbox(spec) else ""
-    return (*lines, f"method: {note}") if note else lines
+    if not wants_sandbox(spec) or known_method() is None:
+        return lines
+    return (*lines, f"method: {method_note()}")
 
 
 # What a process says when the sandbox kept something from it: a file that is not there,
