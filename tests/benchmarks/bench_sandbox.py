@@ -7,6 +7,11 @@ library tiny server) the two launches alternate, ``rounds`` times each: connect 
 time from Connection.start() to Running (spawn, the MCP handshake and the first lists);
 calls is the median of ``calls`` echo calls on the live connection. Printed: medians and
 the ratios sandboxed / unsandboxed (goals: connect <= 1.2x, a call <= 1.02x).
+
+A call takes a fraction of a millisecond, so two processes started apart differ by more
+than the sandbox costs. The paired figure therefore keeps one sandboxed and one
+unsandboxed connection live at once and alternates their calls (which goes first
+alternates too), so the machine's load falls on both alike.
 """
 
 from __future__ import annotations
@@ -69,6 +74,31 @@ async def one(
         await conn.stop()
 
 
+async def paired(
+    command: str, args: list[str], tool: str, arguments: dict[str, str], calls: int
+) -> tuple[float, float]:
+    conns = {
+        flag: Connection(spec("p", command, args, flag), bus=EventBus()) for flag in (False, True)
+    }
+    for conn in conns.values():
+        await conn.start()
+    try:
+        for conn in conns.values():
+            state = await conn.wait_settled(60)
+            assert state.status is Status.RUNNING, state.error
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for i in range(calls):
+            order = (False, True) if i % 2 else (True, False)
+            for flag in order:
+                t0 = time.perf_counter()
+                await conns[flag].call_tool(tool, arguments)
+                times[flag].append(time.perf_counter() - t0)
+        return statistics.median(times[False]), statistics.median(times[True])
+    finally:
+        for conn in conns.values():
+            await conn.stop()
+
+
 async def main(rounds: int, calls: int) -> None:
     import shutil
 
@@ -111,6 +141,11 @@ async def main(rounds: int, calls: int) -> None:
         print(
             f"{label:24} {c_off * 1000:10.0f}ms {c_on * 1000:9.0f}ms {c_on / c_off:6.2f}"
             f"   {k_off * 1000:7.2f}ms {k_on * 1000:7.2f}ms {k_on / k_off:6.2f}"
+        )
+        p_off, p_on = await paired(command, args, tool, arguments, calls * rounds)
+        print(
+            f"{'  calls paired':24} {'':12} {'':11} {'':6}"
+            f"   {p_off * 1000:7.2f}ms {p_on * 1000:7.2f}ms {p_on / p_off:6.2f}"
         )
 
 
