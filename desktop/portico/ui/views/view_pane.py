@@ -5,6 +5,11 @@ renders the page (``page_html``) in a web view on the server's own profile (``en
 and carries the view's messages both ways. The web engine is imported on the first
 view shown, so an app that never shows a view never loads it.
 
+Paused: a chat pauses a view scrolled out of sight (:meth:`ViewPane.set_frozen`, the web
+engine's ``Frozen`` lifecycle state: its scripts and timers stop, its page and state stay)
+and resumes it, as it was, when it comes back into sight; what Portico sends it meanwhile
+is handled then. A view in its own window is never paused.
+
 Display modes: the view's ``ui/request-display-mode`` moves its web view into a
 fullscreen window or a small floating one kept on top (``pip``), and back; closing that
 window brings the view back inline and tells it so.
@@ -189,6 +194,7 @@ class ViewPane(QWidget):
         self.grip: HeightGrip | None = None
         self._served: tuple[Any, str, str] | None = None  # (anchor, server, frame url)
         self.window_of_mode: ViewWindow | None = None
+        self.frozen = False
         self.column = layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.caption = QLabel()
@@ -310,6 +316,29 @@ class ViewPane(QWidget):
         self.page.setHtml(page, QUrl(engine.host_url(opened.server)))
         self.show()
 
+    def set_frozen(self, frozen: bool) -> None:
+        """Pause the view's page (out of sight) or resume it. The engine freezes only a page
+        it counts as hidden, so the page is marked hidden first (the widget stays, at its
+        height: the transcript does not move)."""
+        page = self.page
+        if page is None:
+            self.frozen = False
+            return
+        if self.display_mode != "inline":
+            frozen = False
+        if frozen == self.frozen:
+            return
+        from PySide6.QtWebEngineCore import QWebEnginePage
+
+        states = QWebEnginePage.LifecycleState
+        if frozen:
+            page.setVisible(False)
+            page.setLifecycleState(states.Frozen)
+        else:
+            page.setLifecycleState(states.Active)
+            page.setVisible(self.web is not None and self.web.isVisible())
+        self.frozen = frozen
+
     def _permission_asked(self, kind: str, permission: Any) -> None:
         """The page asks for ``kind``: the person answers (once per view while Portico
         runs); a view closed meanwhile gets nothing."""
@@ -383,6 +412,8 @@ class ViewPane(QWidget):
         if web is None or opened is None or mode == self.display_mode:
             return
         old, self.window_of_mode = self.window_of_mode, None
+        if mode != "inline":
+            self.set_frozen(False)  # seen in its own window
         if mode == "inline":
             at = self.column.indexOf(self.grip) if self.grip is not None else -1
             self.column.insertWidget(at, web)
@@ -448,6 +479,7 @@ class ViewPane(QWidget):
             self.web.setParent(None)
             self.web.deleteLater()
             self.web = self.page = self.bridge = None
+        self.frozen = False
         self.chosen_height = None
         self.ready = False
         self.caption.clear()
