@@ -134,8 +134,10 @@ async def test_the_grip_resizes_from_the_keyboard_and_the_height_is_remembered(
         QTest.keyClick(grip, Qt.Key.Key_A)  # not a resize key: nothing changes
         assert pane.web.height() == 240
         await until(
-            lambda: stored.exists()
-            and json.loads(stored.read_text()) == {'["viewer", "ui://viewer/weather"]': 240},
+            lambda: (
+                stored.exists()
+                and json.loads(stored.read_text()) == {'["viewer", "ui://viewer/weather"]': 240}
+            ),
             10,
             "the keyed height saved",
         )
