@@ -41,9 +41,7 @@ def test_devtools_and_other_locales_are_left_out(tmp_path: Path) -> None:
     removed = build._prune_webengine(pyside)
     assert abs(removed - expected) <= len(others) + 1  # KiB rounded per file
     assert not (pyside / build.WEBENGINE_DEVTOOLS).exists()
-    assert sorted(p.name for p in (pyside / build.WEBENGINE_LOCALES_DIR).iterdir()) == [
-        "en-US.pak"
-    ]
+    assert sorted(p.name for p in (pyside / build.WEBENGINE_LOCALES_DIR).iterdir()) == ["en-US.pak"]
     kept = sorted(p.name for p in (pyside / "Qt" / "resources").iterdir())
     assert "qtwebengine_resources.pak" in kept and "icudtl.dat" in kept
 
