@@ -42,5 +42,13 @@ def test_the_cli_says_who_a_tool_is_for_and_where_its_view_is(
     assert call.returncode == 0, call.stderr
     assert "Oslo" in call.stdout
     assert "comes with an interactive view (ui://viewer/weather)" in call.stderr
+    # ... and how to open it in the app
+    assert "open the Portico app: Servers > viewer > Tools > show_weather > Try it" in call.stderr
+    assert "have a chat call viewer__show_weather" in call.stderr
+    qualified = run(
+        "mcp", "call", "viewer", "viewer__show_weather", "--args", '{"city": "Rome"}', cwd=tmp_path
+    )
+    assert qualified.returncode == 0, qualified.stderr
+    assert "Tools > show_weather > Try it" in qualified.stderr
     plain = run("mcp", "call", "viewer", "plain", cwd=tmp_path)
     assert plain.returncode == 0 and "view" not in plain.stderr

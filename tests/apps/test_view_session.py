@@ -4,6 +4,7 @@ and a view's JSON-RPC session whose tool calls reach the server only through the
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -274,3 +275,102 @@ async def test_a_views_permissions_and_sampling_are_asked_of_the_person(tmp_path
         assert review.server == "viewer" and review.messages == (SamplingMessage("user", "rain?"),)
         reply = await request(session, page, 4, "sampling/createMessage", maxTokens="x")
         assert reply["error"]["code"] == -32602 and len(model.calls) == 1
+
+
+async def test_the_tool_call_lifecycle_reaches_the_view_in_order_and_teardown_ends_it(
+    tmp_path: Path,
+) -> None:
+    """tool-input-partial, tool-input, tool-result and tool-cancelled wait until the view
+    is initialized and then arrive in order; resource-teardown names the reason, waits for
+    the view's answer (at most its timeout), and after it nothing reaches the view and
+    nothing the view asks reaches the server."""
+    calls = tmp_path / "calls.jsonl"
+    spec = make_spec(
+        "viewer", "stdio", command=sys.executable, args=(str(VIEWER), "--calls", str(calls))
+    )
+    person = ScriptedPerson()
+    services = build_services(person)
+    async with Hub(hooks=services.hooks) as hub:
+        await hub.apply(config(spec))
+        connection = hub.connection("viewer")
+        assert (await connection.wait_settled(30)).status is Status.RUNNING
+        registry = hub.registry
+        view = await ViewCache("viewer").get(
+            "ui://viewer/weather", connection.read_resource, generation=connection.generation
+        )
+
+        def session_on(page: ViewPage) -> ViewSession:
+            return ViewSession(
+                view,
+                send=page.send,
+                registry=registry,
+                guard=services.policy.guard(registry),
+                chat=ChatContext(),
+                read_resource=connection.read_resource,
+                prompter=person,
+                open_url=lambda _url: None,
+                tool=registry.resolve("viewer__show_weather"),
+            )
+
+        page = ViewPage()
+        session = session_on(page)
+        session.tool_input_partial({"city": "Os"})
+        session.tool_input({"city": "Oslo"})
+        person.add("approve_tool", ONCE)
+        result = await services.policy.guard(registry).call(
+            ChatContext(), "viewer__show_weather", {"city": "Oslo"}
+        )
+        session.tool_result(result)
+        session.tool_cancelled("the person stopped the turn")
+        assert page.got == []
+        await request(session, page, 1, "ui/initialize", appCapabilities={})
+        await session.handle({"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+        assert page.methods() == [
+            "ui/notifications/tool-input-partial",
+            "ui/notifications/tool-input",
+            "ui/notifications/tool-result",
+            "ui/notifications/tool-cancelled",
+        ]
+        told = [m["params"] for m in page.got if "method" in m]
+        assert told[0] == {"arguments": {"city": "Os"}}
+        assert told[1] == {"arguments": {"city": "Oslo"}}
+        assert told[3] == {"reason": "the person stopped the turn"}
+
+        # teardown: asked with the reason, over as soon as the view answers
+        ending = asyncio.ensure_future(session.teardown("the chat was closed", timeout=30))
+        asked = await _next_request(page, "ui/resource-teardown")
+        assert asked["params"] == {"reason": "the chat was closed"}
+        await session.handle({"jsonrpc": "2.0", "id": asked["id"], "result": {}})
+        await asyncio.wait_for(ending, 5)  # not the 30 s timeout
+        sent = len(page.got)
+        session.tool_result(result)
+        await session.handle(
+            {
+                "jsonrpc": "2.0",
+                "id": 9,
+                "method": "tools/call",
+                "params": {"name": "refresh", "arguments": {"city": "After"}},
+            }
+        )
+        assert len(page.got) == sent  # nothing more reaches it, not even an error
+        assert all(c["arguments"].get("city") != "After" for c in arrived(calls))
+
+        # a view that never answers its teardown is closed after the timeout
+        silent = ViewPage()
+        other = session_on(silent)
+        await request(other, silent, 1, "ui/initialize", appCapabilities={})
+        await other.handle({"jsonrpc": "2.0", "method": "ui/notifications/initialized"})
+        await asyncio.wait_for(other.teardown("gone", timeout=0.2), 5)
+        assert silent.methods()[-1] == "ui/resource-teardown"
+        other.tool_input({"city": "x"})
+        assert silent.methods()[-1] == "ui/resource-teardown"
+
+
+async def _next_request(page: ViewPage, method: str) -> dict[str, Any]:
+    """The request ``method`` the session sent the page, once it has."""
+    for _ in range(500):
+        found = [m for m in page.got if m.get("method") == method and "id" in m]
+        if found:
+            return found[-1]
+        await asyncio.sleep(0)
+    raise AssertionError(f"{method} was never sent")

@@ -322,11 +322,14 @@ def _print_tools(data: dict[str, Any], as_json: bool) -> int:
     return 0
 
 
-def view_note(uri: str) -> str:
-    """A result's MCP Apps view: the terminal shows the text the tool sent beside it."""
+def view_note(uri: str, server: str, tool: str) -> str:
+    """A result's MCP Apps view: the terminal shows the text the tool sent beside it, and
+    says where the app shows the view."""
+    name = tool.removeprefix(f"{server}__")
     return (
         f"note: this result comes with an interactive view ({uri}); "
-        "the terminal shows the tool's text only"
+        "the terminal shows the tool's text only. To see the view, open the Portico app: "
+        f"Servers > {server} > Tools > {name} > Try it, or have a chat call {server}__{name}"
     )
 
 
@@ -379,7 +382,7 @@ def _print_live_call(server: str, tool: str, live: dict[str, Any], as_json: bool
     else:
         print(live["text"])
     if live.get("view"):
-        print(visible(view_note(str(live["view"]))), file=sys.stderr)
+        print(visible(view_note(str(live["view"]), server, tool)), file=sys.stderr)
     return 1 if live["is_error"] else 0
 
 
@@ -410,7 +413,7 @@ async def _call(
             print(result.text())
         view = match[0].view
         if view is not None and view.resource_uri:
-            print(visible(view_note(view.resource_uri)), file=sys.stderr)
+            print(visible(view_note(view.resource_uri, spec.name, match[0].tool)), file=sys.stderr)
         return 1 if result.is_error else 0
     finally:
         await hub.close()

@@ -213,6 +213,9 @@ class Replaces:
 DEFAULT_TOOL_TIMEOUT = 30.0
 DEFAULT_CONNECT_TIMEOUT = 60.0
 DEFAULT_DEFER_TOOLS = 10
+# MCP Apps views running at once in a chat transcript (chat.live_views): each costs
+# ~65-70 MiB (PSS, tests/benchmarks/test_bench_chat_views.py); the rest wait unloaded.
+DEFAULT_LIVE_VIEWS = 3
 DEFAULT_DISCOVERY_CONCURRENCY = 4
 DEFAULT_COST_UNIT = "credits"
 DEFAULT_OAUTH_CALLBACK_PATH = "/mcp/oauth/callback"
@@ -335,6 +338,7 @@ class RuntimeSettings:
     chat_model: str | None = None  # chat.model: a new chat's model ("P/M")
     chat_servers: tuple[str, ...] = ()  # chat.servers: whose tools a chat offers (): all
     chat_tools: tuple[str, ...] = ()  # chat.tools: tool names / patterns offered; (): all
+    chat_live_views: int = DEFAULT_LIVE_VIEWS  # chat.live_views: views loaded at once
 
 
 ProviderKind = Literal["openai", "anthropic"]

@@ -65,6 +65,8 @@ SECURITY_SETTINGS: dict[str, Stricter] = {
     # Whether the app listens for other clients, and where, is yours to decide.
     "endpoint_enabled": lambda p, g: not p or bool(g),
     "endpoint_port": lambda p, g: p == g,
+    # The memory views take is yours to spend: a project may load fewer at once, not more.
+    "chat_live_views": lambda p, g: p <= g,
     # What a chat offers the model: a project may narrow it (empty means all).
     "chat_servers": lambda p, g: not g or (bool(p) and set(p) <= set(g)),
     "chat_tools": lambda p, g: not g or (bool(p) and set(p) <= set(g)),

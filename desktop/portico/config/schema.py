@@ -1073,6 +1073,19 @@ SETTINGS: tuple[SettingSpec, ...] = (
         example=("github__search_*", "filesystem__read_file"),
     ),
     SettingSpec(
+        "chat.live_views",
+        "chat_live_views",
+        None,
+        ("chat", "live_views"),
+        "int",
+        3,
+        "MCP Apps views loaded at once in a chat (each ~70 MiB). One scrolled out of sight"
+        " is paused; past this many, the one seen least recently is unloaded to a"
+        " placeholder and opens again, with its tool's input and result, when scrolled back.",
+        min=1,
+        max=20,
+    ),
+    SettingSpec(
         "endpoint.enabled",
         "endpoint_enabled",
         None,

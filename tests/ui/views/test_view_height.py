@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QLineEdit, QWidget
 
 from portico.paths import paths
@@ -107,3 +108,47 @@ async def test_the_height_the_person_gives_a_view_is_kept_and_remembered(
     async with running_app("viewer") as desktop:
         pane = await show_view(desktop, "Tromsø")
         assert pane.web.height() == 300
+
+
+async def test_the_grip_resizes_from_the_keyboard_and_the_height_is_remembered(
+    tmp_path: Path, allow_logs: AllowLogs
+) -> None:
+    allow_logs(SMUGGLED)
+    args = [sys.executable, str(VIEWER)]
+    write_global(f"[mcp.viewer]\ncommand = {json.dumps(args)}\ntrust = 'full'\n")
+    stored = paths().state_dir / "view-heights.json"
+    async with running_app("viewer") as desktop:
+        pane = await show_view(desktop, "Oslo")
+        await until(lambda: pane.web.height() == 120, 10, "the height the view asked for")
+        grip = pane.grip
+        assert grip is not None
+        assert grip.focusPolicy() & Qt.FocusPolicy.TabFocus  # reached with Tab
+        assert "Up and Down" in grip.accessibleDescription()
+        grip.setFocus(Qt.FocusReason.TabFocusReason)
+        QTest.keyClick(grip, Qt.Key.Key_Down)
+        QTest.keyClick(grip, Qt.Key.Key_Down)
+        assert pane.web.height() == 160
+        QTest.keyClick(grip, Qt.Key.Key_Up)
+        QTest.keyClick(grip, Qt.Key.Key_PageDown)
+        assert pane.web.height() == 240
+        QTest.keyClick(grip, Qt.Key.Key_A)  # not a resize key: nothing changes
+        assert pane.web.height() == 240
+        await until(
+            lambda: (
+                stored.exists()
+                and json.loads(stored.read_text()) == {'["viewer", "ui://viewer/weather"]': 240}
+            ),
+            10,
+            "the keyed height saved",
+        )
+        # the view asks for another height: the person's stays
+        pane.bridge.resized.emit(90)
+        assert pane.web.height() == 240
+        QTest.keyClick(grip, Qt.Key.Key_Home)
+        assert pane.web.height() == 80
+
+        # another result of the same view opens at the height keyed last
+        opened = pane.opened
+        pane = await show_view(desktop, "Bergen")
+        await until(lambda: pane.opened is not opened, 30, "the new view")
+        assert pane.web.height() == 80

@@ -56,6 +56,10 @@ async def test_a_view_in_try_it_calls_back_through_an_approval(
         assert "ui://viewer/weather" in pane.caption.text()
         assert "sends data to https://api.weather.example" in pane.caption.text()
         assert "camera: you will be asked" in pane.caption.text()
+        # the view is told the app's theme, as its palette has it
+        session = desktop.session.pages.views.session(pane.opened.id)
+        dark = pane.palette().window().color().lightness() < 128
+        assert session is not None and session.host.theme == ("dark" if dark else "light")
 
         # the view's script calls refresh; the person is asked, naming the view
         dialog = await until(lambda: desktop.prompter.current, 60, "the view's call approval")  # type: ignore[union-attr]

@@ -1,10 +1,14 @@
 """MCP Apps views in the chat: under the card of a call whose tool has a view.
 
 A view starts as a placeholder (a line of text, no web engine) and is opened only when
-it is scrolled into sight; at most :data:`LIVE` views run at a time, and the one seen
-least recently is suspended back to its placeholder (told to tear down first) when
-another comes into sight. Opening goes through the chat's runtime side
-(``ChatService.open_view``), so the view's calls use that chat's context.
+it is scrolled into sight. A live view scrolled out of sight is paused (its page frozen:
+no script or timer runs, its state stays) and resumes as it was when it comes back. At
+most ``chat.live_views`` views are loaded at a time (:data:`LIVE` until a view brings the
+setting); when another comes into sight, the one seen least recently is suspended back to
+its placeholder (told to tear down first, its web view and page gone) and, scrolled back,
+opens afresh: a new session that is sent the tool's input and result again. Opening goes
+through the chat's runtime side (``ChatService.open_view``), so the view's calls use that
+chat's context.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QPoint, QRect, Qt, QTimer
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
+from portico.config.model import DEFAULT_LIVE_VIEWS
 from portico.ui.palette import set_tone
 from portico.ui.text import plain_label
 from portico.ui.views.view_pane import Opener, ViewPane
@@ -26,7 +31,7 @@ if TYPE_CHECKING:
     from portico.ui.runtime_thread.page_service import PageService
     from portico.ui.runtime_thread.view_service import ViewService
 
-LIVE = 3  # views running at once in a transcript
+LIVE = DEFAULT_LIVE_VIEWS  # views loaded at once in a transcript, until the setting comes
 CHECK_DELAY = 40  # ms: scrolling is coalesced before views are checked
 PLACEHOLDER_HEIGHT = 120  # px, so the transcript does not jump when a view opens
 
@@ -151,15 +156,21 @@ class ChatViews(QObject):
             self._forget(gone)
             self.views = [v for v in self.views if v not in gone]
         self.live = [v for v in self.live if v in self.views and v.live]
+        sight = {id(v): self._in_sight(v) for v in self.views}
+        for view in self.live:
+            view.pane.set_frozen(not sight[id(view)])
+            opened = view.pane.opened
+            if opened is not None:
+                self.limit = opened.live_limit  # the config's, as of that view's opening
         for view in self.views:
-            if not self._in_sight(view):
+            if not sight[id(view)]:
                 continue
             if view.live:
                 self.live.remove(view)
                 self.live.append(view)
                 continue
             if len(self.live) >= self.limit:
-                victim = next((v for v in self.live if not self._in_sight(v)), None)
+                victim = next((v for v in self.live if not sight[id(v)]), None)
                 if victim is None:
                     continue  # all live ones are in sight: this one waits for a scroll
                 self.live.remove(victim)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from portico.apps.heights import FILE_NAME, ViewHeights
 from portico.apps.resource import ViewCache, ViewUnavailable
 from portico.apps.session import HostContext, ViewSession, sampler
+from portico.config.model import DEFAULT_LIVE_VIEWS
 from portico.paths import paths
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ class ViewOpened:
     prefers_border: bool | None
     frames: tuple[str, ...] = ()  # the declared frameDomains: the only subframes it may load
     height: int | None = None  # the height the person last gave this view, if they did
+    live_limit: int = DEFAULT_LIVE_VIEWS  # chat.live_views: views loaded at once in a chat
 
 
 class ViewService:
@@ -132,7 +134,12 @@ class ViewService:
             prefers_border=view.prefers_border,
             frames=csp.frame,
             height=self._heights().get(view.server, view.uri),
+            live_limit=self._live_limit(),
         )
+
+    def _live_limit(self) -> int:
+        config = self.pages.session.config
+        return config.settings.chat_live_views if config is not None else DEFAULT_LIVE_VIEWS
 
     async def remember_height(self, server: str, uri: str, height: int) -> int:
         """The person resized the view of ``server``'s ``uri``: its height from now on

@@ -5,6 +5,11 @@ renders the page (``page_html``) in a web view on the server's own profile (``en
 and carries the view's messages both ways. The web engine is imported on the first
 view shown, so an app that never shows a view never loads it.
 
+Paused: a chat pauses a view scrolled out of sight (:meth:`ViewPane.set_frozen`, the web
+engine's ``Frozen`` lifecycle state: its scripts and timers stop, its page and state stay)
+and resumes it, as it was, when it comes back into sight; what Portico sends it meanwhile
+is handled then. A view in its own window is never paused.
+
 Display modes: the view's ``ui/request-display-mode`` moves its web view into a
 fullscreen window or a small floating one kept on top (``pip``), and back; closing that
 window brings the view back inline and tells it so.
@@ -19,9 +24,9 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QCloseEvent, QMouseEvent
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QCloseEvent, QFocusEvent, QKeyEvent, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QStyle, QStyleOptionFocusRect, QVBoxLayout, QWidget
 
 from portico.apps.heights import MAX_HEIGHT as PERSON_MAX_HEIGHT
 from portico.apps.heights import MIN_HEIGHT
@@ -37,6 +42,8 @@ log = logging.getLogger(__name__)
 
 MAX_HEIGHT = 600  # pixels a view may ask for; it scrolls inside beyond that
 GRIP_HEIGHT = 8  # pixels
+KEY_STEP, PAGE_STEP = 20, 100  # pixels an arrow key / Page Up or Down moves the grip
+KEY_SETTLE = 400  # ms after the last key before the height is remembered
 PIP_SIZE = (420, 300)  # pixels, the floating window's first size
 
 # (deliver, theme, on_display_mode) -> the opened view; runs on the runtime thread
@@ -66,7 +73,10 @@ class ViewWindow(QWidget):
 
 class HeightGrip(QWidget):
     """The strip under an inline view the person drags to make it taller or shorter;
-    ``dragged`` while dragging, ``released`` with the height when they let go."""
+    ``dragged`` while dragging, ``released`` with the height when they let go. From the
+    keyboard too: it takes focus (Tab), Down / Up make the view taller / shorter by
+    :data:`KEY_STEP`, Page Down / Page Up by :data:`PAGE_STEP`, Home / End to the least /
+    most; the height is remembered :data:`KEY_SETTLE` ms after the last key."""
 
     dragged = Signal(int)
     released = Signal(int)
@@ -76,9 +86,18 @@ class HeightGrip(QWidget):
         self.target = target
         self.setFixedHeight(GRIP_HEIGHT)
         self.setCursor(Qt.CursorShape.SizeVerCursor)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setAccessibleName("view height grip")
-        self.setToolTip("Drag to resize the view; its height is remembered")
+        self.setAccessibleDescription(
+            "Up and Down arrow keys make the view shorter or taller; its height is remembered"
+        )
+        self.setToolTip("Drag, or focus and press Up/Down, to resize the view; remembered")
         self._start: tuple[float, int] | None = None
+        self._keyed: int | None = None  # the height keys set, not yet remembered
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(KEY_SETTLE)
+        self._settle.timeout.connect(self._keys_settled)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:
@@ -96,6 +115,49 @@ class HeightGrip(QWidget):
             self._start = None
             self.released.emit(height)
             event.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key, now = Qt.Key(event.key()), self.target.height()
+        steps = {
+            Qt.Key.Key_Down: now + KEY_STEP,
+            Qt.Key.Key_Up: now - KEY_STEP,
+            Qt.Key.Key_PageDown: now + PAGE_STEP,
+            Qt.Key.Key_PageUp: now - PAGE_STEP,
+            Qt.Key.Key_Home: MIN_HEIGHT,
+            Qt.Key.Key_End: PERSON_MAX_HEIGHT,
+        }
+        if key not in steps or event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            super().keyPressEvent(event)
+            return
+        self._keyed = max(MIN_HEIGHT, min(steps[key], PERSON_MAX_HEIGHT))
+        self.dragged.emit(self._keyed)
+        self._settle.start()
+        event.accept()
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        self.settle()
+        super().focusOutEvent(event)
+
+    def settle(self) -> None:
+        """A keyed height not yet remembered is, now (focus leaves, the view closes)."""
+        if self._settle.isActive():
+            self._settle.stop()
+            self._keys_settled()
+
+    def _keys_settled(self) -> None:
+        keyed, self._keyed = self._keyed, None
+        if keyed is not None:
+            self.released.emit(keyed)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        if self.hasFocus():  # where the keyboard is, visibly (the strip is otherwise blank)
+            option = QStyleOptionFocusRect()
+            option.initFrom(self)
+            painter = QPainter(self)
+            self.style().drawPrimitive(
+                QStyle.PrimitiveElement.PE_FrameFocusRect, option, painter, self
+            )
+            painter.end()
 
     def _height(self, event: QMouseEvent) -> int:
         assert self._start is not None
@@ -132,6 +194,7 @@ class ViewPane(QWidget):
         self.grip: HeightGrip | None = None
         self._served: tuple[Any, str, str] | None = None  # (anchor, server, frame url)
         self.window_of_mode: ViewWindow | None = None
+        self.frozen = False
         self.column = layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.caption = QLabel()
@@ -253,6 +316,29 @@ class ViewPane(QWidget):
         self.page.setHtml(page, QUrl(engine.host_url(opened.server)))
         self.show()
 
+    def set_frozen(self, frozen: bool) -> None:
+        """Pause the view's page (out of sight) or resume it. The engine freezes only a page
+        it counts as hidden, so the page is marked hidden first (the widget stays, at its
+        height: the transcript does not move)."""
+        page = self.page
+        if page is None:
+            self.frozen = False
+            return
+        if self.display_mode != "inline":
+            frozen = False
+        if frozen == self.frozen:
+            return
+        from PySide6.QtWebEngineCore import QWebEnginePage
+
+        states = QWebEnginePage.LifecycleState
+        if frozen:
+            page.setVisible(False)
+            page.setLifecycleState(states.Frozen)
+        else:
+            page.setLifecycleState(states.Active)
+            page.setVisible(self.web is not None and self.web.isVisible())
+        self.frozen = frozen
+
     def _permission_asked(self, kind: str, permission: Any) -> None:
         """The page asks for ``kind``: the person answers (once per view while Portico
         runs); a view closed meanwhile gets nothing."""
@@ -326,6 +412,8 @@ class ViewPane(QWidget):
         if web is None or opened is None or mode == self.display_mode:
             return
         old, self.window_of_mode = self.window_of_mode, None
+        if mode != "inline":
+            self.set_frozen(False)  # seen in its own window
         if mode == "inline":
             at = self.column.indexOf(self.grip) if self.grip is not None else -1
             self.column.insertWidget(at, web)
@@ -369,6 +457,8 @@ class ViewPane(QWidget):
         """Tear the view down (it is told first, on the runtime side)."""
         if self.display_mode != "inline" and self.web is not None:
             self.set_display_mode("inline")
+        if self.grip is not None:
+            self.grip.settle()
         self._token = object()
         opened, self.opened = self.opened, None
         if opened is not None:
@@ -389,6 +479,7 @@ class ViewPane(QWidget):
             self.web.setParent(None)
             self.web.deleteLater()
             self.web = self.page = self.bridge = None
+        self.frozen = False
         self.chosen_height = None
         self.ready = False
         self.caption.clear()
