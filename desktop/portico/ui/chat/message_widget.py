@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from portico.chat.attachments import describe, is_image
-from portico.chat.messages import Attachment, Message
+from portico.chat.messages import Attachment, Message, text_beyond_rounds
 from portico.text import visible
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
@@ -298,10 +298,9 @@ class MessageWidget(QFrame):
                 for call_id in part.tool_call_ids:
                     if call_id in calls:
                         self.add_card(from_stored(calls.pop(call_id)))
-            # Text after the last round's calls (the final answer) lives in message.text
-            # only when rounds do not hold it.
-            if message.text and message.text not in "".join(r.text for r in message.rounds):
-                self.add_text(message.text)
+            beyond = text_beyond_rounds(message)  # e.g. an answer cut while it streamed
+            if beyond:
+                self.add_text(beyond)
         elif message.text:
             self.add_text(message.text)
         for call in calls.values():
