@@ -224,6 +224,7 @@ class ChatService:
             self.prompter,
             config=self.session.config,
             models=self.session.services.models,
+            face="gui",
         )
 
     def _host(self) -> ChatHost:
