@@ -22,6 +22,10 @@ A reply is a dict (see the helper functions below):
                                          as those servers do
   {"thinking": "..."}                    (Anthropic) a thinking block with its signature
                                          first; {"redacted_thinking": "DATA"} a redacted one
+  {"reasoning": "...", "reasoning_field": F}   (OpenAI route) the reasoning streams first,
+                                         word by word, in the delta's field F:
+                                         "reasoning_content" (DeepSeek, llama.cpp, vLLM; the
+                                         default) or "reasoning" (OpenRouter, Ollama)
   {"tool_search": {"query", "found"}}    (Anthropic) the API's tool search ran first:
                                          server_tool_use + tool_search_tool_result blocks
   {"not_an_api": true}                    200 with an HTML page (not OpenAI-compatible)
@@ -36,6 +40,8 @@ The Messages route checks what the real API checks before it answers (400
 ``invalid_request_error`` otherwise): with thinking on, the assistant message before a
 tool result starts with its thinking block, and every thinking block carries the
 signature it was given; a deferred tool (``defer_loading``) needs the tool search tool.
+The Chat Completions route refuses, as DeepSeek's API does, an input message carrying
+``reasoning_content`` (or ``reasoning``): the reasoning is never sent back.
 """
 
 from __future__ import annotations
@@ -254,6 +260,12 @@ async def _openai_stream(reply: Reply, body: dict[str, Any], number: int) -> Asy
     index = 0
     await _pace(reply, index)
     yield chunk({"role": "assistant", "content": ""})
+    if reply.get("reasoning"):
+        field = str(reply.get("reasoning_field") or "reasoning_content")
+        words = str(reply["reasoning"]).split(" ")
+        for i, word in enumerate(words):
+            await _pace(reply, index := index + 1)
+            yield chunk({field: word if i == 0 else " " + word, "content": None})
     cut = reply.get("truncate_after")
     for piece in _chunks(reply):
         if cut is not None and index >= cut:
@@ -524,6 +536,22 @@ def anthropic_check(body: dict[str, Any]) -> Response | None:
     return None
 
 
+def openai_check(body: dict[str, Any]) -> Response | None:
+    """What DeepSeek's Chat Completions refuses: reasoning sent back in the messages."""
+    for m, message in enumerate(body.get("messages") or []):
+        for key in ("reasoning_content", "reasoning"):
+            if isinstance(message, dict) and key in message:
+                error = {
+                    "message": f"messages[{m}]: the `{key}` field must not be sent back "
+                    "in input messages",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_request_error",
+                }
+                return JSONResponse({"error": error}, status_code=400)
+    return None
+
+
 def _anthropic_complete(reply: Reply, body: dict[str, Any], number: int) -> dict[str, Any]:
     prompt, output = _usage(reply, body)
     content: list[dict[str, Any]] = []
@@ -571,10 +599,9 @@ def build_app(script: Script) -> Starlette:
                 Received(request.url.path, request.method, dict(request.headers), body, time.time())
             )
             number = len(script.requests)
-        if api == "anthropic":
-            refused = anthropic_check(body)
-            if refused is not None:
-                return refused
+        refused = anthropic_check(body) if api == "anthropic" else openai_check(body)
+        if refused is not None:
+            return refused
         reply = script.next()
         if reply.get("not_an_api"):
             return HTMLResponse("<html><body>It works!</body></html>")

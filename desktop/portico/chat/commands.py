@@ -4,9 +4,8 @@
   arguments fill the prompt's arguments in order);
 - ``/call server__tool {"json": "arguments"}`` calls a tool directly (through the guard);
 - ``@server:uri`` anywhere in a message attaches that resource;
-- ``/new``, ``/branch``, ``/model [NAME]``, ``/yolo [on|off]``, ``/retry``, ``/compact
-  summarise|trim``, ``/reload-mcp``,
-  ``/help``.
+- the built-ins of :data:`COMMANDS` (``/new``, ``/model [NAME]``, ``/help``…), the one
+  table both faces' ``/help`` is made from.
 """
 
 from __future__ import annotations
@@ -18,20 +17,75 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-BUILTINS = ("new", "branch", "model", "yolo", "retry", "compact", "reload-mcp", "help", "call")
-HELP = """\
-/server:prompt ARGS…   render a server's prompt (positional or name=value arguments)
-/call server__tool {…}  call a tool directly with JSON arguments
-@server:uri            attach a server's resource to your message
-/model [NAME]          show or change the model (provider/model; "none" for direct mode)
-/yolo [on|off]         skip tool approvals in this chat (spend limits still ask)
-/retry                 ask again for the last answer (after a failed or stopped turn)
-/compact summarise|trim  leave older messages out of what is sent (a summary instead, or
-                       nothing); they stay in the chat
-/new                   start a new chat
-/branch                continue this chat in a new branch
-/reload-mcp            reload the config and reconnect changed servers
-/help                  this list"""
+Face = Literal["gui", "cli"]
+BOTH: frozenset[Face] = frozenset(("gui", "cli"))
+
+
+@dataclass(frozen=True)
+class Command:
+    """One row of the command table: ``/help`` on both faces, the completion hints and
+    the GUI's F1 list are made from it (never a second, hand-kept list)."""
+
+    usage: str  # as typed: "/model [NAME]"
+    what: str
+    name: str = ""  # a built-in's word ("model"); "" for a syntax (a prompt, a mention)
+    faces: frozenset[Face] = BOTH
+
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "/server:prompt ARGS…", "render a server's prompt (positional or name=value arguments)"
+    ),
+    Command("/call server__tool {…}", "call a tool directly with JSON arguments", "call"),
+    Command("@server:uri", "attach a server's resource to your message"),
+    Command(
+        "/model [NAME]",
+        'show or change the model (provider/model; "none" for direct mode)',
+        "model",
+    ),
+    Command("/yolo [on|off]", "skip tool approvals in this chat (spend limits still ask)", "yolo"),
+    Command("/retry", "ask again for the last answer (after a failed or stopped turn)", "retry"),
+    Command(
+        "/compact summarise|trim",
+        "leave older messages out of what is sent (summarised or trimmed); they stay in the chat",
+        "compact",
+    ),
+    Command("/new", "start a new chat", "new"),
+    Command("/branch", "continue this chat in a new branch", "branch"),
+    Command("/reload-mcp", "reload the config and reconnect changed servers", "reload-mcp"),
+    Command("/help", "list the commands", "help"),
+    Command("/exit, /quit", "leave the chat (Ctrl+D too)", faces=frozenset(("cli",))),
+)
+BUILTINS = tuple(c.name for c in COMMANDS if c.name)
+# After the table, what each face adds (its keys are not commands: F1 lists the GUI's)
+_FOOTER: dict[Face, str] = {
+    "gui": "F1 lists the keyboard shortcuts; // at the start sends a message starting with /.",
+    "cli": "Ctrl+C stops a turn, Ctrl+D leaves; Tab completes; // at the start sends a "
+    "message starting with /.",
+}
+
+
+def commands_of(face: Face) -> tuple[Command, ...]:
+    return tuple(c for c in COMMANDS if face in c.faces)
+
+
+def help_text(face: Face) -> str:
+    """``/help`` as ``face`` shows it: the table's rows for that face, then its footer
+    (a terminal's in two columns; the GUI's one "usage — what" a line, its font being
+    proportional)."""
+    rows = commands_of(face)
+    if face == "gui":
+        lines = [f"{c.usage}  —  {c.what}" for c in rows]
+    else:
+        width = max(len(c.usage) for c in rows) + 2
+        lines = [c.usage.ljust(width) + c.what for c in rows]
+    return "\n".join([*lines, "", _FOOTER[face]])
+
+
+def hint(name: str) -> str:
+    """What the built-in ``name`` does (the completion popup's hint), "" when unknown."""
+    return next((c.what for c in COMMANDS if c.name == name), "")
+
 
 MENTION = re.compile(r"(?<![\w@])@([A-Za-z0-9_-]+):(\S+)")
 _PROMPT = re.compile(r"^/([A-Za-z0-9_-]+):(\S+)(?:\s+(.*))?$", re.DOTALL)

@@ -1159,7 +1159,7 @@ class Chat:
     async def _builtin(self, emit: Emit, parsed: commands.Parsed) -> None:
         name, rest = parsed.name, parsed.rest
         if name == "help":
-            emit(Notice(commands.HELP))
+            emit(Notice(commands.help_text(self._host.face)))
         elif name == "yolo":
             on = not self.yolo if not rest else rest.lower() in ("on", "true", "yes", "1")
             await self.set_yolo(on)

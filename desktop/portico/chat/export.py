@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from portico.chat.attachments import size_text
-from portico.chat.messages import Message
+from portico.chat.messages import Message, text_beyond_rounds
 from portico.chat.store import StoredConversation
 from portico.chat.tree import path_to
 
@@ -57,7 +57,8 @@ def _body(message: Message) -> list[str]:
             call = calls.get(call_id)
             if call is not None:
                 out += [_call(call), ""]
-    return out
+    beyond = text_beyond_rounds(message)  # an answer stored while it streamed
+    return [*out, beyond] if beyond else out
 
 
 def _call(call: Any) -> str:

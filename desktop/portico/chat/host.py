@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from portico.chat import commands
 from portico.chat.attachments import AttachmentError, from_resource
+from portico.chat.commands import Face
 from portico.chat.conversation import Chat, ChatError
 from portico.chat.messages import Attachment, Message, ToolCall
 from portico.chat.project import ProjectInstructions
@@ -58,6 +59,7 @@ class ChatHost:
         reload: Callable[[], Awaitable[str]] | None = None,
         model_titles: bool | None = None,
         trust_store: TrustStore | None = None,
+        face: Face = "cli",
     ) -> None:
         """``guard``: the process's one ToolGuard (``Services.guard``), every tool call of
         every chat goes through it. ``store``/``store_path``: default
@@ -69,11 +71,12 @@ class ChatHost:
         more request per chat); default: the config's ``chat.model_titles`` (off: the
         title is the first words of the first message, made here). ``trust_store``:
         where the review of the project's instructions is remembered (default: the
-        person's trust store)."""
+        person's trust store). ``face``: which face's ``/help`` the chats answer with."""
         from portico.policy.prompters import NonInteractivePrompter
         from portico.policy.trust_store import TrustStore
 
         self._hub = hub
+        self.face: Face = face
         self._store = store or ChatStore(store_path)
         self.tasks = ChatTasks(self._store)  # calls that became tasks (tasks extension)
         self._owns_models = models is None

@@ -98,6 +98,21 @@ class Message:
     rounds: list[Round] = field(default_factory=list)
 
 
+def text_beyond_rounds(message: Message) -> str:
+    """What ``message.text`` holds that its rounds do not show: all of it without rounds,
+    the tail an answer stored while it streamed has before its round is saved, else "".
+
+    ``text`` is the rounds' texts joined with a blank line (``Chat._model_loop``), so it
+    is never "in" their plain concatenation: comparing with that showed every answer
+    with a tool call between two texts twice."""
+    shown = "\n\n".join(r.text for r in message.rounds if r.text)
+    if not shown:
+        return message.text
+    if message.text.startswith(shown):
+        return message.text[len(shown) :].lstrip("\n")
+    return "" if message.text in shown else message.text
+
+
 @dataclass(frozen=True)
 class ConversationSummary:
     """A row of the conversation list (newest first)."""

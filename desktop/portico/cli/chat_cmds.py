@@ -60,6 +60,12 @@ def register(groups: Groups) -> None:
         help="extended thinking tokens, at least 1024 (Anthropic providers)",
     )
     p.add_argument(
+        "--show-thinking",
+        action="store_true",
+        help="print the model's thinking (reasoning) dimmed as it streams; without it, "
+        "one dimmed line says how long it was",
+    )
+    p.add_argument(
         "--json",
         action="store_true",
         help="print the events as JSON lines (with -q), or the list as JSON (with --list)",
@@ -221,7 +227,13 @@ class Renderer:
     """Events on a terminal: the answer on stdout, tool calls and notes on stderr."""
 
     def __init__(
-        self, out: TextIO, note: TextIO, as_json: bool, direct_results: bool, echo: bool = False
+        self,
+        out: TextIO,
+        note: TextIO,
+        as_json: bool,
+        direct_results: bool,
+        echo: bool = False,
+        show_thinking: bool = False,
     ) -> None:
         self.echo = echo  # print the message the core added (a rendered /server:prompt)
         self.out = out
@@ -235,13 +247,44 @@ class Renderer:
         self.usage: Usage | None = None  # the turn's last, for its cost line
         self.moved_to: str | None = None  # /new or /branch: the chat to go on in
         self.retry_with = "/retry"  # how this face runs a failed turn again
+        self.show_thinking = show_thinking
+        self.thought = ""  # this round's thinking so far (shown when the round goes on)
+        self.dim = _dims(note)
 
-    def _say(self, text: str) -> None:
+    def _dimmed(self, text: str) -> str:
+        """``text`` made safe to print (``visible``), then dimmed on a terminal."""
+        text = visible(text, multiline=True)
+        return f"\x1b[2m{text}\x1b[0m" if self.dim else text
+
+    def _think(self, delta: str) -> None:
+        if self.show_thinking:
+            if not self.thought:
+                self._say(self._dimmed("Thinking:"), raw=True)
+            self.note.write(self._dimmed(delta))
+            self.note.flush()
+        self.thought += delta
+
+    def _end_thinking(self) -> None:
+        """The round's thinking ends (its answer, a tool call or the turn's end began):
+        a newline after the shown thought, or the one collapsed line."""
+        thought, self.thought = self.thought, ""
+        if not thought:
+            return
+        if self.show_thinking:
+            self.note.write("\n")
+            self.note.flush()
+            return
+        words = len(thought.split())
+        line = f"▸ Thinking ({words} word{'s' if words != 1 else ''}; --show-thinking shows it)"
+        self._say(self._dimmed(line), raw=True)
+
+    def _say(self, text: str, raw: bool = False) -> None:
+        """A note line (``raw``: made safe to print already)."""
         if self.mid_line:
             self.out.write("\n")
             self.out.flush()
             self.mid_line = False
-        self.note.write(visible(text, multiline=True) + "\n")
+        self.note.write((text if raw else visible(text, multiline=True)) + "\n")
         self.note.flush()
 
     def show(self, event: Event) -> None:
@@ -255,6 +298,10 @@ class Renderer:
             self.out.write(json.dumps(ev.event_to_json(event), ensure_ascii=False) + "\n")
             self.out.flush()
             return
+        if isinstance(event, ev.ReasoningDelta):
+            self._think(event.text)
+            return
+        self._end_thinking()
         if isinstance(event, ev.TextDelta):
             self.out.write(visible(event.text, multiline=True))
             self.out.flush()
@@ -328,6 +375,14 @@ class Renderer:
         from portico.chat.events import TurnFinished
 
         return isinstance(self.outcome, TurnFinished) and self.outcome.stop_reason in FINISHED_OK
+
+
+def _dims(stream: TextIO) -> bool:
+    """Whether ``stream`` shows ANSI dim: a terminal, and NO_COLOR not set."""
+    import os
+
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
 
 
 async def _start(args: argparse.Namespace, interactive: bool) -> tuple[Hub, ChatHost, Any]:
@@ -448,7 +503,7 @@ async def _chat(args: argparse.Namespace) -> int:
 
             direct = chat.model is None or args.question.lstrip().startswith("/")
             echo = parse(args.question).kind == "prompt"
-            renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo)
+            renderer = Renderer(sys.stdout, sys.stderr, args.json, direct, echo, args.show_thinking)
             renderer.retry_with = f"`portico chat --resume {chat.id[:8]} -q /retry`"
             await _turn(chat, args.question, renderer)
             if not args.json:
@@ -500,7 +555,7 @@ async def _interactive(host: ChatHost, chat: Chat, args: argparse.Namespace) -> 
             from portico.chat.commands import parse
 
             echo = parse(line).kind == "prompt"
-            renderer = Renderer(sys.stdout, sys.stderr, args.json, True, echo)
+            renderer = Renderer(sys.stdout, sys.stderr, args.json, True, echo, args.show_thinking)
             try:
                 await _turn(chat, line, renderer)
             except ChatError as exc:

@@ -22,7 +22,7 @@ from pytestqt.qtbot import QtBot
 
 from portico.config.document import ConfigDocument
 from portico.paths import paths
-from portico.ui.chat.tool_card import ImageThumb
+from portico.ui.chat.thumbnails import ImageThumb
 from portico.ui.onboarding.setup import add_provider
 from tests.servers.model_server import ModelServer, text, tool_call
 from tests.servers.pictures import LOGO_PNG, NOTES
@@ -157,6 +157,7 @@ async def test_at_offers_resources_as_chips_sent_with_type_size_and_image(
             f"🔗 pictures://notes.txt (text/plain, {len(NOTES.encode())} B, from pictures)",
         ]
         [thumb] = user.findChildren(ImageThumb)
+        await until(lambda: thumb.decoded, 10, "the thumbnail decoded (in a worker)")
         assert thumb.isVisible() and thumb.pixmap().width() == 40
         qtbot.mouseClick(thumb, Qt.MouseButton.LeftButton)
         assert thumb.viewer is not None and thumb.viewer.isVisible()
@@ -215,7 +216,7 @@ async def test_an_image_resource_in_a_tool_result_is_shown_as_an_image(
                 thumb, words = shown()
             except ValueError:  # the card is being drawn again
                 return None
-            return (thumb, words) if thumb.isVisible() else None
+            return (thumb, words) if thumb.isVisible() and thumb.decoded else None
 
         for when in ("live", "read again from the store"):
             # a widget added to a shown layout is shown on the loop's next turn (Qt queues it)

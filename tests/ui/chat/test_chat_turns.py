@@ -64,7 +64,7 @@ async def test_a_full_turn_with_inline_approval_progress_and_image(models, qtbot
         assert long.status.text() == "Done"
 
         image = await until(lambda: card("get-tiny-image"), 30, "the image card")
-        await until(lambda: image.thumbs, 30, "the image inline")
+        await until(lambda: image.thumbs and image.thumbs[0].decoded, 30, "the image inline")
         assert not image.thumbs[0].pixmap().isNull()
 
         await until(lambda: not chat.running, 60, "the turn to end")

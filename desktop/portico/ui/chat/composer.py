@@ -41,7 +41,9 @@ NEW_LINE = Key(("Shift+Enter",), "A new line", _INPUT)
 STOP = Key(("Esc",), "Stop the answer", _INPUT)
 EARLIER = Key(("Up", "Down"), "Your earlier messages (from an empty input)", _INPUT)
 PICK = Key(("Tab",), "Take the highlighted completion (/ and @)", _INPUT)
-handled_by_widget(SEND, NEW_LINE, STOP, EARLIER, PICK)  # by ChatInput.keyPressEvent
+# "/" is typed, not bound: at the start of the input it opens the commands' completions
+COMMANDS = Key(("/",), "Commands (at the start; /help lists them)", _INPUT)
+handled_by_widget(SEND, NEW_LINE, STOP, EARLIER, PICK, COMMANDS)  # by ChatInput.keyPressEvent
 
 HISTORY_LIMIT = 200
 _CALL = re.compile(r"^/call\s+(\S*)$")

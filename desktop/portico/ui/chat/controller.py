@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
+from portico.chat import commands
 from portico.chat import events as ev
 from portico.chat.cost import money
 from portico.chat.messages import Attachment as CoreAttachment
@@ -824,6 +825,8 @@ class ChatController(QObject):
             hint = self._prompt_hints.get(shown, "")
             if hint:
                 kind = "prompt"
+            elif trigger == "/":  # a built-in: what the command table says it does
+                hint = commands.hint(shown[1:])
             insert = shown if shown.endswith(":") else shown + " "
             rows.append(Completion(insert, shown, hint, kind))
         self._completions[(trigger, word)] = rows

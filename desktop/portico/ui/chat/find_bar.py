@@ -16,7 +16,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from portico.chat.messages import Message
+from portico.chat.messages import Message, text_beyond_rounds
 from portico.ui.chat.marks import count
 from portico.ui.chat.transcript import TranscriptView
 from portico.ui.palette import set_tone
@@ -42,8 +42,7 @@ def searchable(message: Message) -> str:
         for part in message.rounds:
             parts.append(part.text)
             parts += [calls.pop(i).result_text for i in part.tool_call_ids if i in calls]
-        if message.text and message.text not in "".join(r.text for r in message.rounds):
-            parts.append(message.text)
+        parts.append(text_beyond_rounds(message))
     else:
         parts.append(message.text)
     parts += [call.result_text for call in calls.values()]

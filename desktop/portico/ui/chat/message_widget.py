@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from PySide6.QtCore import QMimeData, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QGuiApplication, QIcon, QImage
+from PySide6.QtGui import QGuiApplication, QIcon
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -22,14 +23,15 @@ from PySide6.QtWidgets import (
 )
 
 from portico.chat.attachments import describe, is_image
-from portico.chat.messages import Attachment, Message
+from portico.chat.messages import Attachment, Message, text_beyond_rounds
 from portico.text import visible
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.markdown import to_plain
 from portico.ui.chat.markdown_view import MarkdownView
 from portico.ui.chat.segments import Segment, call_line
 from portico.ui.chat.thinking import ThinkingView
-from portico.ui.chat.tool_card import CardState, ImageThumb, ToolCard
+from portico.ui.chat.thumbnails import ImageThumb
+from portico.ui.chat.tool_card import CardState, ToolCard
 from portico.ui.palette import set_tone
 from portico.ui.text import set_plain
 
@@ -298,10 +300,9 @@ class MessageWidget(QFrame):
                 for call_id in part.tool_call_ids:
                     if call_id in calls:
                         self.add_card(from_stored(calls.pop(call_id)))
-            # Text after the last round's calls (the final answer) lives in message.text
-            # only when rounds do not hold it.
-            if message.text and message.text not in "".join(r.text for r in message.rounds):
-                self.add_text(message.text)
+            beyond = text_beyond_rounds(message)  # e.g. an answer cut while it streamed
+            if beyond:
+                self.add_text(beyond)
         elif message.text:
             self.add_text(message.text)
         for call in calls.values():
@@ -322,10 +323,8 @@ class MessageWidget(QFrame):
         label.setToolTip(str(attachment.path or attachment.uri or attachment.name))
         label.setAccessibleName(f"attachment {attachment.name}")
         self.parts.addWidget(label)
-        if attachment.path is not None and is_image(attachment):
-            picture = QImage(str(attachment.path))
-            if not picture.isNull():
-                self.parts.addWidget(ImageThumb(picture, attachment.name), 0, _LEFT)
+        if attachment.path is not None and is_image(attachment):  # decoded in a worker
+            self.parts.addWidget(ImageThumb(Path(attachment.path), attachment.name), 0, _LEFT)
 
     def add_text(self, text: str) -> MarkdownView:
         view = MarkdownView(text)

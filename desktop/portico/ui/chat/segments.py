@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from portico.chat.messages import Message
+from portico.chat.messages import Message, text_beyond_rounds
 from portico.ui.chat.card_state import from_stored
 from portico.ui.chat.tool_card import OUTCOME_WORDS, CardState
 
@@ -40,8 +40,9 @@ def message_segments(message: Message) -> list[Segment]:
             for call_id in part.tool_call_ids:
                 if call_id in calls:
                     out.append(Segment("call", call_line(from_stored(calls.pop(call_id)))))
-        if message.text and message.text not in "".join(r.text for r in message.rounds):
-            out.append(Segment("text", message.text))
+        beyond = text_beyond_rounds(message)
+        if beyond:
+            out.append(Segment("text", beyond))
     elif message.text:
         out.append(Segment("text", message.text))
     out += [Segment("call", call_line(from_stored(c))) for c in calls.values()]

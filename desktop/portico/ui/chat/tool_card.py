@@ -16,17 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QIcon, QImage, QMouseEvent, QPixmap
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QIcon
 from PySide6.QtWidgets import (
     QCheckBox,
-    QDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
     QProgressBar,
     QPushButton,
-    QScrollArea,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -41,10 +39,10 @@ from portico.prompts import (
 )
 from portico.ui.chat.markdown_view import RichLabel
 from portico.ui.chat.marks import count, mark_html
+from portico.ui.chat.thumbnails import ImageSource, ImageThumb
 from portico.ui.palette import set_tone
 from portico.ui.text import plain_label, rich, set_plain
 
-THUMB = 240  # px, the longest side of an inline image
 TEXT_PREVIEW = 4000  # characters of result text shown at most (Save keeps the whole)
 COLLAPSE_LINES = 8  # a longer result shows this many lines until "Show all"
 COLLAPSE_CHARS = 800  # ... or this many characters
@@ -100,59 +98,6 @@ def arguments_text(state: CardState) -> str:
     if state.arguments:
         return json.dumps(dict(state.arguments), indent=2, ensure_ascii=False, default=str)
     return state.raw_arguments or "{}"
-
-
-class ImageThumb(QLabel):
-    """An inline image; a click (or Enter/Space when focused) shows it full size."""
-
-    def __init__(self, image: QImage, name: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.image = image
-        self.name = name
-        self.setPixmap(
-            QPixmap.fromImage(image).scaled(
-                QSize(THUMB, THUMB),
-                Qt.AspectRatioMode.KeepAspectRatio,
-                Qt.TransformationMode.SmoothTransformation,
-            )
-            if image.width() > THUMB or image.height() > THUMB
-            else QPixmap.fromImage(image)
-        )
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
-        self.setAccessibleName(f"image {name}, press Enter to enlarge")
-        self.setToolTip("Click to enlarge")
-        self.viewer: QDialog | None = None
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.enlarge()
-
-    def keyPressEvent(self, event: Any) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.enlarge()
-            return
-        super().keyPressEvent(event)
-
-    def enlarge(self) -> QDialog:
-        dialog = QDialog(self.window())
-        dialog.setWindowTitle(self.name)
-        dialog.setAccessibleName(f"image {self.name}")
-        scroll = QScrollArea()
-        big = QLabel()
-        big.setPixmap(QPixmap.fromImage(self.image))
-        scroll.setWidget(big)
-        column = QVBoxLayout(dialog)
-        column.addWidget(scroll)
-        close = QPushButton("Close")
-        close.setAutoDefault(False)
-        close.clicked.connect(dialog.close)
-        column.addWidget(close, 0, Qt.AlignmentFlag.AlignRight)
-        dialog.resize(min(self.image.width() + 40, 1200), min(self.image.height() + 80, 900))
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.show()  # non-modal: the chat stays usable
-        self.viewer = dialog
-        return dialog
 
 
 class ApprovalPanel(QFrame):
@@ -513,19 +458,13 @@ class ToolCard(QFrame):
                 self.result_box.addWidget(button, 0, Qt.AlignmentFlag.AlignLeft)
                 self.expand_button = button
             self._fill_result()
-        images: list[tuple[str, QImage]] = []
-        for name, data in state.images:
-            image = QImage.fromData(data)
-            if not image.isNull():
-                images.append((name, image))
-        for path in state.image_paths:
-            image = QImage(str(path))
-            if not image.isNull():
-                images.append((path.name, image))
+        # decoded in a worker (ui/chat/thumbnails.py): a large image would stall the GUI
+        images: list[tuple[str, ImageSource]] = list(state.images)
+        images += [(path.name, path) for path in state.image_paths]
         if images:
             row = QHBoxLayout()
-            for name, image in images:
-                thumb = ImageThumb(image, name)
+            for name, source in images:
+                thumb = ImageThumb(source, name)
                 self.thumbs.append(thumb)
                 row.addWidget(thumb)
             row.addStretch(1)

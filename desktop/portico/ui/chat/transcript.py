@@ -474,7 +474,10 @@ class TranscriptView(QScrollArea):
         self._mark_last()
 
     def append_text(self, message_id: str, delta: str) -> None:
-        text = self._texts.get(message_id, "") + delta
+        known = self._texts.get(message_id)
+        if known is None:  # a new part: the core's "\n\n" before a round's text is its gap
+            delta = delta.lstrip("\n")
+        text = (known or "") + delta
         self._texts[message_id] = text
         self._pending[message_id] = text
         if not self._frame.isActive():

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from portico.chat.context_meter import ContextEstimate
 from portico.chat.events import Event, TurnFailed, TurnFinished
 from portico.chat.events import Notice as ChatNotice
+from portico.chat.message_copies import MessageCopies
 from portico.chat.messages import Attachment, ConversationSummary, Message, SearchHit, ToolCall
 from portico.chat.settings import ChatSettings
 from portico.chat.task_store import ChatTask
@@ -208,6 +209,7 @@ class ChatService:
         self.prompter = prompter
         self.host: ChatHost | None = None
         self.chats: dict[str, Chat] = {}
+        self.copies: dict[str, MessageCopies] = {}  # per chat, kept between snapshots
         self.turns: dict[str, asyncio.Task[None]] = {}
         self._unstarted: set[asyncio.Task[None]] = set()  # turns whose task has not run yet
 
@@ -224,6 +226,7 @@ class ChatService:
             self.prompter,
             config=self.session.config,
             models=self.session.services.models,
+            face="gui",
         )
 
     def _host(self) -> ChatHost:
@@ -287,7 +290,9 @@ class ChatService:
 
     def snapshot(self, conversation_id: str) -> ChatSnapshot:
         chat = self.chats[conversation_id]
-        messages = tuple(copy.deepcopy(m) for m in chat.messages)
+        # copy-on-write: the messages unchanged since the last snapshot share its copies
+        copies = self.copies.setdefault(conversation_id, MessageCopies())
+        messages = copies.copies(chat.messages)
         versions = chat.versions()
         siblings = {m.id: list(versions[m.id]) for m in messages if m.id in versions}
         limits: dict[str, tuple[float, str]] = {}
@@ -359,6 +364,7 @@ class ChatService:
     async def delete(self, conversation_id: str) -> None:
         """Deleted, restorable (:meth:`restore`) until :meth:`purge`."""
         chat = self.chats.pop(conversation_id, None)
+        self.copies.pop(conversation_id, None)
         if chat is not None and chat.busy:
             chat.stop()
         host = self._host()
