@@ -49,11 +49,12 @@ if TYPE_CHECKING:
     from portico.config.model import Config
     from portico.runtime.events import ServerState
     from portico.ui.chat.controller import ChatController
+    from portico.ui.editor.window import ConfigEditorWindow
     from portico.ui.onboarding.controller import Onboarding
     from portico.ui.pages.controller import ServerPages
     from portico.ui.prompter import QtPrompter
     from portico.ui.runtime_thread.chat_service import ChatService
-    from portico.ui.runtime_thread.session import RuntimeSession
+    from portico.ui.runtime_thread.session import LoadResult, RuntimeSession
 
     SessionCall = Callable[[RuntimeSession, str], Coroutine[Any, Any, ServerState]]
 
@@ -92,7 +93,7 @@ class DesktopApp(QObject):
         self.runtime = RuntimeThread()
         self.session: RuntimeSession | None = None
         self._secrets_notice: str | None = None
-        self.editor: Any = None  # the ConfigEditorWindow, built on first use
+        self.editor: ConfigEditorWindow | None = None  # built on first use
         self.prompter: QtPrompter | None = None
         self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
@@ -604,8 +605,8 @@ class DesktopApp(QObject):
         self.gc.stop()
 
     @staticmethod
-    def _has_models_in(loaded: Any) -> bool:
-        return bool(getattr(loaded, "models", 0))
+    def _has_models_in(loaded: LoadResult) -> bool:
+        return loaded.models > 0
 
     def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
         self.ops.spawn(coro, what)
