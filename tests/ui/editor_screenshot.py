@@ -76,7 +76,11 @@ def render(out: Path) -> list[Path]:
     dialog.import_path.setText(
         str(REPO / "tests/config/import_fixtures/claude_desktop_config.json")
     )
-    dialog.preview_import()
+
+    async def previewed() -> None:
+        await dialog.preview_import()  # read in a worker
+
+    loop.run_until_complete(previewed())
     app.processEvents()
     add_png = out / "config-editor-add-server.png"
     dialog.grab().save(str(add_png))

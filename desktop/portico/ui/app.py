@@ -49,11 +49,12 @@ if TYPE_CHECKING:
     from portico.config.model import Config
     from portico.runtime.events import ServerState
     from portico.ui.chat.controller import ChatController
+    from portico.ui.editor.window import ConfigEditorWindow
     from portico.ui.onboarding.controller import Onboarding
     from portico.ui.pages.controller import ServerPages
     from portico.ui.prompter import QtPrompter
     from portico.ui.runtime_thread.chat_service import ChatService
-    from portico.ui.runtime_thread.session import RuntimeSession
+    from portico.ui.runtime_thread.session import LoadResult, RuntimeSession
 
     SessionCall = Callable[[RuntimeSession, str], Coroutine[Any, Any, ServerState]]
 
@@ -92,7 +93,7 @@ class DesktopApp(QObject):
         self.runtime = RuntimeThread()
         self.session: RuntimeSession | None = None
         self._secrets_notice: str | None = None
-        self.editor: Any = None  # the ConfigEditorWindow, built on first use
+        self.editor: ConfigEditorWindow | None = None  # built on first use
         self.prompter: QtPrompter | None = None
         self.gc = GarbageCollector(self)
         self._quit: asyncio.Event | None = None
@@ -133,8 +134,12 @@ class DesktopApp(QObject):
         )
         self.model.statesChanged.connect(lambda: self.tray.update_states(self.model.states()))
         self.window.quitRequested.connect(self.quit_asked)
-        self.window.openProjectRequested.connect(lambda folder: self._spawn(self.apply_config()))
-        self.bridge.configChanged.connect(lambda: self._spawn(self.apply_config()))
+        self.window.openProjectRequested.connect(
+            lambda folder: self._spawn(self.apply_config(), "Open the project")
+        )
+        self.bridge.configChanged.connect(
+            lambda: self._spawn(self.apply_config(), "Reload the config")
+        )
         self.window.configEditorRequested.connect(self.open_config_editor)
         self.window.serverActionRequested.connect(self.server_action)
         self.window.hiddenToTray.connect(self._told_hidden)
@@ -249,7 +254,9 @@ class DesktopApp(QObject):
         pane.set_states(self.model.states())
         self.model.statesChanged.connect(lambda: pane.set_states(self.model.states()))
         self.model.statesChanged.connect(lambda: onboarding.states_changed(self.model.states()))
-        onboarding.chatRequested.connect(lambda: self._spawn(self.start_chats(force=True)))
+        onboarding.chatRequested.connect(
+            lambda: self._spawn(self.start_chats(force=True), "Open a chat")
+        )
         onboarding.modelConnected.connect(self._use_model)
         trace("chats ready")
         self.chatsReady.emit()
@@ -277,7 +284,7 @@ class DesktopApp(QObject):
             if not self._quit.is_set():  # not when told to quit while starting (SIGTERM)
                 await self.start_runtime()
             if self.session is not None:
-                self._spawn(self._first_start())
+                self._spawn(self._first_start(), "Start")
             await self._quit.wait()
         finally:
             # Also on Ctrl+C (the Runner cancels us): stop every server before exiting.
@@ -493,7 +500,9 @@ class DesktopApp(QObject):
                 hooks=lambda: self.session.hub.hooks if self.session is not None else None,
                 secrets=lambda: self.session.services.secrets if self.session else None,
             )
-            self.editor.saved.connect(lambda _paths: self._spawn(self._apply_saved()))
+            self.editor.saved.connect(
+                lambda _paths: self._spawn(self._apply_saved(), "Apply the saved config")
+            )
         elif not self.editor.dirty:
             self.editor.open_project(project)  # pick up changes made elsewhere
         elif self.editor.project != project:
@@ -596,11 +605,11 @@ class DesktopApp(QObject):
         self.gc.stop()
 
     @staticmethod
-    def _has_models_in(loaded: Any) -> bool:
-        return bool(getattr(loaded, "models", 0))
+    def _has_models_in(loaded: LoadResult) -> bool:
+        return loaded.models > 0
 
-    def _spawn(self, coro: Any) -> None:
-        self.ops.keep(coro)
+    def _spawn(self, coro: Coroutine[Any, Any, Any], what: str) -> None:
+        self.ops.spawn(coro, what)
 
 
 def main(

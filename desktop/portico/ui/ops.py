@@ -68,7 +68,7 @@ class Op(Generic[T]):
         return self
 
     def run(self) -> asyncio.Task[None]:
-        return self._ops.keep(self._run())
+        return self._ops._keep(self._run())
 
     async def _run(self) -> None:
         try:
@@ -132,7 +132,7 @@ class Ops:
         task.add_done_callback(lambda _t: coro.close())
         return task
 
-    def keep(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def _keep(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._done)

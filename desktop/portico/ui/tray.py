@@ -46,6 +46,8 @@ class Tray(QObject):
         self.icon_tooltip = tooltip([], None, None)  # that line and the endpoint's
         self._summary: str | None = None
         self._states: list[ServerState] = []
+        # The menu's server rows by name: (its action, the action it offers, the state shown)
+        self._rows: dict[str, tuple[QAction, ActionId | None, ServerState]] = {}
         self._limiter = RateLimiter(notify_interval)
         self.menu = QMenu()
         self.menu.setAccessibleName("Portico tray menu")
@@ -65,11 +67,8 @@ class Tray(QObject):
 
     def _retitle(self) -> None:
         now = clock().now()
-        for action in self.menu.actions():
-            name = action.data()
-            state = next((s for s in self._states if s.name == name), None)
-            if state is not None:
-                action.setText(plain(f"{state.name} — {status_text(state, now)}"))
+        for action, _offered, state in self._rows.values():
+            action.setText(_row_title(state, now))
 
     def show(self) -> None:
         if self.icon is not None:
@@ -120,7 +119,7 @@ class Tray(QObject):
         if self.icon is not None:
             self.icon.setIcon(tray_icon(self.state, tray_variant()))
             self.icon.setToolTip(self.icon_tooltip)
-        self.rebuild_menu()
+        self._update_menu()
 
     def notify(self, title: str, text: str, *, key: str, critical: bool = False) -> bool:
         """Show a notification unless one with the same key was shown recently."""
@@ -139,32 +138,39 @@ class Tray(QObject):
 
     # --- menu ----------------------------------------------------------------------------
 
+    def _update_menu(self) -> None:
+        """Update the rows that changed (a status change touches one row of hundreds);
+        rebuilt only when servers came, went or moved."""
+        if [s.name for s in self._states] != list(self._rows):
+            self.rebuild_menu()
+            return
+        self.head_action.setText(self.tooltip)
+        self.endpoint_action.setText(plain(endpoint_line(self.endpoint_url)))
+        now = clock().now()
+        for state in self._states:
+            action, offered, shown = self._rows[state.name]
+            if state == shown:
+                continue
+            if useful(state) != offered:
+                self._replace_row(state, action)
+                continue
+            action.setText(_row_title(state, now))
+            action.setIcon(status_icon(state.status))
+            self._rows[state.name] = (action, offered, state)
+
     def rebuild_menu(self) -> None:
+        self._drop_submenus()
         self.menu.clear()
-        head = self.menu.addAction(self.tooltip)
-        head.setEnabled(False)
+        self._rows = {}
+        self.head_action = self.menu.addAction(self.tooltip)
+        self.head_action.setEnabled(False)
         self.endpoint_action = self.menu.addAction(plain(endpoint_line(self.endpoint_url)))
         self.endpoint_action.setEnabled(False)
         self.menu.addSeparator()
-        now = clock().now()
+        self._rows_end = self.menu.addSeparator()
         for state in self._states:
-            action = useful(state)
-            title = plain(f"{state.name} — {status_text(state, now)}")
-            if action is None:
-                item = self.menu.addAction(status_icon(state.status), title)
-                item.setEnabled(False)
-                item.setData(state.name)
-            else:
-                sub = self.menu.addMenu(status_icon(state.status), title)
-                sub.menuAction().setData(state.name)
-                act = sub.addAction(label(action))
-                act.triggered.connect(
-                    lambda _=False, a=action, n=state.name: self.serverActionRequested.emit(
-                        str(a), n
-                    )
-                )
-        if self._states:
-            self.menu.addSeparator()
+            self._add_row(state, self._rows_end)
+        self._rows_end.setVisible(bool(self._states))
         self.show_hide_action = QAction("Show / Hide Window", self.menu)
         self.show_hide_action.triggered.connect(self.showHideRequested)
         self.menu.addAction(self.show_hide_action)
@@ -175,6 +181,35 @@ class Tray(QObject):
         self.quit_action = QAction("Quit Portico", self.menu)
         self.quit_action.triggered.connect(self.quitRequested)
         self.menu.addAction(self.quit_action)
+
+    def _add_row(self, state: ServerState, before: QAction) -> None:
+        action = useful(state)
+        title = _row_title(state, clock().now())
+        if action is None:
+            item = QAction(status_icon(state.status), title, self.menu)
+            item.setEnabled(False)
+            self.menu.insertAction(before, item)
+        else:
+            sub = QMenu(title, self.menu)
+            sub.setIcon(status_icon(state.status))
+            act = sub.addAction(label(action))
+            act.triggered.connect(
+                lambda _=False, a=action, n=state.name: self.serverActionRequested.emit(str(a), n)
+            )
+            item = self.menu.insertMenu(before, sub)
+        item.setData(state.name)
+        self._rows[state.name] = (item, action, state)
+
+    def _replace_row(self, state: ServerState, old: QAction) -> None:
+        self._add_row(state, old)
+        self.menu.removeAction(old)
+        _delete(old)
+
+    def _drop_submenus(self) -> None:
+        """``QMenu.clear`` deletes the menu's own actions, not its submenus (children of
+        the menu, which would pile up with every rebuild)."""
+        for action, _offered, _state in self._rows.values():
+            _delete(action)
 
     def server_actions(self) -> dict[str, ActionId]:
         """What the menu offers per server (for tests and the window's notices)."""
@@ -191,3 +226,13 @@ class Tray(QObject):
             QSystemTrayIcon.ActivationReason.DoubleClick,
         ):
             self.showHideRequested.emit()
+
+
+def _row_title(state: ServerState, now: float) -> str:
+    return plain(f"{state.name} — {status_text(state, now)}")
+
+
+def _delete(action: QAction) -> None:
+    """A server row: its submenu (which owns the action) or the plain action."""
+    sub = action.menu()
+    (sub if isinstance(sub, QMenu) else action).deleteLater()

@@ -159,6 +159,7 @@ async def test_add_from_import_with_preview_and_problems(qtbot: QtBot) -> None:
     dialog.import_kind.setCurrentIndex(dialog.import_kind.findData("claude-desktop"))
     dialog.import_path.setText(str(FIXTURES / "claude_desktop_config.json"))
     dialog.preview_button.click()
+    await until(lambda: dialog.import_result is not None, 10, "the preview (read in a worker)")
     items = {
         dialog.import_list.item(i).data(0x0100): dialog.import_list.item(i)
         for i in range(dialog.import_list.count())

@@ -77,6 +77,7 @@ async def test_raw_edit_syncs_to_form_and_form_to_raw(qtbot: QtBot) -> None:
 
     raw.setPlainText(raw.toPlainText().replace("callback_port = 33418", "callback_port = 40000"))
     raw.flush()  # what the debounce timer does
+    await ready(window)  # the edit is read in a worker
     assert port.text() == "40000"
     assert window.file_for(path).doc.get("docs", "oauth", "callback_port") == 40000  # type: ignore[union-attr]
 
@@ -90,6 +91,7 @@ async def test_raw_edit_syncs_to_form_and_form_to_raw(qtbot: QtBot) -> None:
     # A raw edit that renames a server shows in the list.
     raw.setPlainText(raw.toPlainText().replace("[mcp.memory]", "[mcp.recall]"))
     raw.flush()
+    await ready(window)  # the edit is read in a worker
     names = [name for name, _badge in window.server_list.rows()]
     assert "recall" in names and "memory" not in names
 

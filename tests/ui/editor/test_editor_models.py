@@ -168,9 +168,11 @@ async def test_edit_and_remove_in_yaml_with_errors_at_the_key(
     raw = window.raw_tab(yaml)
     raw.setPlainText(YAML.replace("    old:\n", "    typed:\n      kind: openai\n    old:\n"))
     raw.flush()
+    await ready(window)  # the edit is read in a worker
     assert tab.select("typed")
     raw.setPlainText(YAML)
     raw.flush()
+    await ready(window)  # the edit is read in a worker
     assert not tab.select("typed")
     assert tab.select("cloud")
 

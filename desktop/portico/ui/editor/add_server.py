@@ -6,6 +6,7 @@ the window adds them to that file's document (nothing is written until Save).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ from PySide6.QtWidgets import (
 from portico.config.document import valid_server_name
 from portico.config.presets import preset_fields
 from portico.ui.dialogs.base import monospace_view
+from portico.ui.ops import Ops
 from portico.ui.palette import set_tone
 from portico.ui.preset_list import preset_list
 
@@ -59,6 +61,9 @@ class AddServerDialog(QDialog):
         self.project = project
         self.taken = set(taken)
         self.import_result: Any = None
+        self._previews = 0  # counts previews: only the latest one's result is shown
+        self.ops = Ops()
+        self.finished.connect(lambda _result: self.ops.cancel_all())
         column = QVBoxLayout(self)
 
         target_row = QFormLayout()
@@ -180,18 +185,35 @@ class AddServerDialog(QDialog):
         dialog.fileSelected.connect(self.import_path.setText)
         dialog.open()  # never exec()
 
-    def preview_import(self) -> None:
-        from portico.config.importers import ImportSourceError, import_servers
-
+    def preview_import(self) -> asyncio.Task[None]:
+        """Read the chosen client's file in a worker (a client's config can be megabytes:
+        ``~/.claude.json`` keeps its history there), then list its servers."""
         self.import_list.clear()
+        self.import_result = None
+        self._previews += 1
         kind = str(self.import_kind.currentData())
         path = Path(self.import_path.text()).expanduser() if self.import_path.text() else None
+        self.import_report.setPlainText("Reading…")
+        return self.ops.spawn(
+            self._preview(kind, path, self._previews),
+            "Preview the import",
+            failure=lambda exc: self.import_report.setPlainText(f"The preview failed: {exc}"),
+        )
+
+    async def _preview(self, kind: str, path: Path | None, preview: int) -> None:
+        from portico.config.importers import ImportSourceError, import_servers
+
         try:
-            result = import_servers(kind, path, project=self.project)
+            result = await asyncio.to_thread(import_servers, kind, path, project=self.project)
         except (ImportSourceError, OSError, ValueError) as exc:
-            self.import_result = None
-            self.import_report.setPlainText(str(exc))
+            if preview == self._previews:
+                self.import_report.setPlainText(str(exc))
             return
+        if preview != self._previews:
+            return  # a later preview was asked for meanwhile
+        self._show_import(result)
+
+    def _show_import(self, result: Any) -> None:
         self.import_result = result
         for name, fields in result.servers:
             what = fields.get("url") or " ".join(

@@ -422,10 +422,7 @@ class ModelsTab(QWidget):
     # --- the key -----------------------------------------------------------------------
 
     def _store_key_clicked(self, value: str) -> None:
-        async def store() -> None:
-            await self.store_key(value)
-
-        self.ops.keep(store())
+        self.ops.spawn(self.store_key(value), "Store the key")
 
     async def store_key(self, value: str) -> str | None:
         """Store the typed key in the keychain and write its reference; the keychain name,

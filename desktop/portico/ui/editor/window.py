@@ -115,6 +115,8 @@ class ConfigEditorWindow(QMainWindow):
         self.saved_config: Config | None = None  # what the last save read, for the app
         self._saving = False  # a save runs in a worker thread: the files are its own
         self._validating: set[Path] = set()  # the files whose check runs in a worker
+        self._raw_texts: dict[Path, str] = {}  # settled raw texts not read yet
+        self._raw_reading: dict[Path, asyncio.Task[None]] = {}  # their reads in a worker
         self.ops = Ops(lambda notice: self._say(notice.text))
         self.raw_tabs: dict[Path, RawTab] = {}
         self.dialogs: list[QWidget] = []  # open non-modal dialogs (kept alive)
@@ -327,7 +329,8 @@ class ConfigEditorWindow(QMainWindow):
         """Unsaved edits, counting a value typed in the form and not yet applied."""
         typed = any(field.pending for field in self.form.fields.values())
         typed = typed or self.settings.typed.pending or self.models.form.typed.pending
-        return typed or self.model.dirty
+        raw = bool(self._raw_reading) or any(t.timer.isActive() for t in self.raw_tabs.values())
+        return typed or raw or self.model.dirty
 
     def _apply_typed(self) -> None:
         """Apply every value typed in the form and not yet applied (focus still in it)."""
@@ -390,13 +393,44 @@ class ConfigEditorWindow(QMainWindow):
 
     # --- keeping the two views in step -------------------------------------------------
 
-    def apply_raw(self, file: EditedFile, text: str) -> None:
-        """A raw edit settled: re-parse it, mark its problems, refresh list and form."""
-        if text == file.text and file.config is not None:
-            return
+    def apply_raw(self, file: EditedFile, text: str) -> asyncio.Task[None] | None:
+        """A raw edit settled: parse and check it in a worker (on a big file that takes
+        longer than a frame), then mark its problems and refresh list and form. Texts
+        settled meanwhile are read after it, the latest only."""
+        reading = self._raw_reading.get(file.path)
+        if reading is None and text == file.text and file.config is not None:
+            return None
+        self._raw_texts[file.path] = text
+        if reading is not None:
+            return reading
+        task = self._raw_reading[file.path] = self.spawn(
+            self._read_raw(file), f"Reading your edit of {file.path.name}"
+        )
+        return task
+
+    async def _read_raw(self, file: EditedFile) -> None:
+        try:
+            while (text := self._raw_texts.pop(file.path, None)) is not None:
+                view = file.view()
+                # A detached copy holding ``text``, parsed and checked off the GUI thread.
+                parsed = await asyncio.to_thread(
+                    EditedFile.merged, view, view.baseline, view.snapshot, text
+                )
+                if not any(f is file for f in self.files):
+                    return  # the files were opened again meanwhile
+                if file.path in self._raw_texts or file.view() != view:
+                    continue  # a newer text waits, or a reload replaced the file
+                self._adopt_raw(file, parsed)
+        finally:
+            self._raw_reading.pop(file.path, None)
+            self._raw_texts.pop(file.path, None)
+
+    def _adopt_raw(self, file: EditedFile, parsed: EditedFile) -> None:
         wanted = self._wanted
-        file.set_text(text)
-        self._validate(file)
+        file.adopt(parsed)
+        self.raw_tab(file.path).set_diagnostics(file.diagnostics())
+        if self.form.file is file:
+            self.form.set_diagnostics(file.diagnostics())
         self._refresh_list()
         if self.server_list.selected() is None and wanted is not None:
             # The server was gone while the text did not parse: show it again once it does.
@@ -407,6 +441,25 @@ class ConfigEditorWindow(QMainWindow):
             self.form.show_server(file, self.form.server)
         self.models.refresh()
         self._refresh_titles()
+
+    async def raw_read(self) -> None:
+        """Wait until every settled raw edit has been read (save, test and a look at the
+        disk work on the document the text became)."""
+        while self._raw_reading:
+            await asyncio.wait(list(self._raw_reading.values()))
+
+    def _reading(self, file: EditedFile, edit: Callable[[], Any]) -> bool:
+        """True when a raw edit of ``file`` is being read: ``edit`` (a form, settings or
+        list edit) runs once it has been, on the document that text became."""
+        if file.path not in self._raw_reading:
+            return False
+
+        async def later() -> None:
+            await self.raw_read()
+            edit()
+
+        self.spawn(later(), f"Editing {file.path.name}")
+        return True
 
     def _after_form_edit(self, file: EditedFile) -> None:
         self.raw_tab(file.path).set_text(file.text)
@@ -451,6 +504,13 @@ class ConfigEditorWindow(QMainWindow):
         if current is None:
             return
         file, server = current
+        if self._reading(file, lambda: self._edit_entry(file, server, key, entry, value)):
+            return
+        self._edit_entry(file, server, key, entry, value)
+
+    def _edit_entry(
+        self, file: EditedFile, server: str, key: str, entry: str | None, value: Any
+    ) -> None:
         path = schema.key(key).path(file.dialect)
         if entry is not None:
             path = (*path, entry)
@@ -483,6 +543,7 @@ class ConfigEditorWindow(QMainWindow):
         if current is None:
             return None
         file, server = current
+        await self.raw_read()
         spec = schema.key(key)
         if not value:
             self._say("There is no value to store: type it first.")
@@ -552,6 +613,8 @@ class ConfigEditorWindow(QMainWindow):
 
     def add_servers(self, path: str, servers: list[tuple[str, dict[str, Any]]]) -> None:
         file = self.file_for(path)
+        if self._reading(file, lambda: self.add_servers(path, servers)):
+            return
         added = []
         for name, fields in servers:
             try:
@@ -576,6 +639,11 @@ class ConfigEditorWindow(QMainWindow):
         if current is None:
             return
         file, server = current
+        if self._reading(file, lambda: self._rename(file, server, new)):
+            return
+        self._rename(file, server, new)
+
+    def _rename(self, file: EditedFile, server: str, new: str) -> None:
         try:
             file.rename_server(server, new)
         except EditError as exc:
@@ -606,6 +674,11 @@ class ConfigEditorWindow(QMainWindow):
         if current is None:
             return
         file, server = current
+        if self._reading(file, lambda: self._remove(file, server)):
+            return
+        self._remove(file, server)
+
+    def _remove(self, file: EditedFile, server: str) -> None:
         try:
             file.remove_server(server)
         except EditError as exc:
@@ -631,6 +704,7 @@ class ConfigEditorWindow(QMainWindow):
         Returns what was written. The save reads the config once, for the app to apply."""
         self.commit_pending()
         self.flush_raw()
+        await self.raw_read()
         if self._saving:
             self._say("A save is running; try again when it has finished.")
             return []
@@ -692,6 +766,7 @@ class ConfigEditorWindow(QMainWindow):
         said: list[str] = []
         try:
             while True:
+                await self.raw_read()  # the edits are merged as the document they became
                 self._check_again = False
                 said += await self._check_disk_once()
                 if not self._check_again:
@@ -740,8 +815,11 @@ class ConfigEditorWindow(QMainWindow):
 
     def _setting_edited(self, name: str, value: Any) -> None:
         file = self._settings_target()
-        if file is None:
+        if file is None or self._reading(file, lambda: self._set_setting(file, name, value)):
             return
+        self._set_setting(file, name, value)
+
+    def _set_setting(self, file: EditedFile, name: str, value: Any) -> None:
         try:
             file.set_setting(name, value)
         except (EditError, DocumentParseError) as exc:
@@ -773,6 +851,7 @@ class ConfigEditorWindow(QMainWindow):
 
     async def keep_mine(self) -> DiffDialog | None:
         """Show what writing the edits over the changed files would do; Overwrite saves."""
+        await self.raw_read()
         files = [self.file_for(p) for p in self._conflicted] or [f for f in self.files if f.dirty]
         if not files:
             return None
@@ -844,6 +923,7 @@ class ConfigEditorWindow(QMainWindow):
             self._say("Select a server to test.")
             return None
         file, server = current
+        await self.raw_read()
         hooks = self.hooks_factory() if self.hooks_factory is not None else None
         if hooks is None or self.runtime is None or not self.runtime.is_running:
             self._say(NO_RUNTIME)
@@ -894,6 +974,7 @@ class ConfigEditorWindow(QMainWindow):
         """Unsaved edits: Save / Discard / Cancel, as every editor asks; ``then`` runs
         after Save (when it wrote everything) or Discard. None when nothing is unsaved."""
         self._apply_typed()
+        self.flush_raw()
         if not self.dirty:
             then()
             return None
@@ -916,6 +997,7 @@ class ConfigEditorWindow(QMainWindow):
                 self.spawn(drop_edits(), "Discard")
 
         async def drop_edits() -> None:
+            await self.raw_read()
             dirty = self.model.dirty_files()
             await self.reload(*[f.path for f in dirty], quiet=True)
             then()

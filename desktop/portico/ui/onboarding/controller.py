@@ -9,7 +9,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QWidget
@@ -29,6 +29,9 @@ from portico.ui.onboarding.setup import (
 from portico.ui.onboarding.welcome import WelcomePage
 from portico.ui.ops import Ops
 
+if TYPE_CHECKING:
+    from portico.ui.facade import RuntimeThread
+
 log = logging.getLogger(__name__)
 
 
@@ -40,7 +43,7 @@ class Onboarding(QObject):
     def __init__(
         self,
         parent_widget: Callable[[], QWidget | None],
-        runtime: Any,
+        runtime: RuntimeThread,
         apply_config: Callable[[], Coroutine[Any, Any, None]],
         project: Callable[[], Path | None] = lambda: None,
         taken: Callable[[], set[str]] = set,

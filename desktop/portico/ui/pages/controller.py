@@ -210,7 +210,7 @@ class ServerPages(QObject):
         if name is None or not self.backend.available:
             return
         self._overview_stale = False  # _refresh fetches the Overview's health too
-        self.ops.keep(self._refresh(name, self._generation))
+        self.ops.spawn(self._refresh(name, self._generation), f"Show {name}", server=name)
         self._tab_changed()
 
     async def _refresh(self, name: str, generation: int) -> None:
@@ -241,9 +241,11 @@ class ServerPages(QObject):
             return
         tab = self.window.page.currentWidget()
         if tab is self.activity:
-            self.ops.keep(self._fetch_activity(name))
+            self.ops.spawn(self._fetch_activity(name), f"Show {name}'s activity", server=name)
         elif tab is self.overview:
-            self.ops.keep(self._fetch_overview(name, self._generation))
+            self.ops.spawn(
+                self._fetch_overview(name, self._generation), f"Show {name}", server=name
+            )
             return
         self._overview_stale = True
 
@@ -269,11 +271,19 @@ class ServerPages(QObject):
         tab = self.window.page.currentWidget()
         if tab is self.activity and self.current is not None and self.backend.available:
             self.activity.set_server(self.current)
-            self.ops.keep(self._fetch_activity(self.current))
+            self.ops.spawn(
+                self._fetch_activity(self.current),
+                f"Show {self.current}'s activity",
+                server=self.current,
+            )
         stale = self._overview_stale and self.current is not None and self.backend.available
         if tab is self.overview and stale and self.current is not None:
             self._overview_stale = False
-            self.ops.keep(self._fetch_overview(self.current, self._generation))
+            self.ops.spawn(
+                self._fetch_overview(self.current, self._generation),
+                f"Show {self.current}",
+                server=self.current,
+            )
         if tab is self.prompts:
             self._load_list("Prompts")
         elif tab is self.resources:
@@ -290,7 +300,11 @@ class ServerPages(QObject):
             view.set_error(f"{kind} appear here once the server is running.")
             return
         self._loaded[kind] = name
-        self.ops.keep(self._fetch_list(kind, name, self._generation))
+        self.ops.spawn(
+            self._fetch_list(kind, name, self._generation),
+            f"Show {name}'s {kind.lower()}",
+            server=name,
+        )
 
     async def _fetch_list(self, kind: str, name: str, generation: int) -> None:
         view: PromptsPage | ResourcesPage = self.prompts if kind == "Prompts" else self.resources

@@ -390,7 +390,11 @@ class ToolsPage(QWidget):
         calling = f"Calling {tool.name}…"
         set_plain(self.call_status, calling)
         if tool.asks_approval:  # unless an earlier answer (Allow for Session) covers it
-            self.backend.ops.keep(self._approval_hint(tool.qualified, arguments, calling))
+            self.backend.ops.spawn(
+                self._approval_hint(tool.qualified, arguments, calling),
+                f"Ask about {tool.name}",
+                server=self.server,
+            )
         self.result_view.clear()
         self.view_pane.close_view()
         self.progress.setRange(0, 0)  # busy until the server reports progress

@@ -12,7 +12,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from portico.prompts import Prompter
 from portico.runtime.events import ConfigChanged, EventBus, ServerState
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from portico.runtime.hub import Hub
     from portico.runtime.watcher import ConfigWatcher
     from portico.services import Services
+    from portico.ui.runtime_thread.page_service import PageService
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class RuntimeSession:
         self.config: Config | None = None
         self._watcher: ConfigWatcher | None = None
         self._watched: Path | None = None
-        self._pages: Any = None
+        self._pages: PageService | None = None
         # The local endpoint (endpoint.enabled), started after the first apply.
         self.endpoint: Endpoint | None = None
         self._endpoint_stack = contextlib.AsyncExitStack()
@@ -204,8 +205,8 @@ class RuntimeSession:
         return await self.hub.retry(name)
 
     @property
-    def pages(self) -> Any:
-        """The server pages' runtime side (``runtime_thread.page_service.PageService``)."""
+    def pages(self) -> PageService:
+        """The server pages' runtime side."""
         if self._pages is None:
             from portico.ui.runtime_thread.page_service import PageService
 
