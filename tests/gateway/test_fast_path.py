@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
@@ -60,6 +62,19 @@ async def post(
     )
 
 
+@asynccontextmanager
+async def endpoint() -> AsyncIterator[tuple[Running, str, httpx2.AsyncClient]]:
+    """The toolbox behind an endpoint, a client token and an HTTP client."""
+    async with (
+        serving(ScriptedPerson(), toolbox_spec("tb", trust=TrustLevel.FULL)) as running,
+        httpx2.AsyncClient(timeout=30) as http,
+    ):
+        yield running, running.endpoint.book.add_ephemeral("raw"), http
+
+
+ECHO = {"name": "tb__echo", "arguments": {"text": "hi"}}
+
+
 def served(running: Running) -> int:
     assert running.endpoint.fast is not None
     return running.endpoint.fast.served
@@ -68,18 +83,15 @@ def served(running: Running) -> int:
 async def test_a_plain_call_and_list_get_the_sdks_answer_from_the_fast_path(
     memory_keyring: MemoryKeyring,
 ) -> None:
-    async with serving(ScriptedPerson(), toolbox_spec("tb", trust=TrustLevel.FULL)) as running:
-        token = running.endpoint.book.add_ephemeral("raw")
-        echo = {"name": "tb__echo", "arguments": {"text": "hi"}}
-        async with httpx2.AsyncClient(timeout=30) as http:
-            fast = await post(http, running, token, modern(1, "tools/call", echo))
-            assert served(running) == 1
-            # a progress token sends the same call down the SDK's path
-            sdk = await post(http, running, token, modern(2, "tools/call", echo, progressToken=7))
-            fast_list = await post(http, running, token, modern(3, "tools/list", {}))
-            listed = modern(4, "tools/list", {}, progressToken=8)
-            sdk_list = await post(http, running, token, listed)
-            assert served(running) == 2
+    async with endpoint() as (running, token, http):
+        fast = await post(http, running, token, modern(1, "tools/call", ECHO))
+        assert served(running) == 1
+        # a progress token sends the same call down the SDK's path
+        sdk = await post(http, running, token, modern(2, "tools/call", ECHO, progressToken=7))
+        fast_list = await post(http, running, token, modern(3, "tools/list", {}))
+        listed = modern(4, "tools/list", {}, progressToken=8)
+        sdk_list = await post(http, running, token, listed)
+        assert served(running) == 2
     for mine, theirs in ((fast, sdk), (fast_list, sdk_list)):
         assert mine.status_code == theirs.status_code == 200
         assert mine.headers["content-type"] == theirs.headers["content-type"]
@@ -95,21 +107,16 @@ async def test_a_plain_call_and_list_get_the_sdks_answer_from_the_fast_path(
 async def test_what_the_fast_path_does_not_serve_gets_the_sdks_errors(
     memory_keyring: MemoryKeyring,
 ) -> None:
-    async with serving(ScriptedPerson(), toolbox_spec("tb", trust=TrustLevel.FULL)) as running:
-        token = running.endpoint.book.add_ephemeral("raw")
-        echo = {"name": "tb__echo", "arguments": {"text": "hi"}}
-        async with httpx2.AsyncClient(timeout=30) as http:
-            body, headers = modern(1, "tools/call", echo)
-            del body["params"]["_meta"]  # no envelope
-            no_envelope = await post(http, running, token, (body, headers))
-            body, headers = modern(2, "tools/call", echo)
-            headers["Mcp-Name"] = "tb__add"  # disagrees with the body
-            mismatch = await post(http, running, token, (body, headers))
-            body, headers = modern(3, "tools/call", {"arguments": {}})  # no name
-            nameless = await post(http, running, token, (body, headers))
-            unknown = await post(
-                http, running, token, modern(4, "tools/call", {"name": "tb__nope"})
-            )
+    async with endpoint() as (running, token, http):
+        body, headers = modern(1, "tools/call", ECHO)
+        del body["params"]["_meta"]  # no envelope
+        no_envelope = await post(http, running, token, (body, headers))
+        body, headers = modern(2, "tools/call", ECHO)
+        headers["Mcp-Name"] = "tb__add"  # disagrees with the body
+        mismatch = await post(http, running, token, (body, headers))
+        body, headers = modern(3, "tools/call", {"arguments": {}})  # no name
+        nameless = await post(http, running, token, (body, headers))
+        unknown = await post(http, running, token, modern(4, "tools/call", {"name": "tb__nope"}))
     assert no_envelope.status_code == 400 and no_envelope.json()["error"]["code"] == -32602
     assert mismatch.status_code == 400 and "mcp-name" in mismatch.json()["error"]["message"]
     assert nameless.status_code == 400 and nameless.json()["error"]["code"] == -32602
@@ -120,15 +127,13 @@ async def test_what_the_fast_path_does_not_serve_gets_the_sdks_errors(
 async def test_closing_the_response_stream_cancels_the_call_on_the_backend(
     memory_keyring: MemoryKeyring,
 ) -> None:
-    async with serving(ScriptedPerson(), toolbox_spec("tb", trust=TrustLevel.FULL)) as running:
-        token = running.endpoint.book.add_ephemeral("raw")
+    async with endpoint() as (running, token, http):
         calls = running.hub.connection("tb").calls
-        async with httpx2.AsyncClient(timeout=30) as http:
-            request = modern(1, "tools/call", {"name": "tb__hang", "arguments": {}})
-            hanging = asyncio.create_task(post(http, running, token, request))
-            await _until(lambda: calls.inflight == 1)
-            hanging.cancel()  # closes the connection: the 2026-07-28 way to cancel
-            await _until(lambda: calls.inflight == 0)
+        request = modern(1, "tools/call", {"name": "tb__hang", "arguments": {}})
+        hanging = asyncio.create_task(post(http, running, token, request))
+        await _until(lambda: calls.inflight == 1)
+        hanging.cancel()  # closes the connection: the 2026-07-28 way to cancel
+        await _until(lambda: calls.inflight == 0)
         assert served(running) == 1
         outcomes = [e.outcome for e in running.endpoint.gateway.activity.entries("raw")]
     assert "ok" not in outcomes
@@ -137,13 +142,11 @@ async def test_closing_the_response_stream_cancels_the_call_on_the_backend(
 async def test_a_call_silent_past_the_ping_interval_becomes_a_pinged_sse_stream(
     memory_keyring: MemoryKeyring,
 ) -> None:
-    async with serving(ScriptedPerson(), toolbox_spec("tb", trust=TrustLevel.FULL)) as running:
+    async with endpoint() as (running, token, http):
         assert running.endpoint.fast is not None
         running.endpoint.fast.ping_seconds = 0.1
-        token = running.endpoint.book.add_ephemeral("raw")
         request = modern(1, "tools/call", {"name": "tb__sleep", "arguments": {"seconds": 0.5}})
-        async with httpx2.AsyncClient(timeout=30) as http:
-            raw = await post(http, running, token, request)
+        raw = await post(http, running, token, request)
         async with sdk_client(running.url, token) as client:
             result = await client.call_tool("tb__sleep", {"seconds": 0.5})
         assert served(running) >= 2
