@@ -23,6 +23,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from portico.gateway.access import AccessGate
 from portico.gateway.cli_routes import CliRoutes
 from portico.gateway.clients import ClientBook
+from portico.gateway.fast_path import FastPath
 from portico.gateway.server import Gateway
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class Endpoint:
         self._server: Any = None
         self._task: asyncio.Task[None] | None = None
         self._sockets: list[socket.socket] = []
+        self.fast: FastPath | None = None  # the fast path in front of the SDK's app
         # discovery.config_stamp of the config the hub was last given (the CLI routes
         # serve only commands that read the same files); set by whoever loads it.
         self.config_stamp: str | None = None
@@ -84,7 +86,8 @@ class Endpoint:
             host=self.host,
             custom_starlette_routes=CliRoutes(self.gateway.hub, self._stamp).routes(),
         )
-        return AccessGate(app, self.book, self.gateway.activity)
+        self.fast = FastPath(app, self.gateway, PATH)
+        return AccessGate(self.fast, self.book, self.gateway.activity)
 
     def _bind(self) -> list[socket.socket]:
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -63,9 +63,39 @@ class Watched:
 
 
 @dataclass(eq=False)
+class Leg:
+    """One request of a client's call: the SDK's context for it, or (a call the
+    endpoint's fast path serves, ``fast_path.py``) none, only the capabilities the
+    request declared. A leg without a context has no stream: nothing is sent on it."""
+
+    ctx: ServerRequestContext[Any, Any] | None
+    declared: Callable[[types.ClientCapabilities], bool]
+
+    @classmethod
+    def of(cls, ctx: ServerRequestContext[Any, Any]) -> Leg:
+        return cls(ctx, ctx.session.check_client_capability)
+
+    @property
+    def can_send_request(self) -> bool:
+        return self.ctx is not None and self.ctx.session.can_send_request
+
+    def can_be_asked(self) -> bool:
+        """The client declared elicitation or sampling."""
+        with contextlib.suppress(Exception):
+            return any(self.declared(c) for c in _ASKABLE)
+        return False
+
+
+_ASKABLE = (
+    types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+    types.ClientCapabilities(sampling=types.SamplingCapability()),
+)
+
+
+@dataclass(eq=False)
 class InFlight:
     client: Client
-    ctx: ServerRequestContext[Any, Any]  # a held call's: its newest leg
+    leg: Leg  # a held call's: its newest leg
     held: HeldCall | None = None  # a 2026-07-28 call held across the client's retries
 
 
@@ -114,7 +144,7 @@ class Forwarder:
     def calling(
         self,
         server: str | None,
-        ctx: ServerRequestContext[Any, Any],
+        leg: Leg,
         client: Client,
         held: HeldCall | None = None,
     ) -> Iterator[InFlight | None]:
@@ -122,7 +152,7 @@ class Forwarder:
         if server is None:
             yield None
             return
-        entry = InFlight(client, ctx, held)
+        entry = InFlight(client, leg, held)
         running = self._calls.setdefault(server, [])
         running.append(entry)
         try:
@@ -139,13 +169,12 @@ class Forwarder:
 
     def _caller(self, server: str, capability: types.ClientCapabilities) -> InFlight | None:
         for entry in reversed(self._calls.get(server, [])):
-            session = entry.ctx.session
             with contextlib.suppress(Exception):
                 # A 2026-07-28 request has no back-channel: its call is held and the
                 # question goes in an input-required result (input_rounds.py).
-                if not session.check_client_capability(capability):
+                if not entry.leg.declared(capability):
                     continue
-                if entry.held is not None or session.can_send_request:
+                if entry.held is not None or entry.leg.can_send_request:
                     return entry
         return None
 
@@ -157,7 +186,8 @@ class Forwarder:
                 return await self.rounds.ask(held, request_type(params=params), answer)
 
             return put
-        ctx = entry.ctx
+        ctx = entry.leg.ctx
+        assert ctx is not None  # _caller chose it: it can send requests
 
         async def send(params: Any) -> Any:
             request = request_type(params=params)
@@ -230,11 +260,15 @@ class Forwarder:
         data = line.text
         told: set[int] = set()
         for entry in list(self._calls.get(line.server, [])):
-            # the call's own stream: both revisions (2026 only when the call opted in)
-            told.add(id(getattr(entry.ctx.session, "_connection", None)))
+            # the call's own stream: both revisions (2026 only when the call opted in;
+            # the fast path serves only calls that did not)
+            ctx = entry.leg.ctx
+            if ctx is None:
+                continue
+            told.add(id(getattr(ctx.session, "_connection", None)))
             with deprecated_ok():
-                sent = entry.ctx.session.send_log_message(
-                    level, data, logger=line.server, related_request_id=entry.ctx.request_id
+                sent = ctx.session.send_log_message(
+                    level, data, logger=line.server, related_request_id=ctx.request_id
                 )
             await _quietly(sent)
         note = types.LoggingMessageNotification(

@@ -42,7 +42,7 @@ from portico.gateway import convert
 from portico.gateway.access import client_of
 from portico.gateway.activity import ClientActivity, ClientExchange
 from portico.gateway.clients import Client
-from portico.gateway.forwarding import Forwarder, deprecated_ok
+from portico.gateway.forwarding import Forwarder, Leg, deprecated_ok
 from portico.gateway.input_rounds import HeldCall
 from portico.gateway.uri_template import matches
 from portico.policy.guard import ChatContext, Refusal
@@ -107,7 +107,7 @@ class Gateway:
                 instructions="Portico: the person's MCP servers, under their approvals.",
                 # 2026-07-28 calls check their Mcp-Param headers against the tool's schema;
                 # without this the SDK runs the whole tools/list handler for every call.
-                get_tool_input_schema=self._input_schema,
+                get_tool_input_schema=self.input_schema,
                 on_list_tools=self._list_tools,
                 on_call_tool=self._call_tool,
                 on_list_resources=self._list_resources,
@@ -148,7 +148,7 @@ class Gateway:
 
     # --- tools ---------------------------------------------------------------------
 
-    def _input_schema(self, name: str) -> dict[str, Any] | None:
+    def input_schema(self, name: str) -> dict[str, Any] | None:
         try:
             return self.hub.registry.resolve(name).input_schema
         except LookupError:
@@ -157,7 +157,10 @@ class Gateway:
     async def _list_tools(
         self, ctx: Ctx, params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        client = self._client(ctx)
+        return self.list_tools(self._client(ctx))
+
+    def list_tools(self, client: Client) -> types.ListToolsResult:
+        """The tools ``client`` sees (both the SDK's handler and the fast path's)."""
         registry = self.hub.registry
         started = time.monotonic()
         offered: list[types.Tool] = []
@@ -188,7 +191,12 @@ class Gateway:
     async def _call_tool(
         self, ctx: Ctx, params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
-        client = self._client(ctx)
+        return await self.call_tool(self._client(ctx), params, Leg.of(ctx))
+
+    async def call_tool(
+        self, client: Client, params: types.CallToolRequestParams, leg: Leg
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """One ``tools/call`` of ``client`` (both the SDK's handler and the fast path's)."""
         rounds = self.forwarder.rounds
         if params.request_state is not None:  # a 2026-07-28 retry: the held call goes on
             held = rounds.resume(client.name, params.request_state, params.input_responses)
@@ -204,7 +212,7 @@ class Gateway:
                     -32602, "requestState is unknown, already used or expired: call the tool again"
                 )
             for entry in self.forwarder.entries_of(held):
-                entry.ctx = ctx  # log lines and progress go on the newest leg
+                entry.leg = leg  # log lines and progress go on the newest leg
             return await rounds.next(held)
         state = self.state(client)
         started = time.monotonic()
@@ -217,17 +225,17 @@ class Gateway:
             # a hidden tool is as unknown as a name that does not exist
             self._record(client, "tools/call", params.name, "refused: not in the profile", started)
             return convert.error_result(f"Unknown tool: {params.name!r}")
-        if server is not None and not ctx.session.can_send_request and _can_be_asked(ctx):
+        if server is not None and not leg.can_send_request and leg.can_be_asked():
             # no back-channel (2026-07-28): what the backend asks goes in input-required
             # results, the call held across the client's retries
             held = HeldCall(client.name)
-            run = self._guarded(ctx, client, state, params, server, started, held)
+            run = self._guarded(leg, client, state, params, server, started, held)
             return await rounds.next(rounds.start(client.name, run, held))
-        return await self._guarded(ctx, client, state, params, server, started, None)
+        return await self._guarded(leg, client, state, params, server, started, None)
 
     async def _guarded(
         self,
-        ctx: Ctx,
+        leg: Leg,
         client: Client,
         state: ClientState,
         params: types.CallToolRequestParams,
@@ -236,9 +244,10 @@ class Gateway:
         held: HeldCall | None,
     ) -> types.CallToolResult:
         before = len(state.active)
-        context = CallContext(Caller("client", client.name), progress=_progress_to(ctx))
+        progress = _progress_to(leg.ctx) if leg.ctx is not None else None
+        context = CallContext(Caller("client", client.name), progress=progress)
         try:
-            with self.forwarder.calling(server, ctx, client, held):
+            with self.forwarder.calling(server, leg, client, held):
                 result = await self.guard.call(
                     state.chat, params.name, params.arguments, context=context, active=state.active
                 )
@@ -252,9 +261,9 @@ class Gateway:
         else:
             outcome = "error" if result.is_error else "ok"
         self._record(client, "tools/call", params.name, outcome, started)
-        if params.name == TOOL_SEARCH and len(state.active) != before:
+        if params.name == TOOL_SEARCH and len(state.active) != before and leg.ctx is not None:
             with contextlib.suppress(Exception):  # a stateless request has nowhere to send it
-                await ctx.session.send_tool_list_changed()
+                await leg.ctx.session.send_tool_list_changed()
         return convert.call_result(result)
 
     def _server_of(self, name: str) -> str | None:
@@ -476,20 +485,6 @@ class Gateway:
             raise MCPError(-32603, f"getting the prompt {params.name!r} failed: {text}") from exc
         self._record(client, "prompts/get", params.name, "ok", started)
         return types.GetPromptResult.model_validate(result.model_dump(by_alias=True))
-
-
-_ASKABLE = (
-    types.ClientCapabilities(elicitation=types.ElicitationCapability()),
-    types.ClientCapabilities(sampling=types.SamplingCapability()),
-)
-
-
-def _can_be_asked(ctx: Ctx) -> bool:
-    """The client declared elicitation or sampling (else its call is not held: a plain
-    call costs no task)."""
-    with contextlib.suppress(Exception):
-        return any(ctx.session.check_client_capability(c) for c in _ASKABLE)
-    return False
 
 
 def _progress_to(ctx: Ctx) -> Callable[[float, float | None, str | None], Any] | None:
