@@ -87,8 +87,10 @@ async def test_denied_call_is_reported_as_denied(models) -> None:
 
 async def test_the_same_with_anthropic(models) -> None:
     models.script(
-        {"text": "Let me add.", "tool_calls": [{"name": "everything__get-sum",
-                                                 "arguments": {"a": 2, "b": 40}}]},
+        {
+            "text": "Let me add.",
+            "tool_calls": [{"name": "everything__get-sum", "arguments": {"a": 2, "b": 40}}],
+        },
         text("It is 42."),
     )
     spec = provider(models, "claude", kind="anthropic")
@@ -109,8 +111,12 @@ async def test_the_same_with_anthropic(models) -> None:
 
 
 async def test_image_results_reach_a_vision_model_as_images(models) -> None:
-    models.script(tool_call("everything__get-tiny-image", {}), text("A tiny image."),
-                  tool_call("everything__get-tiny-image", {}), text("Same."))
+    models.script(
+        tool_call("everything__get-tiny-image", {}),
+        text("A tiny image."),
+        tool_call("everything__get-tiny-image", {}),
+        text("Same."),
+    )
     seeing = provider(models, "seeing", models=("vision-test",), vision=True)
     blind = provider(models, "blind")
     async with chat_setup(everything_spec(), providers=(seeing, blind)) as s:
@@ -146,8 +152,9 @@ async def test_big_images_are_downscaled_and_at_most_four_go(models, tmp_path) -
         chat = await s.host.new()
         call = ToolCall("c1", "x__shots", {}, "{}", "ok", "six shots", tuple(paths))
         user = Message("u1", "user", "shots?")
-        answer = Message("a1", "assistant", "", parent_id="u1", tool_calls=[call],
-                         rounds=[Round("", ["c1"])])
+        answer = Message(
+            "a1", "assistant", "", parent_id="u1", tool_calls=[call], rounds=[Round("", ["c1"])]
+        )
         chat._add(user)
         chat._add(answer)
         user2 = Message("u2", "user", "and?", parent_id="a1")

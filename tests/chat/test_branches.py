@@ -67,7 +67,9 @@ async def test_the_tree_is_stored_switched_and_reloaded(models, tmp_path: Path) 
         assert again.branch == 2
         assert len(again.siblings(question.id)) == 2
         assert [m.text for m in again.branches()] == [
-            "First answer.", "Second answer.", "Answer to the edit."
+            "First answer.",
+            "Second answer.",
+            "Answer to the edit.",
         ]
     with sqlite3.connect(store) as conn:
         parents = dict(conn.execute("SELECT text, parent_id FROM messages"))
@@ -89,11 +91,14 @@ async def test_the_model_reads_only_the_branch_shown(models) -> None:
         await collect(chat.send("and then?"))
         sent = [(m["role"], m["content"]) for m in models.requests[-1].body["messages"]]
         assert sent[1:] == [
-            ("user", "question"), ("assistant", "First answer."), ("user", "and then?")
+            ("user", "question"),
+            ("assistant", "First answer."),
+            ("user", "and then?"),
         ]
         # the new message continued branch 1: the numbers stay
         assert chat.branch == 1 and [m.text for m in chat.branches()][1:] == [
-            "Second answer.", "Answer to the edit."
+            "Second answer.",
+            "Answer to the edit.",
         ]
 
 
@@ -109,12 +114,16 @@ async def test_an_old_store_file_keeps_every_branch(tmp_path: Path) -> None:
         "INSERT INTO conversations (id, title, created, updated, leaf_id) VALUES "
         "('old', 'Old chat', 1, 1, 'a1')"
     )
-    rows = [("q", None, "user", "old question"), ("a1", "q", "assistant", "old answer"),
-            ("a2", "q", "assistant", "newer answer")]
+    rows = [
+        ("q", None, "user", "old question"),
+        ("a1", "q", "assistant", "old answer"),
+        ("a2", "q", "assistant", "newer answer"),
+    ]
     for i, (mid, parent, role, body) in enumerate(rows):
         conn.execute(
             "INSERT INTO messages (id, conversation_id, parent_id, role, text, created) "
-            "VALUES (?, 'old', ?, ?, ?, ?)", (mid, parent, role, body, i),
+            "VALUES (?, 'old', ?, ?, ?, ?)",
+            (mid, parent, role, body, i),
         )
     conn.close()
     async with chat_setup(store_path=path) as s:

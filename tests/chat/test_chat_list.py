@@ -69,8 +69,10 @@ async def test_delete_then_undo_then_purge(tmp_path: Path) -> None:
         await store.restore("gone")
     await store.close()
     with sqlite3.connect(tmp_path / "c.sqlite3") as conn:
-        assert conn.execute("SELECT count(*) FROM messages WHERE conversation_id='gone'"
-                            ).fetchone()[0] == 0
+        assert (
+            conn.execute("SELECT count(*) FROM messages WHERE conversation_id='gone'").fetchone()[0]
+            == 0
+        )
         found = conn.execute("SELECT rowid FROM messages_fts WHERE messages_fts MATCH 'recipe'")
         assert found.fetchall() == []
 
@@ -84,8 +86,10 @@ async def test_a_chat_deleted_a_day_ago_is_gone_when_the_store_opens(tmp_path: P
     await store.delete("stale")
     await store.close()
     with sqlite3.connect(path) as conn:
-        conn.execute("UPDATE conversations SET deleted=? WHERE id='stale'",
-                     (time.time() - KEEP_DELETED - 60,))
+        conn.execute(
+            "UPDATE conversations SET deleted=? WHERE id='stale'",
+            (time.time() - KEEP_DELETED - 60,),
+        )
     store = ChatStore(path)
     await store.restore("recent")  # still within its day
     with pytest.raises(StoreError, match="no deleted conversation stale"):
@@ -105,26 +109,40 @@ async def test_a_schema_3_store_is_migrated_and_loses_nothing(tmp_path: Path) ->
         "active_tools, input_tokens, output_tokens) VALUES "
         "('c3', 'Written by 3', 5, 6, 'p/m', 'a', 1, '[\"s__t\"]', 11, 22)"
     )
-    conn.execute("INSERT INTO messages (id, conversation_id, role, text, created) VALUES "
-                 "('q', 'c3', 'user', 'old words', 5)")
-    conn.execute("INSERT INTO messages (id, conversation_id, parent_id, role, text, created) "
-                 "VALUES ('a', 'c3', 'q', 'assistant', 'old reply', 6)")
+    conn.execute(
+        "INSERT INTO messages (id, conversation_id, role, text, created) VALUES "
+        "('q', 'c3', 'user', 'old words', 5)"
+    )
+    conn.execute(
+        "INSERT INTO messages (id, conversation_id, parent_id, role, text, created) "
+        "VALUES ('a', 'c3', 'q', 'assistant', 'old reply', 6)"
+    )
     conn.execute("INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')")
-    conn.execute("INSERT INTO tool_calls (id, message_id, conversation_id, name, outcome, "
-                 "result_text) VALUES ('t', 'a', 'c3', 's__t', 'ok', 'the result')")
+    conn.execute(
+        "INSERT INTO tool_calls (id, message_id, conversation_id, name, outcome, "
+        "result_text) VALUES ('t', 'a', 'c3', 's__t', 'ok', 'the result')"
+    )
     conn.close()
     store = ChatStore(path)
     [row] = await store.list()
     assert (row.id, row.title, row.message_count, row.pinned, row.archived) == (
-        "c3", "Written by 3", 2, False, False
+        "c3",
+        "Written by 3",
+        2,
+        False,
+        False,
     )
     stored = await store.load("c3")
     assert (stored.model, stored.leaf_id, stored.yolo, stored.active_tools) == (
-        "p/m", "a", True, ["s__t"]
+        "p/m",
+        "a",
+        True,
+        ["s__t"],
     )
     assert (stored.input_tokens, stored.output_tokens) == (11, 22)
     assert [(m.id, m.parent_id, m.text) for m in stored.messages] == [
-        ("q", None, "old words"), ("a", "q", "old reply")
+        ("q", None, "old words"),
+        ("a", "q", "old reply"),
     ]
     assert stored.messages[1].tool_calls == [
         ToolCall("t", "s__t", outcome="ok", result_text="the result")

@@ -66,8 +66,9 @@ async def test_a_request_that_does_not_fit_is_refused_then_trimmed_with_the_pers
 
 async def test_summarise_asks_the_model_and_sends_the_summary_instead(models, tmp_path) -> None:
     models.state.contexts = {"gpt-test": 8000}
-    models.script(text("Noted."), text("SUMMARY: the person pasted alpha words."),
-                  text("Answered."))
+    models.script(
+        text("Noted."), text("SUMMARY: the person pasted alpha words."), text("Answered.")
+    )
     spec = provider(models, max_tokens=200)
     async with chat_setup(providers=(spec,), store_path=tmp_path / "c.db") as s:
         chat = await s.host.new()

@@ -89,5 +89,7 @@ async def test_builtins_help_yolo_new_branch_and_bad_commands() -> None:
         assert "no server named 'ghost'" in no_server.last.error
         model = await collect(chat.send("/model"))
         assert "No model is configured" in model.of(Notice)[0].text
-        assert chat.completions("/every")[:2] == ["/everything:args-prompt",
-                                                   "/everything:completable-prompt"]
+        assert chat.completions("/every")[:2] == [
+            "/everything:args-prompt",
+            "/everything:completable-prompt",
+        ]

@@ -23,8 +23,10 @@ async def test_openai_tool_history_goes_to_anthropic_and_back(models, tmp_path) 
     models.script(
         call("everything__get-sum", {"a": 2, "b": 40}, "call.1:0"),  # a local server's id
         text("42."),
-        {"text": "Adding.", "tool_calls": [{"name": "everything__get-sum",
-                                            "arguments": {"a": 1, "b": 1}}]},
+        {
+            "text": "Adding.",
+            "tool_calls": [{"name": "everything__get-sum", "arguments": {"a": 1, "b": 1}}],
+        },
         text("2."),
         text("Both done."),
     )
@@ -41,7 +43,9 @@ async def test_openai_tool_history_goes_to_anthropic_and_back(models, tmp_path) 
         await collect(chat.send("thanks"))
         answers = [m for m in chat.messages if m.role == "assistant"]
     assert [m.model for m in answers] == [
-        "scripted/gpt-test", "claude/claude-test", "scripted/gpt-test"
+        "scripted/gpt-test",
+        "claude/claude-test",
+        "scripted/gpt-test",
     ]
     paths = [r.path for r in models.requests]
     assert paths == ["/v1/chat/completions"] * 2 + ["/v1/messages"] * 2 + ["/v1/chat/completions"]

@@ -44,7 +44,9 @@ async def test_each_failure_is_one_line_saying_what_to_do(models, api: str, kind
         assert failed.message_id == chat.messages[-1].id
         question, answer = chat.messages
         assert (question.text, answer.status, answer.error) == (
-            "Capital of France?", "failed", failed.error
+            "Capital of France?",
+            "failed",
+            failed.error,
         )
         if kind == "rate_limit":
             assert failed.retry_after == 7 and failed.retryable
@@ -56,7 +58,8 @@ async def test_each_failure_is_one_line_saying_what_to_do(models, api: str, kind
         again = await collect(chat.send("/retry"))
         assert isinstance(again.last, TurnFinished) and again.text == "Paris."
         assert [(m.text, m.status) for m in chat.messages] == [
-            ("Capital of France?", "complete"), ("Paris.", "complete")
+            ("Capital of France?", "complete"),
+            ("Paris.", "complete"),
         ]
         stored = await s.host.store.load(chat.id)
         assert [m.text for m in stored.messages] == ["Capital of France?", "Paris."]

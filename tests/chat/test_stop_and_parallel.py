@@ -71,8 +71,9 @@ async def test_stop_cancels_the_call_on_the_server_and_keeps_the_partial_answer(
     models.script(
         {"text": "Starting the job.", "tool_calls": [{"name": "box__hang", "arguments": {}}]}
     )
-    async with chat_setup(toolbox_spec("box", trust=TrustLevel.FULL),
-                          providers=(provider(models),)) as s:
+    async with chat_setup(
+        toolbox_spec("box", trust=TrustLevel.FULL), providers=(provider(models),)
+    ) as s:
         chat = await s.host.new()
         task, seen = in_background(chat.send("go"))
         await eventually(lambda: any(isinstance(e, ToolCallStarted) for e in seen))
@@ -101,14 +102,21 @@ async def test_stop_cancels_the_call_on_the_server_and_keeps_the_partial_answer(
 @needs_npm
 async def test_stop_during_a_long_running_operation_by_cancelling_the_task(models) -> None:
     models.script(
-        {"tool_calls": [{"name": "everything__trigger-long-running-operation",
-                         "arguments": {"duration": 30, "steps": 30}}]}
+        {
+            "tool_calls": [
+                {
+                    "name": "everything__trigger-long-running-operation",
+                    "arguments": {"duration": 30, "steps": 30},
+                }
+            ]
+        }
     )
     async with chat_setup(everything_spec(), providers=(provider(models),)) as s:
         chat = await s.host.new()
         task, seen = in_background(chat.send("run the long job"))
-        await eventually(lambda: any(isinstance(e, ToolCallProgress) for e in seen),
-                         what="progress")
+        await eventually(
+            lambda: any(isinstance(e, ToolCallProgress) for e in seen), what="progress"
+        )
         started = time.monotonic()
         task.cancel()  # what a face does when the person presses Stop
         await asyncio.gather(task, return_exceptions=True)
@@ -118,7 +126,9 @@ async def test_stop_during_a_long_running_operation_by_cancelling_the_task(model
         assert stored.messages[-1].status == "stopped"
         assert stored.messages[-1].tool_calls[0].outcome == "cancelled"
         # the server is still usable (the cancelled request did not wedge the session)
-        models.script({"tool_calls": [{"name": "everything__get-sum",
-                                       "arguments": {"a": 1, "b": 2}}]}, text("3"))
+        models.script(
+            {"tool_calls": [{"name": "everything__get-sum", "arguments": {"a": 1, "b": 2}}]},
+            text("3"),
+        )
         run = await collect(chat.send("1+2"))
         assert run.of(ToolCallFinished)[0].ok

@@ -13,12 +13,18 @@ from portico.chat.store import ChatStore, StoredConversation, StoreError
 
 
 def _conversation(store: ChatStore, cid: str, title: str, texts: list[str], when: float) -> None:
-    store.save_conversation(StoredConversation(id=cid, title=title, created=when, updated=when,
-                                               model="p/m"))
+    store.save_conversation(
+        StoredConversation(id=cid, title=title, created=when, updated=when, model="p/m")
+    )
     parent = None
     for i, body in enumerate(texts):
-        message = Message(f"{cid}-{i}", "user" if i % 2 == 0 else "assistant", body,
-                          parent_id=parent, created=when + i)
+        message = Message(
+            f"{cid}-{i}",
+            "user" if i % 2 == 0 else "assistant",
+            body,
+            parent_id=parent,
+            created=when + i,
+        )
         store.save_message(cid, message)
         parent = message.id
 
@@ -53,13 +59,22 @@ async def test_export_markdown_and_json(tmp_path: Path) -> None:
     store.save_conversation(StoredConversation(id="c1", title="Sums", model="p/m"))
     store.save_message("c1", Message("u", "user", "2 + 40?"))
     call = ToolCall("t1", "everything__get-sum", {"a": 2, "b": 40}, "", "ok", "The sum is 42.")
-    store.save_message("c1", Message("a", "assistant", "It is 42.", parent_id="u", model="p/m",
-                                     tool_calls=[call], rounds=[Round("", ["t1"]),
-                                                                Round("It is 42.", [])]))
+    store.save_message(
+        "c1",
+        Message(
+            "a",
+            "assistant",
+            "It is 42.",
+            parent_id="u",
+            model="p/m",
+            tool_calls=[call],
+            rounds=[Round("", ["t1"]), Round("It is 42.", [])],
+        ),
+    )
     markdown = await store.export("c1", "md")
     assert markdown.startswith("# Sums\n")
     assert "## You\n\n2 + 40?" in markdown
-    assert "**Tool call** `everything__get-sum` `{\"a\": 2, \"b\": 40}` — ok:" in markdown
+    assert '**Tool call** `everything__get-sum` `{"a": 2, "b": 40}` — ok:' in markdown
     assert markdown.index("The sum is 42.") < markdown.index("It is 42.")
     data = json.loads(await store.export("c1", "json"))
     assert data["messages"][1]["tool_calls"][0]["result"] == "The sum is 42."
@@ -70,8 +85,15 @@ async def test_a_tool_calls_view_is_kept_with_it(tmp_path: Path) -> None:
     """A reopened chat can say a result had a view even when its server is gone."""
     store = ChatStore(tmp_path / "c.sqlite3")
     store.save_conversation(StoredConversation(id="c1", title="Weather", model="p/m"))
-    shown = ToolCall("t1", "viewer__show_weather", {"city": "Oslo"}, "", "ok", "{}",
-                     view_uri="ui://viewer/weather")
+    shown = ToolCall(
+        "t1",
+        "viewer__show_weather",
+        {"city": "Oslo"},
+        "",
+        "ok",
+        "{}",
+        view_uri="ui://viewer/weather",
+    )
     plain = ToolCall("t2", "viewer__get_time", {}, "", "ok", "12:00")
     store.save_message("c1", Message("a", "assistant", "Oslo.", tool_calls=[shown, plain]))
     store.save_message("c1", Message("a", "assistant", "Oslo.", tool_calls=[shown, plain]))
@@ -106,12 +128,22 @@ async def test_a_broken_file_says_what_to_do(tmp_path: Path) -> None:
 async def test_old_json_conversations_are_imported_once(tmp_path: Path, allow_logs) -> None:
     folder = tmp_path / "conversations"
     folder.mkdir()
-    (folder / "old1.json").write_text(json.dumps({
-        "format": 1, "id": "old1", "title": "tidy the docs", "parent": None, "updated": 50.0,
-        "active_tools": ["fs__list_dir"],
-        "messages": [{"role": "user", "content": "list the docs folder"},
-                     {"role": "assistant", "content": [{"type": "text", "text": "Done."}]}],
-    }))
+    (folder / "old1.json").write_text(
+        json.dumps(
+            {
+                "format": 1,
+                "id": "old1",
+                "title": "tidy the docs",
+                "parent": None,
+                "updated": 50.0,
+                "active_tools": ["fs__list_dir"],
+                "messages": [
+                    {"role": "user", "content": "list the docs folder"},
+                    {"role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+                ],
+            }
+        )
+    )
     (folder / "broken.json").write_text("{not json")
     allow_logs(r"broken\.json: not a readable conversation")
     store = ChatStore(tmp_path / "c.sqlite3")
@@ -134,10 +166,13 @@ async def test_a_version_1_database_is_migrated_and_keeps_its_messages(tmp_path:
     for statement in schema._statements(schema.MIGRATIONS[0]):
         conn.execute(statement)
     conn.execute("PRAGMA user_version = 1")
-    conn.execute("INSERT INTO conversations (id, title, created, updated) VALUES "
-                 "('old', 'Old one', 1, 1)")
-    conn.execute("INSERT INTO messages (id, conversation_id, role, text, created) VALUES "
-                 "('m1', 'old', 'user', 'searchable history', 1)")
+    conn.execute(
+        "INSERT INTO conversations (id, title, created, updated) VALUES ('old', 'Old one', 1, 1)"
+    )
+    conn.execute(
+        "INSERT INTO messages (id, conversation_id, role, text, created) VALUES "
+        "('m1', 'old', 'user', 'searchable history', 1)"
+    )
     conn.close()
     store = ChatStore(path)
     assert [h.message_id for h in await store.search("searcha")] == ["m1"]

@@ -31,7 +31,8 @@ async def test_errors_are_plain_and_a_retry_works(models) -> None:
         again = await collect(chat.retry())
         assert again.text == "Fine now." and isinstance(again.last, TurnFinished)
         assert [(m.role, m.status) for m in chat.messages] == [
-            ("user", "complete"), ("assistant", "complete")
+            ("user", "complete"),
+            ("assistant", "complete"),
         ]
         stored = await s.host.store.load(chat.id)
         assert len(stored.messages) == 2  # the failed answer was replaced, not kept
@@ -62,8 +63,11 @@ async def test_network_down_and_unknown_model_choice() -> None:
     from portico.config.model import Dialect, ProviderSpec, Scope, Source
 
     down = ProviderSpec(
-        "down", Source(Path("/c.yaml"), 1, Scope.GLOBAL, Dialect.YAML), "openai",
-        "http://127.0.0.1:9/v1", models=("m",),
+        "down",
+        Source(Path("/c.yaml"), 1, Scope.GLOBAL, Dialect.YAML),
+        "openai",
+        "http://127.0.0.1:9/v1",
+        models=("m",),
     )
     async with chat_setup(providers=(down,)) as s:
         chat = await s.host.new()
@@ -77,8 +81,7 @@ async def test_network_down_and_unknown_model_choice() -> None:
 @needs_npm
 async def test_max_tool_rounds_ends_a_runaway_loop(models) -> None:
     models.set_default(tool_call("everything__get-sum", {"a": 1, "b": 1}))
-    async with chat_setup(everything_spec(), providers=(provider(models),),
-                          max_tool_rounds=3) as s:
+    async with chat_setup(everything_spec(), providers=(provider(models),), max_tool_rounds=3) as s:
         chat = await s.host.new()
         run = await collect(chat.send("loop forever"))
     assert len(run.of(ToolCallFinished)) == 3

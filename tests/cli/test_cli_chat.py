@@ -27,7 +27,11 @@ pytestmark = [
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "portico.cli.main", *args],
-        capture_output=True, text=True, timeout=120, cwd=REPO, stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        stdin=subprocess.DEVNULL,
         env={**os.environ, **(env or {})},
     )
 
@@ -48,7 +52,7 @@ def configured(portico_home: Path, server: ModelServer) -> ModelServer:
     (folder / "mcp.toml").write_text(
         "[mcp.everything]\n"
         f"command = {json.dumps(str(NODE))}\n"
-        f"args = [{json.dumps(str(EVERYTHING))}, \"stdio\"]\n"
+        f'args = [{json.dumps(str(EVERYTHING))}, "stdio"]\n'
         'protocol = "legacy"\n'
         'tool_costs = { "get-sum" = 5 }\n'
         "spend_limit = 3\n"
@@ -68,8 +72,10 @@ def configured(portico_home: Path, server: ModelServer) -> ModelServer:
 
 
 def test_chat_q_spend_limit_refusal_is_told_to_the_model(configured: ModelServer) -> None:
-    configured.script(tool_call("everything__get-sum", {"a": 2, "b": 40}),
-                      text("I could not run it: it needs an approval."))
+    configured.script(
+        tool_call("everything__get-sum", {"a": 2, "b": 40}),
+        text("I could not run it: it needs an approval."),
+    )
     out = run("chat", "-q", "What is 2 + 40?", env={"SCRIPTED_KEY": "sk-test-123"})
     assert out.returncode == 0, out.stderr
     assert out.stdout == "I could not run it: it needs an approval.\n"
@@ -106,7 +112,7 @@ def test_direct_mode_call_list_and_export(portico_home: Path) -> None:
     (folder / "mcp.toml").write_text(
         "[mcp.everything]\n"
         f"command = {json.dumps(str(NODE))}\n"
-        f"args = [{json.dumps(str(EVERYTHING))}, \"stdio\"]\n"
+        f'args = [{json.dumps(str(EVERYTHING))}, "stdio"]\n'
         'protocol = "legacy"\n'
     )
     out = run("chat", "-q", '/call everything__get-sum {"a": 2, "b": 40}')
@@ -129,8 +135,17 @@ def test_direct_mode_call_list_and_export(portico_home: Path) -> None:
 
 def test_model_add_list_and_test(portico_home: Path, server: ModelServer) -> None:
     server.script()
-    added = run("model", "add", "local", "--kind", "openai", "--base-url", server.openai_url,
-                "--default", "gpt-test")
+    added = run(
+        "model",
+        "add",
+        "local",
+        "--kind",
+        "openai",
+        "--base-url",
+        server.openai_url,
+        "--default",
+        "gpt-test",
+    )
     assert added.returncode == 0, added.stderr
     toml = paths().global_toml.read_text()  # mcp.toml, as `mcp add` chooses with no files
     assert "[models.providers.local]" in toml and "api_key" not in toml  # no terminal: no key
@@ -178,8 +193,18 @@ def test_chat_flags_set_the_chats_own_settings_and_resume_keeps_them(
     configured.script(text("Bonjour."), text("Encore."))
     env = {"SCRIPTED_KEY": "k"}
     out = run(
-        "chat", "-q", "hi", "--system", "Answer in French.", "--temperature", "0.3",
-        "--max-tokens", "256", "--reasoning-effort", "low", env=env,
+        "chat",
+        "-q",
+        "hi",
+        "--system",
+        "Answer in French.",
+        "--temperature",
+        "0.3",
+        "--max-tokens",
+        "256",
+        "--reasoning-effort",
+        "low",
+        env=env,
     )
     assert out.returncode == 0, out.stderr
     chat_id = out.stderr.split("(chat ")[1].split(";")[0]

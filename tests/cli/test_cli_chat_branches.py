@@ -42,8 +42,9 @@ def _stored_chat_with_three_branches() -> None:
     async def write() -> None:
         store = ChatStore()
         store.save_conversation(
-            StoredConversation(id="c0ffee00" * 4, title="Capitals", model="scripted/gpt-test",
-                               leaf_id="a3")
+            StoredConversation(
+                id="c0ffee00" * 4, title="Capitals", model="scripted/gpt-test", leaf_id="a3"
+            )
         )
         for mid, parent, role, body in [
             ("q1", None, "user", "Capital of France?"),
@@ -67,7 +68,9 @@ def test_resume_on_a_branch_continues_it(scripted: ModelServer) -> None:
     assert "branch 2 of 3" in out.stderr
     sent = [(m["role"], m["content"]) for m in scripted.requests[0].body["messages"][1:]]
     assert sent == [
-        ("user", "Capital of France?"), ("assistant", "It is Paris."), ("user", "Another city?")
+        ("user", "Capital of France?"),
+        ("assistant", "It is Paris."),
+        ("user", "Another city?"),
     ]
     # the next resume opens where it left off, and an N out of range lists the branches
     bad = run("chat", "--resume", "c0ffee", "--branch", "4", "-q", "x")
@@ -101,7 +104,8 @@ def test_list_ops_rename_pin_archive_delete_and_restore(scripted: ModelServer) -
     )
     assert run("chat", "--pin", "c0ffee").returncode == 0
     assert [row.split("  (")[0] for row in listed()] == [
-        "pinned  Old capitals", "Capital of Norway?"
+        "pinned  Old capitals",
+        "Capital of Norway?",
     ]
     archived = run("chat", "--archive", "c0ffee")
     assert "`portico chat --list --archived` lists it" in archived.stdout
@@ -115,7 +119,8 @@ def test_list_ops_rename_pin_archive_delete_and_restore(scripted: ModelServer) -
     assert gone.returncode == 2 and "no conversation c0ffee" in gone.stderr
     assert run("chat", "--restore", "c0ffee").stdout == "Restored chat c0ffee00.\n"
     assert [row.split("  (")[0] for row in listed()] == [
-        "pinned  Old capitals", "Capital of Norway?"
+        "pinned  Old capitals",
+        "Capital of Norway?",
     ]
     again = run("chat", "--restore", "c0ffee")
     assert again.returncode == 1 and "no deleted conversation c0ffee" in again.stderr
@@ -134,13 +139,15 @@ def test_the_setting_lets_the_model_write_titles(scripted: ModelServer) -> None:
 def test_a_failed_turn_says_how_to_retry(scripted: ModelServer) -> None:
     from tests.servers.model_server import error
 
-    scripted.script(error(429, retry_after=7), text("Paris is the capital", truncate_after=2),
-                    text("Paris."))
+    scripted.script(
+        error(429, retry_after=7), text("Paris is the capital", truncate_after=2), text("Paris.")
+    )
     out = run("chat", "-q", "Capital of France?")
     assert out.returncode == 1
     lines = out.stderr.splitlines()
-    assert any("is rate limited (HTTP 429" in line and "Try again in 7 s." in line
-               for line in lines)
+    assert any(
+        "is rate limited (HTTP 429" in line and "Try again in 7 s." in line for line in lines
+    )
     [hint] = [line for line in lines if line.startswith("(the question is kept")]
     chat_id = hint.split("--resume ")[1].split(" ")[0]
     assert hint == (

@@ -38,7 +38,11 @@ class Terminal:
         self.master, slave = os.openpty()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "portico.cli.main", *args],
-            stdin=slave, stdout=slave, stderr=slave, cwd=REPO, env={**os.environ},
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            cwd=REPO,
+            env={**os.environ},
             preexec_fn=_controlling_terminal,
         )
         os.close(slave)

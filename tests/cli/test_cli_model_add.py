@@ -14,8 +14,19 @@ from tests.helpers.cli import run_cli
 
 pytestmark = pytest.mark.slow  # runs portico as its own process
 
-ADD = ("model", "add", "local", "--kind", "openai", "--base-url", "http://127.0.0.1:9/v1",
-       "--models", "m1,m2", "--default", "m1")
+ADD = (
+    "model",
+    "add",
+    "local",
+    "--kind",
+    "openai",
+    "--base-url",
+    "http://127.0.0.1:9/v1",
+    "--models",
+    "m1,m2",
+    "--default",
+    "m1",
+)
 
 
 def _hunks(before: str, after: str) -> list[str]:
@@ -112,11 +123,7 @@ def test_an_inline_models_table_stays_inline(portico_home: Path) -> None:
 def test_into_config_yaml_where_the_servers_are(portico_home: Path) -> None:
     yaml = paths().global_yaml
     before = (
-        "# my setup\n"
-        "mcp_servers:\n"
-        "  everything:   # the demo\n"
-        "    command: node\n"
-        "    args: [x]\n"
+        "# my setup\nmcp_servers:\n  everything:   # the demo\n    command: node\n    args: [x]\n"
     )
     _write(yaml, before)
     out = run_cli(portico_home, *ADD)

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.slow  # runs portico as its own process
 
 
 def test_detect_offers_the_server_that_answers(portico_home: Path, models: ModelServer) -> None:
-    out = run_cli(portico_home, "model", "detect", "--port", str(free_port()),
-                  "--port", str(models.port))
+    out = run_cli(
+        portico_home, "model", "detect", "--port", str(free_port()), "--port", str(models.port)
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         f"OpenAI-compatible server at {models.openai_url}: claude-test, gpt-test, vision-test",
@@ -36,16 +37,18 @@ def test_detect_reads_its_ports_from_the_environment_and_prints_json(
     monkeypatch.setenv("PORTICO_DETECT_PORTS", f"{free_port()}, {models.port}")
     out = run_cli(portico_home, "model", "detect", "--json")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == [{
-        "label": "OpenAI-compatible server",
-        "name": f"local-{models.port}",
-        "base_url": models.openai_url,
-        "models": ["claude-test", "gpt-test", "vision-test"],
-        "details": [  # a plain OpenAI-compatible server says nothing more about them
-            {"id": m, "size": None, "context_length": None, "tools": None}
-            for m in ("claude-test", "gpt-test", "vision-test")
-        ],
-    }]
+    assert json.loads(out.stdout) == [
+        {
+            "label": "OpenAI-compatible server",
+            "name": f"local-{models.port}",
+            "base_url": models.openai_url,
+            "models": ["claude-test", "gpt-test", "vision-test"],
+            "details": [  # a plain OpenAI-compatible server says nothing more about them
+                {"id": m, "size": None, "context_length": None, "tools": None}
+                for m in ("claude-test", "gpt-test", "vision-test")
+            ],
+        }
+    ]
 
 
 def test_detect_add_writes_the_provider_and_makes_it_the_default(

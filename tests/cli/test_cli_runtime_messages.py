@@ -25,7 +25,7 @@ def test_a_failed_server_is_listed_as_failed_with_its_retry_time(
     toml.parent.mkdir(parents=True, exist_ok=True)
     crash = "import sys; sys.stderr.write('boom\\n'); sys.exit(3)"
     toml.write_text(
-        f"[mcp.broken]\ncommand = [{json.dumps(sys.executable)}, \"-c\", {json.dumps(crash)}]\n"
+        f'[mcp.broken]\ncommand = [{json.dumps(sys.executable)}, "-c", {json.dumps(crash)}]\n'
     )
     assert main(["mcp", "list", "--budget", "20"]) == 0
     out = capsys.readouterr().out

@@ -100,9 +100,11 @@ def _scan_files(home: Path) -> None:
 
 # What each error path must show (so the scan is never vacuous): the masked forms.
 EXPECTED = {
-    ("config", "check"): ["num.oauth.client_secret: must be a string, not a number (value "
-                          "hidden)", 'duplicate key "Authorization" (values not shown)',
-                          "'ftp://admin:***@files.example.com/'"],
+    ("config", "check"): [
+        "num.oauth.client_secret: must be a string, not a number (value hidden)",
+        'duplicate key "Authorization" (values not shown)',
+        "'ftp://admin:***@files.example.com/'",
+    ],
     ("config", "show"): ["user:***@127.0.0.1:9/mcp?api_key=***"],
     ("config", "show", "--json"): ["user:***@127.0.0.1:9/mcp?api_key=***"],
     ("mcp", "list", "--budget", "15"): ["cannot connect to http://user:***@127.0.0.1:9/mcp"],

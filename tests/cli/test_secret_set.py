@@ -52,9 +52,7 @@ def test_without_secure_keyring_or_fallback_it_refuses_with_the_fix(portico_home
     assert not (portico_home / "state" / "secrets").exists()
 
 
-def test_a_project_file_cannot_turn_the_file_fallback_on(
-    portico_home: Path, project: Path
-) -> None:
+def test_a_project_file_cannot_turn_the_file_fallback_on(portico_home: Path, project: Path) -> None:
     (project / ".portico" / "config.yaml").write_text(FALLBACK)
     run = portico(portico_home, "secret", "set", "API_KEY", cwd=project, stdin="v\n")
     assert run.code == 1 and "no secure keyring" in run.err

@@ -97,8 +97,10 @@ def test_mcp_add_env_and_header_reload_as_typed(ext: str, value: str) -> None:
     assert main(["mcp", "add", "e", "--env", f"V={value}", "--", "npx", "pkg"]) == 0
     assert dict(spec("e").env) == {"V": value}
     if value.strip():
-        assert main(["mcp", "add", "h", "--url", "https://h.example/mcp", "--header",
-                     f"X-V={value}"]) == 0
+        assert (
+            main(["mcp", "add", "h", "--url", "https://h.example/mcp", "--header", f"X-V={value}"])
+            == 0
+        )
         assert dict(spec("h").headers) == {"X-V": value}
 
 
@@ -115,9 +117,7 @@ def test_toml_string_key_keeps_trailing_zeros() -> None:
     path = write("toml", TOML)
     assert main(["config", "set", "a.environment.V", "1.10"]) == 0
     assert hunks(TOML, path.read_text()) == (
-        "@@ -4 +4 @@\n"
-        '-environment = { KEEP = "1" }\n'
-        '+environment = { KEEP = "1", V = "1.10" }\n'
+        '@@ -4 +4 @@\n-environment = { KEEP = "1" }\n+environment = { KEEP = "1", V = "1.10" }\n'
     )
 
 
@@ -404,8 +404,9 @@ def test_a_tagged_secret_value_is_described_without_showing_it() -> None:
 
 
 def test_directory_with_a_command_says_what_conflicts(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["mcp", "add", "f", "--preset", "filesystem", "--directory", "/data", "--",
-                 "node", "x.js"])
+    code = main(
+        ["mcp", "add", "f", "--preset", "filesystem", "--directory", "/data", "--", "node", "x.js"]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "a command after -- replaces that command" in err

@@ -441,9 +441,7 @@ def _toml_doc(draw: Any) -> tuple[str, list[str]]:
     bare = key.isascii() and key.replace("_", "").replace("-", "").isalnum()
     quoted = key if bare else f'"{key}"'
     shapes = draw(
-        st.lists(
-            st.sampled_from(["table", "dotted", "inline", "apart"]), min_size=1, max_size=5
-        ),
+        st.lists(st.sampled_from(["table", "dotted", "inline", "apart"]), min_size=1, max_size=5),
         label="shapes",
     )
     names = [f"s{n}" for n in range(len(shapes))]
@@ -602,7 +600,6 @@ def _line_of(line: str, server: str, original: str, yaml: bool) -> bool:
         return True
     if yaml:
         return line.startswith("    ") or line.lstrip().startswith(f"{server}:")
-    return (
-        stripped.startswith((f"{server}.", f"{server} =", f"[mcp.{server}"))
-        or not stripped.startswith(("[", "#", "s", "added", "renamed", "version"))
-    )
+    return stripped.startswith(
+        (f"{server}.", f"{server} =", f"[mcp.{server}")
+    ) or not stripped.startswith(("[", "#", "s", "added", "renamed", "version"))

@@ -53,8 +53,12 @@ def test_toml_global_basic_details() -> None:
     assert config.server("filesystem").timeout == 10.0  # type: ignore[union-attr]
     acme = config.server("acme")
     assert acme is not None and acme.oauth is not None
-    assert (acme.oauth.client_id, acme.oauth.callback_port, acme.oauth.callback_path,
-            acme.oauth.callback_host) == ("acme-client", 3118, "/callback", "localhost")
+    assert (
+        acme.oauth.client_id,
+        acme.oauth.callback_port,
+        acme.oauth.callback_path,
+        acme.oauth.callback_host,
+    ) == ("acme-client", 3118, "/callback", "localhost")
     analytics = config.server("analytics")
     assert analytics is not None and analytics.timeout == 60.0
     assert analytics.headers_dict["X-Team"] == "data"
@@ -88,8 +92,9 @@ def test_toml_global_costs_details() -> None:
     assert playwright.sampling.timeout == 45.0 and not playwright.elicitation.enabled
     wiki = config.server("wiki")
     assert wiki is not None and wiki.transport is Transport.SSE
-    assert wiki.client_cert == ClientCert("~/.certs/wiki.crt", "~/.certs/wiki.key",
-                                          "${keyring:wiki-key-pass}")
+    assert wiki.client_cert == ClientCert(
+        "~/.certs/wiki.crt", "~/.certs/wiki.key", "${keyring:wiki-key-pass}"
+    )
 
 
 def test_yaml_corpus_details() -> None:
@@ -97,7 +102,10 @@ def test_yaml_corpus_details() -> None:
     assert basic.server("company_api").timeout == 120.0  # type: ignore[union-attr]
     assert not basic.server("legacy").enabled  # type: ignore[union-attr]
     assert basic.server("github").tools.include == (  # type: ignore[union-attr]
-        "create_issue", "list_issues", "search_code")
+        "create_issue",
+        "list_issues",
+        "search_code",
+    )
     oauth = load_files([(CORPUS / "yaml_project_oauth.yaml", Scope.PROJECT)])
     assert oauth.settings.profile == "work"
     myserver = oauth.server("myserver")

@@ -14,9 +14,7 @@ from portico.config.toml_dialect import key_lines
 keys = st.from_regex(r"[a-z][a-z0-9_-]{0,8}", fullmatch=True) | st.sampled_from(
     ["has.dot", "has space", "quote'd", 'dq"x', "#hash", "]bracket"]
 )
-tricky_text = st.text(
-    alphabet=st.sampled_from(list("ab #=[]{}'\",\\\n\t.é")), max_size=12
-)
+tricky_text = st.text(alphabet=st.sampled_from(list("ab #=[]{}'\",\\\n\t.é")), max_size=12)
 scalars = st.one_of(tricky_text, st.integers(-5, 10**6), st.booleans(), st.floats(0, 10))
 values = st.recursive(
     scalars,

@@ -27,7 +27,9 @@ def test_mask_url_userinfo_and_query() -> None:
         "https://me:***@host.example/mcp?api_key=***&team=x"
     )
     assert mask_url("https://ghp_abc@host.example/mcp") == "https://***@host.example/mcp"
-    assert mask_url("https://h.example/mcp?token=${env:T}") == "https://h.example/mcp?token=${env:T}"
+    assert (
+        mask_url("https://h.example/mcp?token=${env:T}") == "https://h.example/mcp?token=${env:T}"
+    )
     assert mask_url("https://h.example/cb#access_token=xyz&x=1") == (
         "https://h.example/cb#access_token=***&x=1"
     )

@@ -53,8 +53,12 @@ def test_the_model_is_covered() -> None:
         if f.name in skip:
             continue
         assert f.name in names, f.name
-    for prefix, cls in (("oauth", OAuthSpec), ("tools", ToolFilter),
-                        ("sampling", SamplingSpec), ("elicitation", ElicitationSpec)):
+    for prefix, cls in (
+        ("oauth", OAuthSpec),
+        ("tools", ToolFilter),
+        ("sampling", SamplingSpec),
+        ("elicitation", ElicitationSpec),
+    ):
         for f in fields(cls):
             assert f"{prefix}.{f.name}" in names, (prefix, f.name)
     setting_fields = {s.field for s in schema.SETTINGS if s.field}
@@ -63,14 +67,27 @@ def test_the_model_is_covered() -> None:
 
 def test_defaults_agree_with_the_model() -> None:
     spec = ServerSpec(name="x", source=None, transport=None)  # type: ignore[arg-type]
-    for name in ("timeout", "connect_timeout", "enabled", "lazy", "always_load", "events",
-                 "idle_timeout_seconds", "max_lifetime_seconds", "cost_unit",
-                 "supports_parallel_tool_calls"):
+    for name in (
+        "timeout",
+        "connect_timeout",
+        "enabled",
+        "lazy",
+        "always_load",
+        "events",
+        "idle_timeout_seconds",
+        "max_lifetime_seconds",
+        "cost_unit",
+        "supports_parallel_tool_calls",
+    ):
         assert schema.key(name).default == getattr(spec, name), name
     assert schema.key("protocol").default == spec.protocol.value
     assert schema.key("trust").default == spec.trust.value
-    for prefix, obj in (("oauth", OAuthSpec()), ("tools", ToolFilter()),
-                        ("sampling", SamplingSpec()), ("elicitation", ElicitationSpec())):
+    for prefix, obj in (
+        ("oauth", OAuthSpec()),
+        ("tools", ToolFilter()),
+        ("sampling", SamplingSpec()),
+        ("elicitation", ElicitationSpec()),
+    ):
         for f in fields(obj):
             key = schema.key(f"{prefix}.{f.name}")
             # None in the model = "not written"; portico.auth applies the shown default

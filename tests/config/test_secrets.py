@@ -41,8 +41,7 @@ def test_keyring_names_never_address_internal_records() -> None:
 def test_problems() -> None:
     assert secrets.problems("${env:OK} ${keyring:ok-1}") == []
     assert secrets.problems("${vault:x}") == [
-        "'${vault:x}' names an unknown secret source 'vault': write ${env:NAME} or "
-        "${keyring:NAME}"
+        "'${vault:x}' names an unknown secret source 'vault': write ${env:NAME} or ${keyring:NAME}"
     ]
     assert secrets.problems("${env:}") == [
         "'${env:}' is not a valid env reference: the name is empty"
@@ -73,8 +72,9 @@ async def test_resolve_plain_text_is_unchanged() -> None:
 async def test_missing_env_says_what_to_do() -> None:
     lookup, _ = await keyring_with({})
     with pytest.raises(SecretError) as info:
-        await secrets.resolve("${env:GH_TOKEN}", lookup_keyring=lookup, environ={},
-                              where="github.env.GITHUB_TOKEN")
+        await secrets.resolve(
+            "${env:GH_TOKEN}", lookup_keyring=lookup, environ={}, where="github.env.GITHUB_TOKEN"
+        )
     assert str(info.value) == (
         "github.env.GITHUB_TOKEN: environment variable GH_TOKEN is not set: set it before "
         "starting Portico, or store the value with `portico secret set GH_TOKEN` and write "
@@ -86,11 +86,15 @@ async def test_missing_env_says_what_to_do() -> None:
 
 async def test_missing_keyring_entry_says_what_to_run() -> None:
     lookup, _ = await keyring_with({})
-    with pytest.raises(SecretError, match=r"^acme\.oauth\.client_secret: secret acme-secret is "
-                       r"not in the keyring: run `portico secret set acme-secret`, then retry "
-                       r"the server$"):
-        await secrets.resolve("${keyring:acme-secret}", lookup_keyring=lookup,
-                              where="acme.oauth.client_secret")
+    with pytest.raises(
+        SecretError,
+        match=r"^acme\.oauth\.client_secret: secret acme-secret is "
+        r"not in the keyring: run `portico secret set acme-secret`, then retry "
+        r"the server$",
+    ):
+        await secrets.resolve(
+            "${keyring:acme-secret}", lookup_keyring=lookup, where="acme.oauth.client_secret"
+        )
 
 
 async def test_malformed_reference_raises() -> None:

@@ -178,8 +178,7 @@ TOML_ERRORS = [
         'token_endpoint_auth_method = "private_key_jwt" }\n',
         6,
         "bad.oauth.flow",
-        "client_credentials sign-in needs oauth.client_assertion_key "
-        "(secrets as ${keyring:NAME})",
+        "client_credentials sign-in needs oauth.client_assertion_key (secrets as ${keyring:NAME})",
     ),
 ]
 
@@ -569,8 +568,7 @@ def test_chat_model_titles_is_yours_to_turn_on(tmp_path: Path) -> None:
     config = load_files([(theirs, Scope.PROJECT)])
     assert not config.settings.chat_model_titles
     assert [str(d) for d in config.diagnostics] == [
-        f"{theirs}:2: chat.model_titels: warning: unknown key, ignored; did you mean "
-        "model_titles?",
+        f"{theirs}:2: chat.model_titels: warning: unknown key, ignored; did you mean model_titles?",
         f"{theirs}:3: chat.model_titles: warning: ignored: a project file may tighten but "
         "never loosen chat.model_titles (your setting is false); set it in your own "
         "config.yaml if you mean it",

@@ -78,7 +78,11 @@ class Run:
 
 
 def portico(
-    home: Path, *args: str, cwd: Path | None = None, stdin: str = "", timeout: float = 90,
+    home: Path,
+    *args: str,
+    cwd: Path | None = None,
+    stdin: str = "",
+    timeout: float = 90,
     **env: str,
 ) -> Run:
     done = subprocess.run(

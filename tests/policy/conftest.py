@@ -31,13 +31,6 @@ EVERYTHING = (
 )
 
 
-
-
-
-
-
-
-
 @pytest.fixture
 def person() -> ScriptedPerson:
     return ScriptedPerson()

@@ -81,7 +81,8 @@ async def test_switching_the_model_mid_chat_marks_the_answer_and_stays_marked(
         await chat.open(chat_id)  # read back from the store: still marked
         widgets = [chat.transcript.widgets[m.id] for m in chat.transcript.messages[1::2]]
         assert [w.switch_mark.text() if w.switch_mark else None for w in widgets] == [
-            None, expected
+            None,
+            expected,
         ]
     assert [r.body["model"] for r in models.requests] == ["gpt-test", "vision-test"]
 
