@@ -164,6 +164,14 @@ async def test_a_view_calls_its_own_tools_through_the_guard(tmp_path: Path) -> N
         assert "ui://viewer/weather" in question.caller.describe()
         assert '"Oslo"' in question.arguments_json
         assert arrived(calls)[-1] == {"tool": "refresh", "arguments": {"city": "Oslo"}}
+        # ... and the server's Activity names who asked for each call: the view, the chat
+        asked = {
+            (e.message or {}).get("params", {}).get("name"): e.caller
+            for e in connection.activity.snapshot()
+            if e.method == "tools/call"
+        }
+        assert asked["refresh"] == "the view ui://viewer/weather of viewer"
+        assert asked["show_weather"].startswith("chat ")
 
         # denied: an error result for the view, and nothing reaches the server
         person.add("approve_tool", DENY)
@@ -185,6 +193,10 @@ async def test_a_view_calls_its_own_tools_through_the_guard(tmp_path: Path) -> N
         # reading its own server's resources works through the same connection
         reply = await request(session, page, 6, "resources/read", uri="ui://viewer/weather")
         assert reply["result"]["contents"][0]["mimeType"] == "text/html;profile=mcp-app"
+        last_read = [e for e in connection.activity.snapshot() if e.method == "resources/read"][-1]
+        assert last_read.caller == "the view ui://viewer/weather of viewer"
+        listed = [e.caller for e in connection.activity.snapshot() if e.method == "tools/list"]
+        assert listed and set(listed) == {""}  # Portico's own requests name nobody
 
         # a link opens only after the person says yes
         person.add("elicit", ElicitationAnswer("decline"), ElicitationAnswer("accept"))

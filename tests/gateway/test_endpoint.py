@@ -46,7 +46,10 @@ async def test_a_call_is_approved_by_the_person_with_its_exact_arguments_naming_
             assert "tb__echo" in names and "tb__add" in names
             assert "tb__list_resources" not in names  # a Portico utility: resources are native here
             result = await client.call_tool("tb__echo", {"text": "hi there"})
+        backend = running.hub.connection("tb").activity.snapshot()
     assert texts(result) == "echo: hi there" and not result.is_error
+    # the backend server's Activity names the client that asked
+    assert [e.caller for e in backend if e.method == "tools/call"] == ["client claude-code"]
     [request] = person.requests("approve_tool")
     assert request.caller == Caller("client", "claude-code")
     assert request.arguments == {"text": "hi there"}

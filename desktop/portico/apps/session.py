@@ -29,6 +29,7 @@ from portico.policy.guard import ChatContext
 from portico.policy.sampling import SamplingPolicy
 from portico.policy.url_review import review_url
 from portico.prompts import Caller, ElicitationRequest, Prompter
+from portico.runtime.activity import calling
 from portico.runtime.call_context import CallContext
 from portico.runtime.registry import RegisteredTool
 from portico.runtime.results import ToolResult
@@ -417,7 +418,8 @@ class ViewSession:
         if not isinstance(uri, str) or not uri:
             raise _Failure(INVALID_PARAMS, "resources/read needs a uri")
         try:
-            raw = await self._read(uri)
+            with calling(self.caller.describe()):  # the server's Activity names the view
+                raw = await self._read(uri)
         except Exception as exc:
             raise _Failure(
                 DENIED, f"server {self.view.server!r} could not read {uri}: {exc}"

@@ -204,6 +204,8 @@ class ToolGuard:
                     return refusal
                 # Counted when approved and started, even if the server dies during the call.
                 chat.spend.add(spec.name, cost.high)
+        if context is None:  # the call still names its caller (the server's Activity)
+            context = CallContext(caller)
         return await self.registry.call(tool.qualified, args, context=context)
 
     # --- decisions -------------------------------------------------------------------

@@ -13,6 +13,11 @@ first. A recorded message is its JSON bytes, made by pydantic's serializer in C
 ``KEPT_BUDGET`` bytes of messages (older ones keep their size only).
 ``tests/benchmarks/test_bench_activity.py`` measures calls with the tap on and paused.
 
+Who asked: a request Portico sends names its caller (``Exchange.caller``: "chat 3f2a…",
+"the view ui://… of docs", "client claude-code", "Try it"), taken from :data:`CALLER`,
+which :func:`calling` sets in the task that makes the request (the SDK writes a request
+from its caller's task, so the tap sees the caller's context).
+
 Secrets: an exchange keeps the messages as sent (the log lives in memory only, like the
 session itself); :func:`masked` gives the copy any face shows or exports, with the values
 of secret-looking keys and headers replaced. Runs on the runtime loop; no Qt here.
@@ -24,8 +29,9 @@ import asyncio
 import json
 import time
 from collections import OrderedDict, deque
-from collections.abc import AsyncIterator, Callable, Iterable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -40,6 +46,20 @@ NOTIFY_EVERY = 0.1  # seconds: a burst of traffic is recorded and announced toge
 SANDBOX_REFUSED = "sandbox/refused"  # an event entry: the sandbox refused a host
 SANDBOX_LEARNED = "sandbox/learned"  # learn mode let through a host not in its allow list
 NOT_SECRET = frozenset({"progressToken", "nextCursor", "cursor"})
+
+# Who makes the requests sent from this context (a person-readable description).
+CALLER: ContextVar[str] = ContextVar("portico_activity_caller", default="")
+
+
+@contextmanager
+def calling(caller: str) -> Iterator[None]:
+    """The requests sent within are recorded as asked by ``caller``."""
+    token = CALLER.set(caller)
+    try:
+        yield
+    finally:
+        CALLER.reset(token)
+
 
 Direction = Literal["out", "in"]  # out: Portico -> server; in: server -> Portico
 Kind = Literal["request", "notification", "response"]
@@ -98,6 +118,7 @@ class Exchange:
     failed_result: bool = False  # the reply is a result that says isError
     headers: dict[str, str] = field(default_factory=dict)  # HTTP request headers
     version: int = 0  # the log's change counter when this exchange last changed
+    caller: str = ""  # who asked Portico to send it ("" when nobody said: Portico itself)
 
     def __init__(
         self,
@@ -115,6 +136,7 @@ class Exchange:
         failed_result: bool = False,
         headers: dict[str, str] | None = None,
         version: int = 0,
+        caller: str = "",
     ) -> None:
         # Written once, straight into the instance (the frozen dataclass's own __init__
         # sets each field through object.__setattr__): 2.9 -> 1.2 us with positional
@@ -134,6 +156,7 @@ class Exchange:
             failed_result=failed_result,
             headers={} if headers is None else headers,
             version=version,
+            caller=caller,
         )
 
     @property
@@ -224,6 +247,7 @@ def _answered(
         failed_result,
         request.headers,
         version,
+        request.caller,
     )
 
 
@@ -253,9 +277,9 @@ class ActivityLog:
         self.paused = False  # True: messages pass unrecorded (the tap's benchmark baseline)
         self._kept: deque[Payload] = deque()  # payloads holding data, oldest first
         self._kept_bytes = 0
-        # noted, not recorded: (direction, message, time), or (None, (body, headers), 0.0)
-        # for an HTTP request's headers
-        self._unread: deque[tuple[Direction | None, Any, float]] = deque()
+        # noted, not recorded: (direction, message, time, caller), or
+        # (None, (body, headers), 0.0, "") for an HTTP request's headers
+        self._unread: deque[tuple[Direction | None, Any, float, str]] = deque()
 
     @property
     def health(self) -> HealthRecorder:
@@ -270,7 +294,7 @@ class ActivityLog:
         every reader catches up on what was noted first, so nobody sees the log behind."""
         if self.paused:
             return
-        self._unread.append((direction, message, self._clock()))
+        self._unread.append((direction, message, self._clock(), CALLER.get()))
         if self._announce is None and not self._schedule():
             self._catch_up()
 
@@ -280,19 +304,21 @@ class ActivityLog:
         if self.paused:
             return None
         self._catch_up()
-        return self._record(direction, message, self._clock())
+        return self._record(direction, message, self._clock(), CALLER.get())
 
     def _catch_up(self) -> None:
         """Record what was noted, in order."""
         unread = self._unread
         while unread:
-            direction, message, at = unread.popleft()
+            direction, message, at, caller = unread.popleft()
             if direction is None:
                 self._match_headers(*message)
             else:
-                self._record(direction, message, at)
+                self._record(direction, message, at, caller)
 
-    def _record(self, direction: Direction, message: Any, now: float) -> Exchange | None:
+    def _record(
+        self, direction: Direction, message: Any, now: float, caller: str = ""
+    ) -> Exchange | None:
         try:
             payload = Payload(message)
         except Exception:  # never let recording break the connection
@@ -304,7 +330,8 @@ class ActivityLog:
         msg_id = None if raw_id is None else str(raw_id)
         if method is not None:
             kind: Kind = "request" if msg_id is not None else "notification"
-            entry = self._add(direction, kind, str(method), now, msg_id, payload)
+            asker = caller if direction == "out" else ""
+            entry = self._add(direction, kind, str(method), now, msg_id, payload, asker)
             if kind == "request" and msg_id is not None:
                 self._pending[(direction, msg_id)] = entry.seq
             elif method == "notifications/cancelled":
@@ -365,6 +392,7 @@ class ActivityLog:
         now: float,
         msg_id: str | None,
         payload: Payload,
+        caller: str = "",
     ) -> Exchange:
         self._seq += 1
         self._version += 1
@@ -383,6 +411,7 @@ class ActivityLog:
             False,
             None,
             self._version,
+            caller,
         )
         self._entries[entry.seq] = entry
         while len(self._entries) > self.limit:
@@ -413,7 +442,7 @@ class ActivityLog:
         was sent, when the log catches up)."""
         if self.paused:
             return
-        self._unread.append((None, (body, dict(headers)), 0.0))
+        self._unread.append((None, (body, dict(headers)), 0.0, ""))
         if self._announce is None and not self._schedule():
             self._catch_up()
 
@@ -616,6 +645,8 @@ def masked(entry: Exchange) -> dict[str, Any]:
         "size": entry.size,
         "reply_size": entry.reply_size,
     }
+    if entry.caller:
+        out["caller"] = entry.caller
     if entry.headers:
         out["headers"] = mask_headers(entry.headers)
     message = entry.message

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from portico.config.model import ServerSpec
-from portico.runtime import legacy_tasks, sdklog, url_elicitation
+from portico.runtime import activity, legacy_tasks, sdklog, url_elicitation
 from portico.runtime.call_context import CallContext
 from portico.runtime.connection_logging import ServerLogging
 from portico.runtime.connection_tasks import CallTasks
@@ -161,8 +161,13 @@ class Calls:
                 note=self._note,
             )
 
+        asker = (
+            activity.calling(context.caller.describe())
+            if context is not None
+            else contextlib.nullcontext()
+        )
         try:
-            with sdklog.bind(self._log):
+            with sdklog.bind(self._log), asker:  # the server's Activity names the caller
                 return await url_elicitation.calling(call, satisfy)
         finally:
             self.end()

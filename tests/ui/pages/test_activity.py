@@ -1,6 +1,7 @@
 """The Activity tab and the Overview's health against server-everything over Streamable
-HTTP: every call appears with its timing and status, header secrets are masked, the list
-is searchable and exports as JSON Lines; health shows the calls' latency."""
+HTTP: every call appears with its timing, its status and who asked for it, header secrets
+are masked, the list is searchable and exports as JSON Lines; health shows the calls'
+latency."""
 
 from __future__ import annotations
 
@@ -72,7 +73,8 @@ async def test_activity_shows_calls_with_timing_and_masks_header_secrets(
         entry = activity.model.items[row]
         assert entry.direction == "out" and entry.duration is not None and entry.size > 0
         assert activity.model.text(row, 1).startswith("→ request")
-        assert activity.model.text(row, 4).endswith("ms")
+        assert activity.model.text(row, 3) == "Try it"  # who asked for the call
+        assert activity.model.text(row, 5).endswith("ms")
         # the handshake and the list requests are there too, each with a status
         methods = {e.method for e in activity.model.items}
         assert {"initialize", "tools/list", "tools/call"} <= methods

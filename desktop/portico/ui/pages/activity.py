@@ -62,6 +62,7 @@ ACTIVITY_COLUMNS: tuple[Column[Exchange], ...] = (
     Column("Time", lambda e: _clock(e.time)),
     Column("Direction", _direction),
     Column("Method", _method, stretch=True),
+    Column("Asked by", lambda e: e.caller),
     Column("Status", lambda e: e.status),
     Column("Duration", _duration),
     Column("Size", _size),
