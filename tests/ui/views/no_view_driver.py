@@ -56,6 +56,9 @@ def main() -> int:
                         m for m in sys.modules if m.startswith("PySide6.QtWebEngine")
                     ),
                     "views_engine": "portico.ui.views.engine" in sys.modules,
+                    "apps_modules": sorted(
+                        m for m in sys.modules if m.startswith(("portico.apps", "portico.ui.views"))
+                    ),
                     "engine_processes": sum("QtWebEngine" in c.name() for c in children),
                 }
             ),
