@@ -14,23 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from portico.runtime.sandbox import probe
-from tests.runtime.sandbox.targets import need_bwrap, need_landlock, prying, running, text
+from tests.runtime.sandbox.targets import forcing_method, prying, running, text
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(params=["bwrap", "landlock"])
 def method(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    name = str(request.param)
-    if name == "bwrap":
-        need_bwrap()
-    else:
-        need_landlock(4)
-    monkeypatch.setenv(probe.METHODS_ENV, name)
-    probe.forget()
-    yield name
-    probe.forget()
+    yield from forcing_method(str(request.param), monkeypatch)
 
 
 @pytest.fixture

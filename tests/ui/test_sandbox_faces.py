@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from portico.runtime.sandbox import probe
-from tests.runtime.sandbox.targets import need_bwrap, need_landlock
+from tests.runtime.sandbox.targets import forcing_method
 from tests.ui.pages_helpers import command, running_app, select, write_global
 from tests.ui.qt_helpers import until
 
@@ -23,15 +23,7 @@ SAYS = {"bwrap": "Sandbox: bwrap (", "landlock": "Sandbox: landlock (ABI "}
 
 @pytest.fixture(params=["bwrap", "landlock"])
 def method(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    name = str(request.param)
-    if name == "bwrap":
-        need_bwrap()
-    else:
-        need_landlock(4)
-    monkeypatch.setenv(probe.METHODS_ENV, name)
-    probe.forget()
-    yield name
-    probe.forget()
+    yield from forcing_method(str(request.param), monkeypatch)
 
 
 async def test_the_list_badge_and_the_overview_rules(method: str) -> None:

@@ -20,6 +20,7 @@ import pytest
 from portico.config.model import Protocol, SandboxSpec, Scope, ServerSpec
 from portico.runtime.connection import Connection
 from portico.runtime.events import EventBus, Status
+from portico.runtime.sandbox import probe
 from portico.runtime.sandbox.bwrap import BwrapUnavailable, find_bwrap
 from portico.runtime.sandbox.landlock import landlock_supported
 from tests.helpers.specs import spec_for
@@ -137,7 +138,21 @@ def need_landlock(abi: int = 1) -> int:
 
 # --- a process that tries what a sandbox must refuse ----------------------------------
 
+
 # argv: home project work port; prints "label ok" or "label refused ErrorName" per try
+def forcing_method(name: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """For a fixture: the sandbox method ``name`` (bwrap, or Landlock with TCP rules) is
+    the only one the probe may choose, asked afresh; skipped where it cannot run here."""
+    if name == "bwrap":
+        need_bwrap()
+    else:
+        need_landlock(4)  # TCP rules: without them the person would be asked first
+    monkeypatch.setenv(probe.METHODS_ENV, name)
+    probe.forget()
+    yield name
+    probe.forget()
+
+
 PROBE = """
 import os, socket, sys
 home, project, work, port = sys.argv[1:5]

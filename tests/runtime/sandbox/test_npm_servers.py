@@ -19,7 +19,7 @@ from portico.config.model import Protocol, SandboxSpec, Scope, ServerSpec
 from portico.runtime.sandbox import probe
 from tests.helpers.specs import spec_for
 from tests.runtime.conftest import EVERYTHING
-from tests.runtime.sandbox.targets import need_bwrap, need_landlock, running, text
+from tests.runtime.sandbox.targets import forcing_method, running, text
 
 pytestmark = [pytest.mark.slow, pytest.mark.npm]
 
@@ -31,15 +31,7 @@ REFUSAL = {"bwrap": "ENOENT", "landlock": "EACCES"}
 
 @pytest.fixture(params=["bwrap", "landlock"])
 def method(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    name = str(request.param)
-    if name == "bwrap":
-        need_bwrap()
-    else:
-        need_landlock(4)  # TCP rules: without them the person would be asked first
-    monkeypatch.setenv(probe.METHODS_ENV, name)
-    probe.forget()
-    yield name
-    probe.forget()
+    yield from forcing_method(str(request.param), monkeypatch)
 
 
 @pytest.fixture
