@@ -29,6 +29,8 @@ from portico.ui.tray_state import (
     tooltip,
 )
 
+_Item = QAction | QMenu  # a server's row: a plain action, or a submenu offering its action
+
 
 class Tray(QObject):
     showHideRequested = Signal()
@@ -46,8 +48,11 @@ class Tray(QObject):
         self.icon_tooltip = tooltip([], None, None)  # that line and the endpoint's
         self._summary: str | None = None
         self._states: list[ServerState] = []
-        # The menu's server rows by name: (its action, the action it offers, the state shown)
-        self._rows: dict[str, tuple[QAction, ActionId | None, ServerState]] = {}
+        # The menu's server rows by name: (its item, the action it offers, the state shown).
+        # An item is a plain action or a submenu, never a submenu's ``menuAction()``: PySide
+        # does not follow the lifetime of a wrapper Qt made (``QMenu.clear`` invalidates it,
+        # and a later action at its address may come back as that dead wrapper).
+        self._rows: dict[str, tuple[_Item, ActionId | None, ServerState]] = {}
         self._limiter = RateLimiter(notify_interval)
         self.menu = QMenu()
         self.menu.setAccessibleName("Portico tray menu")
@@ -67,8 +72,8 @@ class Tray(QObject):
 
     def _retitle(self) -> None:
         now = clock().now()
-        for action, _offered, state in self._rows.values():
-            action.setText(_row_title(state, now))
+        for item, _offered, state in self._rows.values():
+            _retitle(item, _row_title(state, now))
 
     def show(self) -> None:
         if self.icon is not None:
@@ -148,15 +153,15 @@ class Tray(QObject):
         self.endpoint_action.setText(plain(endpoint_line(self.endpoint_url)))
         now = clock().now()
         for state in self._states:
-            action, offered, shown = self._rows[state.name]
+            item, offered, shown = self._rows[state.name]
             if state == shown:
                 continue
             if useful(state) != offered:
-                self._replace_row(state, action)
+                self._replace_row(state, item)
                 continue
-            action.setText(_row_title(state, now))
-            action.setIcon(status_icon(state.status))
-            self._rows[state.name] = (action, offered, state)
+            _retitle(item, _row_title(state, now))
+            item.setIcon(status_icon(state.status))
+            self._rows[state.name] = (item, offered, state)
 
     def rebuild_menu(self) -> None:
         self._drop_submenus()
@@ -185,31 +190,34 @@ class Tray(QObject):
     def _add_row(self, state: ServerState, before: QAction) -> None:
         action = useful(state)
         title = _row_title(state, clock().now())
+        item: _Item
         if action is None:
             item = QAction(status_icon(state.status), title, self.menu)
             item.setEnabled(False)
+            item.setData(state.name)
             self.menu.insertAction(before, item)
         else:
-            sub = QMenu(title, self.menu)
-            sub.setIcon(status_icon(state.status))
-            act = sub.addAction(label(action))
+            item = QMenu(title, self.menu)
+            item.setIcon(status_icon(state.status))
+            act = item.addAction(label(action))
             act.triggered.connect(
                 lambda _=False, a=action, n=state.name: self.serverActionRequested.emit(str(a), n)
             )
-            item = self.menu.insertMenu(before, sub)
-        item.setData(state.name)
+            self.menu.insertMenu(before, item).setData(state.name)
         self._rows[state.name] = (item, action, state)
 
-    def _replace_row(self, state: ServerState, old: QAction) -> None:
-        self._add_row(state, old)
-        self.menu.removeAction(old)
-        _delete(old)
+    def _replace_row(self, state: ServerState, old: _Item) -> None:
+        anchor = old.menuAction() if isinstance(old, QMenu) else old
+        self._add_row(state, anchor)
+        self.menu.removeAction(anchor)
+        old.deleteLater()
 
     def _drop_submenus(self) -> None:
         """``QMenu.clear`` deletes the menu's own actions, not its submenus (children of
         the menu, which would pile up with every rebuild)."""
-        for action, _offered, _state in self._rows.values():
-            _delete(action)
+        for item, _offered, _state in self._rows.values():
+            if isinstance(item, QMenu):
+                item.deleteLater()
 
     def server_actions(self) -> dict[str, ActionId]:
         """What the menu offers per server (for tests and the window's notices)."""
@@ -232,7 +240,8 @@ def _row_title(state: ServerState, now: float) -> str:
     return plain(f"{state.name} — {status_text(state, now)}")
 
 
-def _delete(action: QAction) -> None:
-    """A server row: its submenu (which owns the action) or the plain action."""
-    sub = action.menu()
-    (sub if isinstance(sub, QMenu) else action).deleteLater()
+def _retitle(item: _Item, title: str) -> None:
+    if isinstance(item, QMenu):
+        item.setTitle(title)
+    else:
+        item.setText(title)
