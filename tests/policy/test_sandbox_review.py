@@ -78,7 +78,7 @@ def fresh_probe(monkeypatch: pytest.MonkeyPatch) -> Iterator[pytest.MonkeyPatch]
     probe.forget()
 
 
-@pytest.mark.parametrize("abi", [3, 4])
+@pytest.mark.parametrize("abi", [3, 4, 6])
 async def test_the_first_review_names_landlock_and_its_limits(
     project: Path, fresh_probe: pytest.MonkeyPatch, abi: int
 ) -> None:
@@ -104,6 +104,9 @@ async def test_the_first_review_names_landlock_and_its_limits(
         )
     method = f"  method: landlock (ABI {abi}) instead of bwrap (as {probe.METHODS_ENV} asks)"
     assert lines[at + 5].startswith(method), lines
+    # Below ABI 6 Landlock does not scope signals: the review says what that leaves open.
+    signals = lines[at + 5].endswith("; it can still signal your other processes")
+    assert signals == (abi < 6), lines
     output = io.StringIO()
     await TerminalPrompter(io.StringIO("\n"), output).review_trust(review.request)
     assert "sandboxed with Landlock" in output.getvalue()

@@ -104,6 +104,17 @@ def test_exit_code_and_bad_arguments(tmp_path: Path) -> None:
     assert "cannot run" in done.stderr and "no-such-program" in done.stderr
 
 
+def test_setenv_reaches_the_command_only(tmp_path: Path) -> None:
+    need_landlock()
+    show = ["/bin/sh", "-c", 'printf "%s" "$LD_LIBRARY_PATH"']
+    done = _run(landlock_argv(sys.executable, show, setenv={"LD_LIBRARY_PATH": "/a=b"}))
+    assert done.returncode == 0 and done.stdout == "/a=b", done.stderr
+    argv = landlock_argv(sys.executable, ["true"])
+    at = argv.index("--")
+    done = _run([*argv[:at], "--setenv", "NOVALUE", *argv[at:]])
+    assert done.returncode == 2 and "--setenv takes NAME=VALUE; got 'NOVALUE'" in done.stderr
+
+
 def test_parse_net() -> None:
     assert parse_net("any") is None
     assert parse_net("none") == ()

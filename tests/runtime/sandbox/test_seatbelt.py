@@ -103,3 +103,32 @@ def test_the_macos_launch_runs_the_command_under_the_generated_profile(
     assert env["HOME"] == str(private / "home")
     assert env["npm_config_cache"] in writable
     assert not env["npm_config_cache"].startswith(str(home))
+
+
+def test_the_loaders_variables_are_set_under_the_profile_not_before_it(
+    tmp_path: Path, project: Path
+) -> None:
+    """DYLD_* and LD_* reach the server through /usr/bin/env run under the profile;
+    sandbox-exec itself never gets them (tests/security/test_attack_loader_env.py)."""
+    from portico.runtime.sandbox.launch import seatbelt_launch
+    from tests.runtime.sandbox.targets import prying
+
+    private = tmp_path / "private"
+    private.mkdir()
+    argv, _env = seatbelt_launch(
+        prying(project),
+        "/usr/local/bin/server",
+        ["--x"],
+        cwd=str(project),
+        env={},
+        home=str(tmp_path),
+        private=str(private),
+        proxy_port=None,
+        late={"DYLD_INSERT_LIBRARIES": "/p/lib.dylib"},
+    )
+    assert argv[3:] == [
+        "/usr/bin/env",
+        "DYLD_INSERT_LIBRARIES=/p/lib.dylib",
+        "/usr/local/bin/server",
+        "--x",
+    ]

@@ -52,14 +52,15 @@ def _method_sentence(method: SandboxMethod) -> str:
     if method.kind == "seatbelt":
         return "sandbox-exec (macOS), with a profile made for each server"
     instead = method.instead_of or f"as {METHODS_ENV} asks"
+    signals = "" if method.scopes_signals else "; it can still signal your other processes"
     if not method.filters_network:
         return (
             f"landlock (ABI {method.abi}) instead of bwrap ({instead}): your files kept out, "
-            "but the network not filtered (you are asked first)"
+            f"but the network not filtered (you are asked first){signals}"
         )
     return (
         f"landlock (ABI {method.abi}) instead of bwrap ({instead}): your files kept out, "
-        "TCP only through the proxy, no UDP"
+        f"TCP only through the proxy, no UDP{signals}"
     )
 
 

@@ -18,13 +18,14 @@ The rules are applied by ``landlock_exec.py``, a stand-alone file run before the
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from portico.runtime.sandbox.bwrap import SYSTEM_DIRS
 from portico.runtime.sandbox.landlock_exec import (
     ABI_CAP_ENV,
     EXEC_SCRIPT,
     NET_ABI,
+    SCOPE_ABI,
     landlock_abi,
     parse_net,
 )
@@ -36,7 +37,14 @@ _BOOT = (
     "from landlock_exec import main; sys.exit(main(sys.argv[1:]))"
 )
 
-__all__ = ["ABI_CAP_ENV", "NET_ABI", "landlock_argv", "landlock_supported", "parse_net"]
+__all__ = [
+    "ABI_CAP_ENV",
+    "NET_ABI",
+    "SCOPE_ABI",
+    "landlock_argv",
+    "landlock_supported",
+    "parse_net",
+]
 
 
 def landlock_supported() -> int:
@@ -56,6 +64,7 @@ def landlock_argv(
     read: Sequence[str] = (),
     write: Sequence[str] = (),
     net: str = "any",
+    setenv: Mapping[str, str] | None = None,
 ) -> list[str]:
     """The argv that runs `command` under the rules: the system directories and /proc
     readable, and `read` / `write`. `-I -S` keeps the server's PYTHONPATH and the
@@ -68,4 +77,6 @@ def landlock_argv(
         args += ["--write", path]
     if net != "any":
         args += ["--net", net]
+    for name, value in (setenv or {}).items():
+        args += ["--setenv", f"{name}={value}"]
     return [*args, "--", *command]

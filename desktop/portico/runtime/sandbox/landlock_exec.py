@@ -1,6 +1,7 @@
 """Apply the Landlock rules and a seccomp filter, then exec CMD:
 
-    python -I -S landlock_exec.py --read P --write P [--net any|none|PORTS] -- CMD
+    python -I -S landlock_exec.py --read P --write P [--net any|none|PORTS]
+        [--setenv NAME=VALUE] -- CMD
 
 It never runs CMD without them: where Landlock (or the filter) is missing it says so and
 exits 126. It imports only ``os``, ``sys`` and ``ctypes`` and never the rest of Portico,
@@ -19,9 +20,12 @@ through: an AF_INET / AF_INET6 socket that is not a TCP stream (UDP, ICMP, raw, 
 MPTCP), every family but AF_UNIX and AF_NETLINK (AF_PACKET, AF_VSOCK, ...), and
 io_uring (whose requests make sockets unseen by the filter). ``--net any`` restricts
 neither (Landlock below ABI 4: the person agreed to an unfiltered network).
+``--setenv`` sets a variable for CMD only, once the rules apply: the dynamic loader's
+(``LD_PRELOAD`` ...), which must not reach this launcher (``loader_env.py``).
 
 Whatever ``--net`` says, the server may not reach the person's other processes: no
-signals and no abstract Unix sockets outside its domain (Landlock scopes, ABI 6), and no
+signals and no abstract Unix sockets outside its domain (Landlock scopes, ABI 6; below
+it signals are not scoped, and the review says so: seccomp cannot tell whose a pid is), and no
 ``socket(AF_UNIX)`` at all below ABI 9, where Landlock does not govern connecting to a
 named socket (ssh-agent's, D-Bus's, docker.sock would all answer; ``socketpair`` stays).
 From ABI 9 a named socket needs a right Portico never grants, so AF_UNIX is let through.
@@ -33,7 +37,10 @@ import os
 import sys
 
 EXEC_SCRIPT = os.path.abspath(__file__)
-USAGE = "usage: landlock_exec [--read PATH]... [--write PATH]... [--net any|none|PORTS] -- CMD"
+USAGE = (
+    "usage: landlock_exec [--read PATH]... [--write PATH]... [--net any|none|PORTS] "
+    "[--setenv NAME=VALUE]... -- CMD"
+)
 ABI_CAP_ENV = "PORTICO_LANDLOCK_ABI_MAX"
 NET_ABI = 4  # TCP rules came with ABI 4 (Linux 6.7)
 
@@ -338,6 +345,7 @@ def main(argv: list[str]) -> int:
         return _usage("no command after '--'")
     read: list[str] = []
     write: list[str] = []
+    late: list[str] = []
     net = "any"
     while options:
         name = options.pop(0)
@@ -350,6 +358,10 @@ def main(argv: list[str]) -> int:
             write.append(value)
         elif name == "--net":
             net = value
+        elif name == "--setenv":
+            if value.startswith("=") or "=" not in value:
+                return _usage(f"--setenv takes NAME=VALUE; got {value!r}")
+            late.append(value)
         else:
             return _usage(f"unknown option {name}")
     try:
@@ -358,6 +370,9 @@ def main(argv: list[str]) -> int:
         return _usage(str(exc))
     try:
         restrict(read, write, connect)
+        for assignment in late:
+            name, _, variable = assignment.partition("=")
+            os.environ[name] = variable
         os.execvp(command[0], command)
     except Unavailable as exc:
         print(f"portico sandbox: {exc}; not running {command[0]}", file=sys.stderr)

@@ -144,6 +144,7 @@ def sandboxed_launch(
     home: str,
     net: SandboxNet | None = None,
     overlay: bool = True,
+    late: Mapping[str, str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The bwrap argv that runs ``executable args`` in ``spec``'s sandbox (behind the
     network bridge when ``net`` has one), and the variables to add to its env (the
@@ -162,6 +163,8 @@ def sandboxed_launch(
     if cwd:
         at = argv.index("--")
         argv[at:at] = ["--chdir", cwd]
+    at = argv.index("--")
+    argv[at:at] = [arg for name, value in (late or {}).items() for arg in ("--setenv", name, value)]
     return argv, extra
 
 
@@ -184,6 +187,7 @@ def landlock_launch(
     private: str,
     net: SandboxNet,
     connect: str,
+    late: Mapping[str, str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """The argv that runs ``executable args`` under Landlock rules, and the variables to
     add to its env: ``private`` (a fresh folder) holds its home and tmp, the package
@@ -193,7 +197,12 @@ def landlock_launch(
     extra = {**cache_env(paths), **_private_home(private)}
     write = (*paths.write, *(c.upper for c in paths.caches), private)
     command = landlock_argv(
-        sys.executable, [executable, *args], read=paths.read, write=write, net=connect
+        sys.executable,
+        [executable, *args],
+        read=paths.read,
+        write=write,
+        net=connect,
+        setenv=late or {},
     )
     return [*net.prefix, *command], extra
 
@@ -208,6 +217,7 @@ def seatbelt_launch(
     home: str,
     private: str,
     proxy_port: int | None,
+    late: Mapping[str, str] | None = None,
 ) -> tuple[list[str], dict[str, str]]:
     """macOS: ``sandbox-exec -p PROFILE executable args`` and the env to add, as for
     Landlock (a private home and tmp under ``private``, its own caches); the proxy, if
@@ -219,4 +229,9 @@ def seatbelt_launch(
     read = [real(p) for p in paths.read]
     write = [real(p) for p in (*paths.write, *(c.upper for c in paths.caches), private)]
     profile = seatbelt_profile(read, write, proxy_port=proxy_port)
-    return seatbelt_argv(profile, [executable, *args]), extra
+    # sandbox-exec applies the profile, then /usr/bin/env sets the loader's variables
+    assignments = [f"{name}={value}" for name, value in (late or {}).items()]
+    command = (
+        ["/usr/bin/env", *assignments, executable, *args] if assignments else [executable, *args]
+    )
+    return seatbelt_argv(profile, command), extra

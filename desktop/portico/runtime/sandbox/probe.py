@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Literal
 
 from portico.runtime.sandbox.bwrap import BwrapUnavailable, find_bwrap
-from portico.runtime.sandbox.landlock import NET_ABI, landlock_supported
+from portico.runtime.sandbox.landlock import NET_ABI, SCOPE_ABI, landlock_supported
 from portico.runtime.sandbox.landlock_exec import ARCHES
 
 METHODS_ENV = "PORTICO_SANDBOX_METHODS"
@@ -49,6 +49,12 @@ class SandboxMethod:
     def filters_network(self) -> bool:
         """False for Landlock below ABI 4: it cannot restrict TCP at all."""
         return self.kind != "landlock" or self.abi >= NET_ABI
+
+    @property
+    def scopes_signals(self) -> bool:
+        """False for Landlock below ABI 6 (Linux before 6.12): the server may signal
+        the person's other processes (seccomp cannot tell whose a pid is)."""
+        return self.kind != "landlock" or self.abi >= SCOPE_ABI
 
 
 _answers: dict[str, tuple[SandboxMethod | None, str | None]] = {}

@@ -260,9 +260,12 @@ async def _sandboxed(
             f"sandbox: Landlock, as {method.instead_of or 'bwrap cannot run here'}: files as "
             "with bwrap; TCP only to its proxy's port, no UDP or raw sockets"
         )
+    from portico.runtime.sandbox.loader_env import take_late
+
     _links_out(spec, args, cwd, note)
     home = env.get("HOME") or str(Path.home())
-    launch = _Launch(spec, method, stack, command, tuple(args), env, cwd, home, note, refused)
+    late = take_late(env)  # the loader's variables: for the server only, once ruled
+    launch = _Launch(spec, method, stack, command, tuple(args), env, cwd, home, note, refused, late)
     if method.kind == "bwrap":
         return await _in_bwrap(launch)
     return await _without_namespace(launch)
@@ -307,6 +310,7 @@ class _Launch:
     home: str
     note: Callable[[str], None]
     refused: Callable[[str, int, str], None] | None
+    late: dict[str, str]  # set for the server once its rules apply (loader_env.py)
 
 
 async def _in_bwrap(launch: _Launch) -> tuple[str, list[str]]:
@@ -327,6 +331,7 @@ async def _in_bwrap(launch: _Launch) -> tuple[str, list[str]]:
         home=launch.home,
         net=net,
         overlay=launch.method.overlay,
+        late=launch.late,
     )
     launch.env.update(extra)
     return argv[0], argv[1:]
@@ -358,6 +363,7 @@ async def _without_namespace(launch: _Launch) -> tuple[str, list[str]]:
             home=launch.home,
             private=private,
             proxy_port=port if net.prefix else None,
+            late=launch.late,
         )
         argv = [*net.prefix, *argv]
     else:
@@ -376,6 +382,7 @@ async def _without_namespace(launch: _Launch) -> tuple[str, list[str]]:
             private=private,
             net=net,
             connect=connect,
+            late=launch.late,
         )
     env.update(extra)
     return argv[0], argv[1:]
