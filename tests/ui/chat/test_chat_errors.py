@@ -1,6 +1,7 @@
 """A provider's failure in the pane: one line on the answer saying what to do, the
 question and what arrived kept, and Retry offered (after a 429 it counts the provider's
-retry-after down first); clicking it asks again. A local server's refusal (llama-server without --jinja) says what fixes it."""
+retry-after down first); clicking it asks again. A local server's refusal (llama-server
+without --jinja) says what fixes it."""
 
 from __future__ import annotations
 
