@@ -163,3 +163,27 @@ def test_a_failed_turn_says_how_to_retry(scripted: ModelServer) -> None:
     exported = run("chat", "--export", chat_id)
     assert exported.stdout.count("## You") == 1  # the question kept once, not asked again
     assert exported.stdout.endswith("## Assistant (scripted/gpt-test)\n\nParis.\n")
+
+
+@pytest.mark.parametrize(
+    ("refusal", "line"),
+    [
+        ({"status": 401}, "refused the API key (HTTP 401"),
+        ({"context_too_long": {"tokens": 9_000, "limit": 8_000}}, "(/compact summarise)"),
+        ({"local_refusal": "ollama_no_tools"}, "does not take tool calls (HTTP 400"),
+    ],
+    ids=["auth", "context", "no_tools"],
+)
+def test_each_bad_input_keeps_the_question_and_offers_the_retry(
+    scripted: ModelServer, refusal: dict[str, object], line: str
+) -> None:
+    scripted.script(refusal, text("Paris."))
+    out = run("chat", "-q", "Capital of France?")
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    [said] = [x for x in out.stderr.splitlines() if line in x]
+    assert said.startswith("portico: ")
+    [hint] = [x for x in out.stderr.splitlines() if x.startswith("(the question is kept")]
+    chat_id = hint.split("--resume ")[1].split(" ")[0]
+    assert hint == f"(the question is kept: retry with `portico chat --resume {chat_id} -q /retry`)"
+    again = run("chat", "--resume", chat_id, "-q", "/retry")
+    assert again.returncode == 0 and again.stdout == "Paris.\n", again.stderr

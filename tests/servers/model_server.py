@@ -28,6 +28,9 @@ A reply is a dict (see the helper functions below):
                                          default) or "reasoning" (OpenRouter, Ollama)
   {"tool_search": {"query", "found"}}    (Anthropic) the API's tool search ran first:
                                          server_tool_use + tool_search_tool_result blocks
+  {"local_refusal": SHAPE}               (OpenAI route) a local server's own refusal:
+                                         "ollama_no_tools", "ollama_not_found",
+                                         "llamacpp_no_jinja", "lmstudio_not_loaded"
   {"not_an_api": true}                    200 with an HTML page (not OpenAI-compatible)
   {"text": ..., "truncate_after": N}      the stream ends cleanly after N text chunks,
                                          without the API's end (no finish_reason and no
@@ -158,8 +161,40 @@ _ANTHROPIC_TYPES = {
 }
 
 
+def _local_refusal(shape: str, model: str) -> Response:
+    """What a local server answers on its OpenAI-compatible route (its own words and
+    status, as its source writes them) for: a model without tool calls sent tools, a
+    model not pulled / not loaded."""
+    if shape == "ollama_no_tools":  # server/routes.go: the capability check, 400
+        status, kind, message = 400, "invalid_request_error", f'"{model}" does not support tools'
+    elif shape == "ollama_not_found":  # a model not pulled: 404
+        status, kind = 404, "not_found_error"
+        message = f'model "{model}" not found, try pulling it first'
+    elif shape == "llamacpp_no_jinja":  # tools to llama-server without --jinja: a 500
+        body = {
+            "error": {
+                "code": 500,
+                "message": "tools param requires --jinja flag",
+                "type": "server_error",
+            }
+        }
+        return JSONResponse(body, status_code=500)
+    elif shape == "lmstudio_not_loaded":  # JIT loading off and no model loaded
+        status, kind = 400, "invalid_request_error"
+        message = (
+            "No models loaded. Please load a model in the developer page or use the "
+            "`lms load` command."
+        )
+    else:
+        raise ValueError(f"unknown local_refusal shape {shape!r}")
+    body = {"error": {"message": message, "type": kind, "param": None, "code": None}}
+    return JSONResponse(body, status_code=status)
+
+
 def _error_response(reply: Reply, api: str, model: str) -> Response | None:
     headers: dict[str, str] = {}
+    if "local_refusal" in reply:
+        return _local_refusal(str(reply["local_refusal"]), model)
     if "context_too_long" in reply:
         info = reply["context_too_long"]
         status = 400

@@ -52,6 +52,7 @@ CANCELLED_BY_PERSON = (
 FailureKind = Literal[
     "auth",  # 401/403: bad or missing key
     "not_found",  # 404: unknown model (the message lists the server's models)
+    "no_tools",  # the model (or the server as it runs) takes no tool calls
     "rate_limit",  # 429 (retry_after set when the server said)
     "context",  # context too long
     "network",  # cannot reach the server

@@ -45,6 +45,20 @@ class ModelInfo:
             return "tool calls: unknown"
         return "tool calls" if self.tools else "no tool calls (chat only)"
 
+    @property
+    def said(self) -> bool:
+        """Did the server say anything of the model beyond its name?"""
+        return bool(self.size or self.context_length or self.tools is not None)
+
+    @property
+    def detail_text(self) -> str:
+        """``1.6 GB · context 8,192 tokens · no tool calls (chat only)``"""
+        parts = [size_text(self.size)] if self.size else []
+        if self.context_length:
+            parts.append(f"context {self.context_length:,} tokens")
+        parts.append(self.tool_text)
+        return " · ".join(parts)
+
 
 def _int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:

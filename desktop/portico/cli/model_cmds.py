@@ -273,18 +273,9 @@ def cmd_test(args: argparse.Namespace) -> int:
 
 def _detail_lines(details: Any) -> list[str]:
     """One line per model when the server said anything about them beyond the name."""
-    from portico.chat.model_info import size_text
-
-    if not any(m.size or m.context_length or m.tools is not None for m in details):
+    if not any(m.said for m in details):
         return []
-    lines = []
-    for m in details:
-        parts = [size_text(m.size)] if m.size else []
-        if m.context_length:
-            parts.append(f"context {m.context_length:,} tokens")
-        parts.append(m.tool_text)
-        lines.append(f"  {m.id}: {' · '.join(parts)}")
-    return lines
+    return [f"  {m.id}: {m.detail_text}" for m in details]
 
 
 def cmd_detect(args: argparse.Namespace) -> int:

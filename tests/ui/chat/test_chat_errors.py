@@ -1,6 +1,7 @@
 """A provider's failure in the pane: one line on the answer saying what to do, the
 question and what arrived kept, and Retry offered (after a 429 it counts the provider's
-retry-after down first); clicking it asks again."""
+retry-after down first); clicking it asks again. A local server's refusal (llama-server
+without --jinja) says what fixes it."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ async def test_failed_answers_offer_retry(models, qtbot: QtBot) -> None:
         text("Lyon."),
         error(401),
         text("Marseille."),
+        {"local_refusal": "llamacpp_no_jinja"},
+        text("Toulouse."),
     )
     async with running_app(wait_for_server=False) as desktop:
         chat = desktop.chat
@@ -83,3 +86,16 @@ async def test_failed_answers_offer_retry(models, qtbot: QtBot) -> None:
         shown.retry_button.click()
         await until(lambda: says("Marseille."), 30, "retry")
         assert len(chat.transcript.messages) == 6
+
+        # a local server's refusal that a retry alone never fixes says what does
+        qtbot.keyClicks(chat.composer.input, "And the fourth?")
+        qtbot.keyClick(chat.composer.input, Qt.Key.Key_Return)
+        await until(failed, 30, "the llama-server refusal")
+        shown = answer()
+        assert "does not take tool calls (HTTP 500" in shown.status.text()
+        assert "Restart llama-server with --jinja" in shown.status.text()
+        assert "Retry in a moment" not in shown.status.text()
+        assert shown.retry_button.isVisible()  # once the server is restarted
+        shown.retry_button.click()
+        await until(lambda: says("Toulouse."), 30, "retry")
+        assert len(chat.transcript.messages) == 8

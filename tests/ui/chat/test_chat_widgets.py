@@ -234,6 +234,38 @@ def test_pasted_image_and_files_become_attachments(qtbot: QtBot, tmp_path) -> No
     assert [a.name for a in composer.attachments] == ["notes.txt"]
 
 
+def test_files_dropped_on_the_composer_become_chips(qtbot: QtBot, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from PySide6.QtCore import QPointF
+    from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent
+
+    composer = Composer()
+    qtbot.addWidget(composer)
+    composer.show()
+    report = tmp_path / "report.pdf"
+    report.write_bytes(b"%PDF-1.4")
+    note = tmp_path / "todo.md"
+    note.write_text("- [ ] ship")
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(report)), QUrl.fromLocalFile(str(note))])
+    viewport = composer.input.viewport()
+    at = QPointF(viewport.rect().center())
+    copy = Qt.DropAction.CopyAction
+    buttons, keys = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+    enter = QDragEnterEvent(at.toPoint(), copy, mime, buttons, keys)
+    QApplication.sendEvent(viewport, enter)
+    assert enter.isAccepted()
+    QApplication.sendEvent(viewport, QDragMoveEvent(at.toPoint(), copy, mime, buttons, keys))
+    drop = QDropEvent(at, copy, mime, buttons, keys)
+    QApplication.sendEvent(viewport, drop)
+    assert [(a.kind, a.name, a.path) for a in composer.attachments] == [
+        ("file", "report.pdf", str(report)),
+        ("file", "todo.md", str(note)),
+    ]
+    assert composer.input.toPlainText() == ""  # the paths are not typed into the message
+    chips = [w.text() for w in composer.findChildren(QToolButton) if "✕" in w.text()]
+    assert chips == ["📄 report.pdf  ✕", "📄 todo.md  ✕"]
+
+
 def test_chips_say_size_and_when_the_model_takes_no_images(qtbot: QtBot, tmp_path) -> None:  # type: ignore[no-untyped-def]
     composer = Composer()
     qtbot.addWidget(composer)

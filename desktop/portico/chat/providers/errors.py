@@ -42,6 +42,13 @@ _CONTEXT = re.compile(
     r"reduce the length|context size|exceeds? the context|exceed_context_size",
     re.IGNORECASE,
 )
+# a model that takes no tool calls: Ollama's capability check ("MODEL" does not support
+# tools, 400) and llama-server started without --jinja (a 500 for a permanent problem)
+_NO_TOOLS = re.compile(
+    r"does not support tools|(?:tools|tool_choice) param requires --jinja", re.IGNORECASE
+)
+# a local server with the model on disk but not in memory (LM Studio with JIT loading off)
+_NOT_LOADED = re.compile(r"no models? (?:is )?loaded|model is (?:not loaded|unloaded)", re.I)
 # llama.cpp's server says its figures as fields of the error
 _CONTEXT_FIELDS = (("n_ctx", "n_prompt_tokens"),)
 _TOKENS = re.compile(r"(\d[\d,]*)\s*tokens", re.IGNORECASE)
@@ -126,6 +133,25 @@ def context_error(
     )
 
 
+def no_tools(text: str, where: str, status: int) -> ProviderError:
+    """The server refused the request's tools: the way on is another model, or (llama.cpp)
+    the server restarted with its chat template on."""
+    if "--jinja" in text:
+        fix = (
+            "Restart llama-server with --jinja (it then reads the model's tool-call "
+            "template), or pick a model on a server that takes tools with /model"
+        )
+    else:
+        fix = (
+            "Pick a model that takes tool calls with /model (`portico model detect` says which do)"
+        )
+    return ProviderError(
+        f"{where} does not take tool calls (HTTP {status}: {text}). {fix}, then retry; the "
+        "question is kept.",
+        kind="no_tools",
+    )
+
+
 def truncated(where: str, base_url: str, arrived: int) -> ProviderError:
     """The stream ended (or broke) before the API's end of the answer."""
     kept = f" the {arrived:,} characters that arrived are kept" if arrived else " nothing arrived"
@@ -179,6 +205,15 @@ def describe(
             "Check base_url (for OpenAI-compatible servers it usually ends in /v1).",
             kind="incompatible",
         )
+    if isinstance(status, int) and status >= 400 and _NO_TOOLS.search(text):
+        return no_tools(text, where, status)
+    if isinstance(status, int) and status >= 400 and _NOT_LOADED.search(text):
+        return ProviderError(
+            f"{where}: the server has no model loaded (HTTP {status}: {text}). Load "
+            f"'{model}' in the server (LM Studio: its Developer page, or `lms load`), "
+            "then retry.",
+            kind="not_found",
+        )
     if isinstance(status, int):
         if status in (401, 403):
             return ProviderError(
@@ -190,9 +225,10 @@ def describe(
         if status == 404:
             listed = ", ".join(models[:20]) if models else ""
             more = f" It lists: {listed}." if listed else ""
+            pull = f" Pull it (`ollama pull {model}`) or pick" if "try pulling" in text else " Pick"
             return ProviderError(
-                f"{where}: the server does not know the model '{model}' (HTTP 404: {text}).{more} "
-                f"Pick one with /model or set default_model in models.providers.{provider}.",
+                f"{where}: the server does not know the model '{model}' (HTTP 404: {text}).{more}"
+                f"{pull} one with /model or set default_model in models.providers.{provider}.",
                 kind="not_found",
             )
         if status == 429:

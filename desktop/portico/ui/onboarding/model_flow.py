@@ -64,6 +64,7 @@ class ModelFlow(QDialog):
         local.addLayout(self.local_rows)
         self.local_buttons: list[QPushButton] = []
         self.local_models: list[QComboBox] = []
+        self.local_details: list[QLabel] = []  # per server: the chosen model's details
         column.addWidget(self.local_box)
 
         openai = QGroupBox("An OpenAI-compatible server")
@@ -138,8 +139,13 @@ class ModelFlow(QDialog):
             line.addWidget(label, 1)
             models = QComboBox()
             models.setAccessibleName(f"{server.label} model")
-            for model in server.models:
+            details = {d.id: d for d in getattr(server, "details", ())}
+            for index, model in enumerate(server.models):
                 models.addItem(model)
+                if model in details and details[model].said:
+                    models.setItemData(
+                        index, details[model].detail_text, Qt.ItemDataRole.ToolTipRole
+                    )
             line.addWidget(models)
             button = QPushButton("Use")
             button.setAccessibleName(f"Use {server.label}")
@@ -155,6 +161,15 @@ class ModelFlow(QDialog):
             self.local_rows.addLayout(line)
             self.local_buttons.append(button)
             self.local_models.append(models)
+            about = QLabel()
+            about.setWordWrap(True)
+            about.setAccessibleName(f"{server.label} model details")
+            self.local_rows.addWidget(about)
+            self.local_details.append(about)
+            models.currentTextChanged.connect(
+                lambda model, a=about, d=details: _show_details(a, d.get(model))
+            )
+            _show_details(about, details.get(models.currentText()))
 
     # --- choices -----------------------------------------------------------------------
 
@@ -208,6 +223,20 @@ class ModelFlow(QDialog):
         self.status.setText(text)
         set_tone(self.status, tone)  # type: ignore[arg-type]
         self.status.show()
+
+
+def _show_details(label: QLabel, info: Any) -> None:
+    """What the server said of the chosen model (chat.model_info.ModelInfo); a model that
+    takes no tool calls is said so before it is chosen."""
+    if info is None or not info.said:
+        label.hide()
+        return
+    text = info.detail_text
+    if info.tools is False:
+        text += ": it can answer, but not use your servers' tools"
+    label.setText(text)
+    set_tone(label, "warning" if info.tools is False else "muted")
+    label.show()
 
 
 def _host_name(host: str) -> str:
