@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from portico.paths import PROJECT_DIR_NAME, find_project
 
 if TYPE_CHECKING:
+    from portico.auth.secret_store import SecretStore
     from portico.config.model import Config, ServerSpec
     from portico.prompts import Prompter
     from portico.services import Services
@@ -116,6 +117,14 @@ def cli_prompter() -> Prompter:
     from portico.policy.prompters import NonInteractivePrompter
 
     return NonInteractivePrompter()
+
+
+def cli_secrets(config: Config) -> SecretStore:
+    """The secret store alone, with the config's ``secrets.file_fallback``: a command that
+    only reads or writes secrets does not build the services (OAuth, the MCP SDK: 0.4 s)."""
+    from portico.auth.secret_store import SecretStore
+
+    return SecretStore(file_fallback=config.settings.file_fallback_for_secrets)
 
 
 def cli_services(config: Config | None = None, *, ask_trust: bool = True) -> Services:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from portico.cli.commands import Groups
-from portico.cli.common import CommandError, async_command, cli_services, load_config
+from portico.cli.common import CommandError, async_command, cli_secrets, load_config
 
 ENTRY = "portico"  # the server name the client sees
 # kind -> (the key path of its servers object, how its entries are written)
@@ -88,7 +88,7 @@ async def _connect(args: argparse.Namespace) -> int:
             code=2,
         )
     config = load_config(args)
-    book = ClientBook(cli_services(config).secrets)
+    book = ClientBook(cli_secrets(config))
     if args.remove:
         return await _remove(kind, path_keys, style, args.file, book)
     port = config.settings.endpoint_port

@@ -150,11 +150,9 @@ def cmd_add(args: argparse.Namespace) -> int:
         err(problem.replace("server name", "provider name"))
         return 2
     from portico.auth.secret_store import SecretStoreError
-    from portico.policy.prompters import NonInteractivePrompter
-    from portico.services import build_services
+    from portico.cli.common import cli_secrets
 
-    config = load_config(args, report="none")
-    store = build_services(NonInteractivePrompter(), ask_trust=False, config=config).secrets
+    store = cli_secrets(load_config(args, report="none"))
     try:
         key_ref = asyncio.run(_api_key(name, args.api_key_ref, store))
     except SecretStoreError as exc:

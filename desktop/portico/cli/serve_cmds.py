@@ -16,6 +16,7 @@ from portico.cli.common import (
     CommandError,
     add_project_option,
     async_command,
+    cli_secrets,
     cli_services,
     load_config,
 )
@@ -174,7 +175,7 @@ def _watch(
 async def _clients_add(args: argparse.Namespace) -> int:
     from portico.gateway.clients import ClientBook, ClientError
 
-    book = ClientBook(cli_services(load_config(args)).secrets)
+    book = ClientBook(cli_secrets(load_config(args)))
     try:
         token = await book.add(args.name, tuple(args.origin))
     except ClientError as exc:
@@ -193,7 +194,7 @@ async def _clients_list(args: argparse.Namespace) -> int:
 
     from portico.gateway.clients import ClientBook, ClientError
 
-    book = ClientBook(cli_services(load_config(args)).secrets)
+    book = ClientBook(cli_secrets(load_config(args)))
     try:
         await book.load()
     except ClientError as exc:
@@ -212,7 +213,7 @@ async def _clients_list(args: argparse.Namespace) -> int:
 async def _clients_profile(args: argparse.Namespace) -> int:
     from portico.gateway.clients import ClientBook, ClientError
 
-    book = ClientBook(cli_services(load_config(args)).secrets)
+    book = ClientBook(cli_secrets(load_config(args)))
     servers = tuple(args.server) if args.server is not None else None
     try:
         client = await book.set_profile(args.name, servers, tuple(args.tool))
@@ -225,7 +226,7 @@ async def _clients_profile(args: argparse.Namespace) -> int:
 async def _clients_remove(args: argparse.Namespace) -> int:
     from portico.gateway.clients import ClientBook, ClientError
 
-    book = ClientBook(cli_services(load_config(args)).secrets)
+    book = ClientBook(cli_secrets(load_config(args)))
     try:
         removed = await book.remove(args.name)
     except ClientError as exc:

@@ -1,8 +1,9 @@
 """The PATH a login shell would give, so GUI-launched Portico finds npx, uvx, node.
 
 A desktop app started by double-click inherits a minimal PATH. We ask the user's login
-shell once (``$SHELL -ilc``, bounded by a timeout), cache the answer for the process and
-search it (then our own PATH) for stdio commands.
+shell (``$SHELL -ilc``, bounded by a timeout), cache the answer for the process and on
+disk for a few minutes (:mod:`shellpath_store`: each ``portico`` command would otherwise
+start the shell again), and search it (then our own PATH) for stdio commands.
 """
 
 from __future__ import annotations
@@ -17,12 +18,14 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
+from portico.runtime import shellpath_store
 from portico.runtime.errors import CommandNotFound
 
 SHELL_TIMEOUT = 5.0
 _MARK = "__PORTICO_PATH__"
 _cache: dict[str, str] = {}
 _origin: dict[str, str] = {}  # how the cached PATH was made, for messages
+_remembered: set[str] = set()  # keys whose PATH came from the disk, not this process's shell
 _lock = threading.Lock()  # servers connecting at once ask the shell once, not N times
 
 
@@ -77,25 +80,79 @@ def _key(env: Mapping[str, str]) -> str:
     return f"{env.get('SHELL') or ''}\0{env.get('PATH', os.defpath)}"
 
 
-def login_path(*, environ: Mapping[str, str] | None = None, timeout: float = SHELL_TIMEOUT) -> str:
-    """The login shell's PATH merged before ours; computed once per shell, then cached."""
+def login_path(
+    *,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = SHELL_TIMEOUT,
+    store: Path | bool | None = True,
+) -> str:
+    """The login shell's PATH merged before ours; computed once per shell, then cached in
+    the process and (``store``: True for the cache dir's file, a file, or False) on disk."""
     env = os.environ if environ is None else environ
     shell = env.get("SHELL") or ""
     own = env.get("PATH", os.defpath)
     key = _key(env)
     with _lock:
         if key not in _cache:
-            if shell and os.name != "nt":
-                found, why = _ask_shell(shell, timeout)
-            else:
-                found, why = None, "no login shell (SHELL is not set)"
-            _cache[key] = merge_paths(found, own) if found else own
-            _origin[key] = (
-                "the login shell's PATH merged with Portico's"
-                if found
-                else f"Portico's own PATH; {why}"
-            )
+            _learn(key, shell, own, env, timeout, _store_file(store))
         return _cache[key]
+
+
+def _learn(
+    key: str,
+    shell: str,
+    own: str,
+    env: Mapping[str, str],
+    timeout: float,
+    file: Path | None,
+    *,
+    from_disk: bool = True,
+) -> None:
+    if not shell or os.name == "nt":
+        found, why = None, "no login shell (SHELL is not set)"
+    else:
+        digest = shellpath_store.fingerprint(shell, env)
+        kept = shellpath_store.recall(file, digest) if from_disk else None
+        if kept is not None:
+            _remembered.add(key)
+            _cache[key] = merge_paths(kept[0], own)
+            _origin[key] = (
+                f"the login shell's PATH (asked {kept[1] / 60:.0f} min ago) merged with Portico's"
+            )
+            return
+        found, why = _ask_shell(shell, timeout)
+        if found:
+            shellpath_store.remember(file, digest, found)
+    _remembered.discard(key)
+    _cache[key] = merge_paths(found, own) if found else own
+    _origin[key] = (
+        "the login shell's PATH merged with Portico's" if found else f"Portico's own PATH; {why}"
+    )
+
+
+def relearn(
+    *,
+    environ: Mapping[str, str] | None = None,
+    timeout: float = SHELL_TIMEOUT,
+    store: Path | bool | None = True,
+) -> bool:
+    """Ask the shell again when the PATH in use was remembered from the disk (a command
+    was not found on it: the person may have installed it since). True if it asked."""
+    env = os.environ if environ is None else environ
+    key = _key(env)
+    with _lock:
+        if key not in _remembered:
+            return False
+        shell, own, file = env.get("SHELL") or "", env.get("PATH", os.defpath), _store_file(store)
+        shellpath_store.forget(file, shellpath_store.fingerprint(shell, env))
+        _learn(key, shell, own, env, timeout, file, from_disk=False)
+        return True
+
+
+def _store_file(store: Path | bool | None) -> Path | None:
+    if store is True:
+        return shellpath_store.default_file()
+    return store or None
 
 
 def path_origin(*, environ: Mapping[str, str] | None = None) -> str:
@@ -110,9 +167,17 @@ async def login_path_async(
     return await asyncio.to_thread(login_path, environ=environ, timeout=shell_timeout)
 
 
+async def relearn_async(
+    *, environ: Mapping[str, str] | None = None, shell_timeout: float = SHELL_TIMEOUT
+) -> bool:
+    return await asyncio.to_thread(relearn, environ=environ, timeout=shell_timeout)
+
+
 def clear_cache() -> None:
+    """Forget this process's answers (the disk's stay: they have their own key)."""
     _cache.clear()
     _origin.clear()
+    _remembered.clear()
 
 
 def find_command(

@@ -21,7 +21,7 @@ import anyio
 
 from portico.config.model import Scope, ServerSpec, Transport
 from portico.paths import PROJECT_DIR_NAME
-from portico.runtime.errors import ConfigProblem, HttpErrorRecorder
+from portico.runtime.errors import CommandNotFound, ConfigProblem, HttpErrorRecorder
 from portico.runtime.hooks import ConnectionHooks
 from portico.runtime.serverlog import ServerLog
 
@@ -175,7 +175,12 @@ async def _stdio(
 ) -> tuple[AbstractAsyncContextManager[Any], StdioProcessInfo]:
     from mcp.client.stdio import get_default_environment
 
-    from portico.runtime.shellpath import find_command, login_path_async, path_origin
+    from portico.runtime.shellpath import (
+        find_command,
+        login_path_async,
+        path_origin,
+        relearn_async,
+    )
     from portico.runtime.transports.resolve import resolve_pairs
     from portico.runtime.transports.stdio import StdioProcessInfo, stdio_transport
 
@@ -191,18 +196,23 @@ async def _stdio(
         where=f"{spec.source}: {spec.name}.env",
     )
     remember(spec.env, configured)
-    path = await login_path_async(
-        environ=environ if environ is not None else os.environ,
-        shell_timeout=shell_timeout,
-    )
+    env_of = environ if environ is not None else os.environ
+    path = await login_path_async(environ=env_of, shell_timeout=shell_timeout)
     cwd = checked_cwd(spec)
-    search = configured.get("PATH", path)
-    origin = (
-        f"{spec.name}.env PATH"
-        if "PATH" in configured
-        else path_origin(environ=environ if environ is not None else os.environ)
-    )
-    command = find_command(spec.command, search, cwd=cwd, server=spec.name, origin=origin)
+    origin = f"{spec.name}.env PATH" if "PATH" in configured else path_origin(environ=env_of)
+    try:
+        command = find_command(
+            spec.command, configured.get("PATH", path), cwd=cwd, server=spec.name, origin=origin
+        )
+    except CommandNotFound:
+        # A PATH remembered from an earlier process may predate the command's install.
+        if "PATH" in configured or not await relearn_async(
+            environ=env_of, shell_timeout=shell_timeout
+        ):
+            raise
+        path = await login_path_async(environ=env_of, shell_timeout=shell_timeout)
+        origin = path_origin(environ=env_of)
+        command = find_command(spec.command, path, cwd=cwd, server=spec.name, origin=origin)
     env = get_default_environment()
     env["PATH"] = path
     env.update(configured)
