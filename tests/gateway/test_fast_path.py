@@ -117,6 +117,10 @@ async def test_what_the_fast_path_does_not_serve_gets_the_sdks_errors(
         body, headers = modern(3, "tools/call", {"arguments": {}})  # no name
         nameless = await post(http, running, token, (body, headers))
         unknown = await post(http, running, token, modern(4, "tools/call", {"name": "tb__nope"}))
+        body, headers = modern(5, "tools/call", ECHO)
+        headers["Content-Type"] = "text/plain"  # JSON, said not to be
+        not_json = await post(http, running, token, (body, headers))
+    assert not_json.status_code == 400 and "Content-Type" in not_json.text  # the SDK's
     assert no_envelope.status_code == 400 and no_envelope.json()["error"]["code"] == -32602
     assert mismatch.status_code == 400 and "mcp-name" in mismatch.json()["error"]["message"]
     assert nameless.status_code == 400 and nameless.json()["error"]["code"] == -32602

@@ -118,7 +118,11 @@ class FastPath:
         ):
             return None
         raw = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        if not _accepts(raw) or find_duplicated_routing_header(raw) is not None:
+        if (
+            not _accepts(raw)
+            or not _sends_json(raw)
+            or find_duplicated_routing_header(raw) is not None
+        ):
             return None
         headers = dict(raw)
         verdict = classify_inbound_request(decoded, headers=headers)
@@ -191,6 +195,13 @@ def _accepts(headers: list[tuple[str, str]]) -> bool:
     return bool(kinds & {"application/json", "application/*"}) and bool(
         kinds & {"text/event-stream", "text/*"}
     )
+
+
+def _sends_json(headers: list[tuple[str, str]]) -> bool:
+    """The body says it is JSON (else the SDK refuses it), read as the SDK reads it:
+    the first Content-Type header, its media types before any parameter."""
+    sent = next((v for k, v in headers if k == "content-type"), "")
+    return "application/json" in (part.strip() for part in sent.split(";")[0].split(","))
 
 
 def _declared(verdict: InboundModernRoute) -> Callable[[types.ClientCapabilities], bool]:

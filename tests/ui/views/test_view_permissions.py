@@ -69,3 +69,20 @@ async def test_a_views_location_is_asked_of_the_person_only_when_declared(
             await until(located, 60, "the view to hear it was refused")
             assert "location: denied" in located()[0]
             assert desktop.prompter.current is None  # type: ignore[union-attr]
+
+
+def test_a_servers_profile_is_its_own_off_the_record_and_keeps_no_answer(qapp: object) -> None:
+    """All of a server's views share one origin: an answer the profile kept for one view
+    would be given to the next without a question."""
+    from PySide6.QtCore import QObject
+    from PySide6.QtWebEngineCore import QWebEngineProfile
+
+    from portico.ui.views.engine import profile_for
+
+    anchor = QObject()
+    profile = profile_for(anchor, "viewer", ())
+    assert profile.isOffTheRecord()
+    policy = QWebEngineProfile.PersistentPermissionsPolicy.AskEveryTime
+    assert profile.persistentPermissionsPolicy() == policy
+    assert profile_for(anchor, "viewer", ()) is profile
+    assert profile_for(anchor, "other", ()) is not profile

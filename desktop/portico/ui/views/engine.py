@@ -4,8 +4,10 @@ Per server: one off-the-record profile (nothing a view stores survives it or rea
 another server's views) whose request interceptor lets through only the origins that
 server's views declared. Per view: a page that refuses every navigation after its own
 first load (but a subframe of a declared ``frameDomains`` origin), opens no windows and
-passes the permissions it is asked for (camera, microphone, clipboard, location) to the
-pane, which asks the person; every other permission is denied.
+passes the permissions its resource declared (camera, microphone, clipboard, location) to
+the pane, which asks the person each time (the profile keeps no answer); a permission it
+did not declare is refused unasked. The documents a view's frame loads come from the
+server's own scheme handler; every other request passes the server's fence.
 """
 
 from __future__ import annotations
@@ -195,6 +197,11 @@ def profile_for(anchor: QObject, server: str, origins: tuple[str, ...]) -> QWebE
     profile = keeper.by_server.get(server)
     if profile is None:
         profile = QWebEngineProfile(keeper)  # no storage name: off the record
+        # All of a server's views share its origin: an answer kept for one would be
+        # given to the next without the person being asked.
+        profile.setPersistentPermissionsPolicy(
+            QWebEngineProfile.PersistentPermissionsPolicy.AskEveryTime
+        )
         fence = keeper.fences[server] = _Fence(server, profile)
         profile.setUrlRequestInterceptor(fence)
         documents = keeper.documents[server] = _Documents(profile)
