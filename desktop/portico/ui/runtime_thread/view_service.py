@@ -14,7 +14,7 @@ import logging
 import webbrowser
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from portico.apps.heights import FILE_NAME, ViewHeights
 from portico.apps.resource import ViewCache, ViewUnavailable
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from portico.runtime.results import ToolResult
     from portico.ui.runtime_thread.page_service import PageService
 
+_T = TypeVar("_T")
 log = logging.getLogger(__name__)
 
 
@@ -57,6 +58,7 @@ class ViewService:
         # (server, view uri, kind) -> the person's answer, for as long as Portico runs
         self._permissions: dict[tuple[str, str, str], bool] = {}
         self.heights: ViewHeights | None = None  # read on the first view opened
+        self._heights_lock = asyncio.Lock()  # its file is read and written off the loop
 
     def _heights(self) -> ViewHeights:
         if self.heights is None:
@@ -122,6 +124,7 @@ class ViewService:
         session.tool_result(result)
         self._sessions[session.id] = session
         csp = view.csp
+        height = await self._in_heights(lambda h: h.get(view.server, view.uri))
         return ViewOpened(
             id=session.id,
             server=view.server,
@@ -133,7 +136,7 @@ class ViewService:
             policy_lines=tuple(csp.lines()),
             prefers_border=view.prefers_border,
             frames=csp.frame,
-            height=self._heights().get(view.server, view.uri),
+            height=height,
             live_limit=self._live_limit(),
         )
 
@@ -144,7 +147,12 @@ class ViewService:
     async def remember_height(self, server: str, uri: str, height: int) -> int:
         """The person resized the view of ``server``'s ``uri``: its height from now on
         (brought within the limits), in every chat and after a restart."""
-        return self._heights().set(server, uri, height)
+        return await self._in_heights(lambda h: h.set(server, uri, height))
+
+    async def _in_heights(self, use: Callable[[ViewHeights], _T]) -> _T:
+        """``use`` the heights file in a worker thread, one use at a time."""
+        async with self._heights_lock:
+            return await asyncio.to_thread(use, self._heights())
 
     async def message(self, view_id: str, text: str) -> None:
         """One message the view sent (JSON text); a view already closed is ignored."""
