@@ -77,12 +77,12 @@ def links_out(
     return tuple(out.items())
 
 
-def links_out_notes(spec: ServerSpec, args: Sequence[str], cwd: str | None) -> list[str]:
-    """The server's Log lines for ``links_out``."""
+def links_out_notes(spec: ServerSpec, found: Sequence[tuple[str, str]]) -> list[str]:
+    """The server's Log lines for what ``links_out`` found."""
     return [
         f"sandbox: not bound: {path} leads out of the project to {real}; to let it read "
         f"{real}, name that path in {spec.name}.sandbox.read (its review will show it)"
-        for path, real in links_out(spec, args, cwd)
+        for path, real in found
     ]
 
 

@@ -270,9 +270,10 @@ async def _sandboxed(
             f"sandbox: Landlock, as {method.instead_of or 'bwrap cannot run here'}: files as "
             "with bwrap; TCP only to its proxy's port, no UDP or raw sockets"
         )
+    from portico.runtime.sandbox.launch import links_out
     from portico.runtime.sandbox.loader_env import take_late
 
-    _links_out(spec, args, cwd, note)
+    _links_out(spec, await asyncio.to_thread(links_out, spec, args, cwd), cwd, note)
     home = env.get("HOME") or str(Path.home())
     late = take_late(env)  # the loader's variables: for the server only, once ruled
     launch = _Launch(spec, method, stack, command, tuple(args), env, cwd, home, note, refused, late)
@@ -282,16 +283,20 @@ async def _sandboxed(
 
 
 def _links_out(
-    spec: ServerSpec, args: list[str], cwd: str | None, note: Callable[[str], None]
+    spec: ServerSpec,
+    found: tuple[tuple[str, str], ...],
+    cwd: str | None,
+    note: Callable[[str], None],
 ) -> None:
-    """A project server's paths that a link takes out of its project are not bound: its
-    Log says which; a cwd so led out stops the start (the server could not run there)."""
+    """A project server's paths that a link takes out of its project (``found``, a walk
+    of the disk made off the loop) are not bound: its Log says which; a cwd so led out
+    stops the start (the server could not run there)."""
     from portico.runtime.errors import SandboxProblem
-    from portico.runtime.sandbox.launch import links_out, links_out_notes
+    from portico.runtime.sandbox.launch import links_out_notes
 
-    for line in links_out_notes(spec, args, cwd):
+    for line in links_out_notes(spec, found):
         note(line)
-    for path, real in links_out(spec, args, cwd):
+    for path, real in found:
         if cwd and path == os.path.normpath(cwd):
             raise SandboxProblem(
                 f"{spec.source}: {spec.name}: not started: its cwd {path} leads out of the "
