@@ -43,7 +43,7 @@ from portico.gateway.access import client_of
 from portico.gateway.activity import ClientActivity, ClientExchange
 from portico.gateway.clients import Client
 from portico.gateway.forwarding import Forwarder, Leg, deprecated_ok
-from portico.gateway.input_rounds import HeldCall
+from portico.gateway.input_rounds import HeldCall, StateRefused
 from portico.gateway.uri_template import matches
 from portico.policy.guard import ChatContext, Refusal
 from portico.prompts import Caller
@@ -199,18 +199,13 @@ class Gateway:
         """One ``tools/call`` of ``client`` (both the SDK's handler and the fast path's)."""
         rounds = self.forwarder.rounds
         if params.request_state is not None:  # a 2026-07-28 retry: the held call goes on
-            held = rounds.resume(client.name, params.request_state, params.input_responses)
-            if held is None:
-                self._record(
-                    client,
-                    "tools/call",
-                    params.name,
-                    "refused: stale requestState",
-                    time.monotonic(),
+            try:
+                held = rounds.resume(
+                    client.name, params.name, params.request_state, params.input_responses
                 )
-                raise MCPError(
-                    -32602, "requestState is unknown, already used or expired: call the tool again"
-                )
+            except StateRefused as refused:
+                self._record(client, "tools/call", params.name, refused.outcome, time.monotonic())
+                raise MCPError(-32602, str(refused)) from None
             for entry in self.forwarder.entries_of(held):
                 entry.leg = leg  # log lines and progress go on the newest leg
             return await rounds.next(held)
@@ -228,7 +223,7 @@ class Gateway:
         if server is not None and not leg.can_send_request and leg.can_be_asked():
             # no back-channel (2026-07-28): what the backend asks goes in input-required
             # results, the call held across the client's retries
-            held = HeldCall(client.name)
+            held = HeldCall(client.name, params.name)
             run = self._guarded(leg, client, state, params, server, started, held)
             return await rounds.next(rounds.start(client.name, run, held))
         return await self._guarded(leg, client, state, params, server, started, None)

@@ -1,0 +1,62 @@
+"""A 2026-07-28 call held across the client's retries (``gateway/input_rounds.py``): what
+the backend sends after an answer reaches the client's live leg, a retry goes on only with
+the call its requestState was issued for, and no leg is answered with an empty question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import mcp_types as types
+import pytest
+
+from portico.config.model import TrustLevel
+from tests.gateway.helpers import sdk_client, serving, texts
+from tests.helpers.person import ScriptedPerson
+from tests.helpers.specs import asker_spec
+
+SURVEY = "asker__survey"
+
+
+def answer(key: str, text: str) -> dict[str, Any]:
+    return {key: types.ElicitResult(action="accept", content={"answer": text})}
+
+
+async def never_asked(context: Any, params: Any) -> types.ElicitResult:
+    raise AssertionError("a held call's question goes in an input-required result")
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("memory_keyring")
+async def test_a_retry_naming_another_tool_is_refused_and_the_state_stays_for_its_call() -> None:
+    from mcp import MCPError
+
+    async with serving(ScriptedPerson(), asker_spec(trust=TrustLevel.FULL)) as running:
+        token = await running.endpoint.book.add("ide")
+        async with sdk_client(running.url, token, elicitation_callback=never_asked) as c:
+            first = await c.session.call_tool(SURVEY, {}, allow_input_required=True)
+            assert isinstance(first, types.InputRequiredResult), first
+            assert first.input_requests is not None
+            ((key, _request),) = first.input_requests.items()
+            with pytest.raises(MCPError, match="belongs to a call of 'asker__survey', not"):
+                await c.session.call_tool(
+                    "asker__form",
+                    {},
+                    input_responses=answer(key, "wrong"),
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
+            done = await c.session.call_tool(
+                SURVEY,
+                {},
+                input_responses=answer(key, "right"),
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(done, types.CallToolResult), done
+            assert texts(done) == "right"
+    outcomes = [
+        (e.target, e.outcome)
+        for e in running.endpoint.gateway.activity.entries()
+        if e.outcome.startswith("refused")
+    ]
+    assert outcomes == [("asker__form", "refused: requestState of another tool")]
