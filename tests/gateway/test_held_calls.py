@@ -4,6 +4,7 @@ the call its requestState was issued for, and no leg is answered with an empty q
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import mcp_types as types
@@ -23,6 +24,44 @@ def answer(key: str, text: str) -> dict[str, Any]:
 
 async def never_asked(context: Any, params: Any) -> types.ElicitResult:
     raise AssertionError("a held call's question goes in an input-required result")
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("memory_keyring")
+async def test_progress_after_the_clients_answer_goes_to_the_retry_not_the_first_leg() -> None:
+    heard: dict[str, list[str]] = {"first": [], "retry": []}
+    retry_heard = asyncio.Event()
+
+    def hearing(leg: str) -> Any:
+        async def hear(progress: float, total: float | None, message: str | None) -> None:
+            heard[leg].append(message or "")
+            if leg == "retry":
+                retry_heard.set()
+
+        return hear
+
+    async with serving(ScriptedPerson(), asker_spec(trust=TrustLevel.FULL)) as running:
+        token = await running.endpoint.book.add("ide")
+        async with sdk_client(running.url, token, elicitation_callback=never_asked) as c:
+            first = await c.session.call_tool(
+                SURVEY, {}, progress_callback=hearing("first"), allow_input_required=True
+            )
+            assert isinstance(first, types.InputRequiredResult), first
+            assert first.input_requests is not None
+            ((key, _request),) = first.input_requests.items()
+            done = await c.session.call_tool(
+                SURVEY,
+                {},
+                progress_callback=hearing("retry"),
+                input_responses=answer(key, "yes"),
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+            assert isinstance(done, types.CallToolResult), done
+            assert texts(done) == "yes"
+            # the SDK client runs progress callbacks in tasks of their own
+            await asyncio.wait_for(retry_heard.wait(), 10)
+    assert heard == {"first": [], "retry": ["answered yes"]}
 
 
 @pytest.mark.slow

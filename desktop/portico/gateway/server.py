@@ -239,10 +239,11 @@ class Gateway:
         held: HeldCall | None,
     ) -> types.CallToolResult:
         before = len(state.active)
-        progress = _progress_to(leg.ctx) if leg.ctx is not None else None
-        context = CallContext(Caller("client", client.name), progress=progress)
         try:
-            with self.forwarder.calling(server, leg, client, held):
+            with self.forwarder.calling(server, leg, client, held) as entry:
+                # a held call's retries are new legs (calling() keeps the newest in entry)
+                progress = _progress_to(lambda: entry.leg if entry is not None else leg, held)
+                context = CallContext(Caller("client", client.name), progress=progress)
                 result = await self.guard.call(
                     state.chat, params.name, params.arguments, context=context, active=state.active
                 )
@@ -482,17 +483,29 @@ class Gateway:
         return types.GetPromptResult.model_validate(result.model_dump(by_alias=True))
 
 
-def _progress_to(ctx: Ctx) -> Callable[[float, float | None, str | None], Any] | None:
-    """Forward the backend's progress to the client, if it asked for progress."""
-    meta: Any = ctx.meta or {}
-    token = meta.get("progress_token", meta.get("progressToken")) if hasattr(meta, "get") else None
-    if token is None:
+def _progress_to(
+    live: Callable[[], Leg], held: HeldCall | None
+) -> Callable[[float, float | None, str | None], Any] | None:
+    """Forward the backend's progress to the call's live leg, if that leg asked for
+    progress. A held call's retries are new requests, each with its own token (or none),
+    so the backend reports whenever the call is held and each report finds its leg."""
+    if held is None and _token(live().ctx) is None:
         return None
 
     async def report(progress: float, total: float | None, message: str | None) -> None:
+        ctx = live().ctx
+        token = _token(ctx)
+        if ctx is None or token is None:
+            return
         with contextlib.suppress(Exception):
             await ctx.session.send_progress_notification(
                 token, progress, total, message, related_request_id=str(ctx.request_id)
             )
 
     return report
+
+
+def _token(ctx: Ctx | None) -> Any:
+    """The progress token a request asked for progress with; None: it did not."""
+    meta: Any = (ctx.meta if ctx is not None else None) or {}
+    return meta.get("progress_token", meta.get("progressToken")) if hasattr(meta, "get") else None
