@@ -5,12 +5,14 @@ the call its requestState was issued for, and no leg is answered with an empty q
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 import mcp_types as types
 import pytest
 
 from portico.config.model import TrustLevel
+from portico.gateway.input_rounds import HeldCall, InputRounds
 from tests.gateway.helpers import sdk_client, serving, texts
 from tests.helpers.person import ScriptedPerson
 from tests.helpers.specs import asker_spec
@@ -99,3 +101,53 @@ async def test_a_retry_naming_another_tool_is_refused_and_the_state_stays_for_it
         if e.outcome.startswith("refused")
     ]
     assert outcomes == [("asker__form", "refused: requestState of another tool")]
+
+
+# The backend's side of a held call, in this loop: questions raised and withdrawn in
+# exactly the moment InputRounds.next gives a sibling question to arrive (one loop step).
+
+QUESTION = types.ElicitRequest(
+    params=types.ElicitRequestFormParams(
+        message="Still there?", requested_schema={"type": "object", "properties": {}}
+    )
+)
+DONE = types.CallToolResult(content=[types.TextContent(type="text", text="done")])
+
+
+async def test_a_question_withdrawn_as_it_is_raised_is_not_put_to_the_client() -> None:
+    rounds = InputRounds()
+    held = HeldCall("ide", "asker__survey")
+
+    async def backend() -> types.CallToolResult:
+        withdrawn = asyncio.ensure_future(rounds.ask(held, QUESTION, types.ElicitResult))
+        await asyncio.sleep(0)  # the question is raised...
+        withdrawn.cancel()  # ...and withdrawn before the client was shown it
+        with contextlib.suppress(asyncio.CancelledError):
+            await withdrawn
+        await rounds.ask(held, QUESTION, types.ElicitResult)
+        return DONE
+
+    result = await asyncio.wait_for(rounds.next(rounds.start("ide", backend(), held)), 5)
+    assert isinstance(result, types.InputRequiredResult), result
+    assert result.input_requests is not None
+    assert list(result.input_requests) == list(held.asked)  # the second question only
+    assert [r.method for r in result.input_requests.values()] == ["elicitation/create"]
+    assert held.task is not None
+    held.task.cancel()
+    rounds.close()
+
+
+async def test_a_call_that_ends_as_its_question_is_raised_answers_with_its_result() -> None:
+    rounds = InputRounds()
+    held = HeldCall("ide", "asker__survey")
+
+    async def backend() -> types.CallToolResult:
+        asking = asyncio.ensure_future(rounds.ask(held, QUESTION, types.ElicitResult))
+        await asyncio.sleep(0)  # the question is raised...
+        await asyncio.sleep(0)  # ...the endpoint looks for a sibling question...
+        asking.cancel()  # ...and the call ends
+        return DONE
+
+    result = await asyncio.wait_for(rounds.next(rounds.start("ide", backend(), held)), 5)
+    assert result is DONE
+    rounds.close()

@@ -88,7 +88,12 @@ class InputRounds:
                 waiting = {k: v[0] for k, v in held.asked.items() if k not in held.sent}
                 if waiting:
                     await asyncio.sleep(0)  # a sibling question raised in the same moment
+                    # ...or, in that moment, the question withdrawn or the call finished
+                    if held.task.done():
+                        return held.task.result()
                     waiting = {k: v[0] for k, v in held.asked.items() if k not in held.sent}
+                    if not waiting:
+                        continue
                     held.sent.update(waiting)
                     return types.InputRequiredResult(
                         input_requests=waiting, request_state=self._hold(held)
