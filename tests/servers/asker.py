@@ -15,6 +15,9 @@ Tools (text results, structured_output=False):
                           cheese|ham|olives, default ["cheese"], maxItems 2) and sizes
                           (array of anyOf const s|m|l titled Small|Medium|Large,
                           default ["m"]); returns JSON {"action": ..., "content": ...}
+  survey()                form elicitation of one string "answer", then progress 1/1
+                          with message "answered <answer>"; returns the answer (a
+                          call's progress after the client's answer)
   roots()                 roots/list; returns JSON {"roots": [uri, ...]} or {"error": message}
                           (also when the client declared no roots capability)
   link()                  URL elicitation of https://example.com/connect; returns the action
@@ -41,7 +44,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +121,18 @@ def build(desc: str) -> MCPServer:
             "Build your pizza", MULTI_SCHEMA, related_request_id=ctx.request_id
         )
         return json.dumps({"action": result.action, "content": result.content})
+
+    @server.tool(structured_output=False)
+    async def survey(ctx: Context) -> str:
+        """Ask one question, then report progress."""
+        ran()
+        schema = {"type": "object", "properties": {"answer": {"type": "string"}}}
+        result = await ctx.request_context.session.elicit_form(
+            "One question", schema, related_request_id=ctx.request_id
+        )
+        answer = str((result.content or {}).get("answer", ""))
+        await ctx.report_progress(1, 1, f"answered {answer}")
+        return answer
 
     @server.tool(structured_output=False)
     async def roots(ctx: Context) -> str:
@@ -277,4 +291,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

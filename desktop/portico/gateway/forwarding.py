@@ -6,8 +6,8 @@
   the client sessions whose profile sees that server. Handshake-era (2025-11-25) sessions
   get them on their standing stream; 2026-07-28 clients get list changes and resource
   updates on their ``subscriptions/listen`` stream (:attr:`Forwarder.listen_bus`) and log
-  lines only on the stream of a call they opted in on. Progress rides the call
-  (``server._progress_to``).
+  lines only on the stream of a call they opted in on. Progress rides the call, a held
+  call's on its newest leg as its log lines do (``server._progress_to``).
 - **Requests.** A server's elicitation or sampling request made while a client's call is
   running on that server goes to that client (the newest such call whose client declared
   the capability): the person's rules decide first (``policy/elicitation.py``,

@@ -33,6 +33,7 @@ class HeldCall:
     """One client call and the backend's questions waiting for the client's answers."""
 
     client: str
+    tool: str  # the name the client called: its retries must name it too
     task: asyncio.Task[types.CallToolResult] | None = None
     asked: dict[str, tuple[types.InputRequest, type[Any], asyncio.Future[Any]]] = field(
         default_factory=dict
@@ -40,6 +41,15 @@ class HeldCall:
     sent: set[str] = field(default_factory=set)  # keys the client was shown
     news: asyncio.Event = field(default_factory=asyncio.Event)  # a new question
     expiry: asyncio.TimerHandle | None = None
+
+
+class StateRefused(LookupError):
+    """A retry's ``request_state`` names no call this retry may go on with: ``outcome``
+    for the activity log, the message for the client."""
+
+    def __init__(self, outcome: str, message: str) -> None:
+        super().__init__(message)
+        self.outcome = outcome
 
 
 class InputRounds:
@@ -78,7 +88,12 @@ class InputRounds:
                 waiting = {k: v[0] for k, v in held.asked.items() if k not in held.sent}
                 if waiting:
                     await asyncio.sleep(0)  # a sibling question raised in the same moment
+                    # ...or, in that moment, the question withdrawn or the call finished
+                    if held.task.done():
+                        return held.task.result()
                     waiting = {k: v[0] for k, v in held.asked.items() if k not in held.sent}
+                    if not waiting:
+                        continue
                     held.sent.update(waiting)
                     return types.InputRequiredResult(
                         input_requests=waiting, request_state=self._hold(held)
@@ -102,12 +117,26 @@ class InputRounds:
             log.info("gateway: %s did not answer a server's question in time", held.client)
             held.task.cancel()
 
-    def resume(self, client: str, token: str, responses: dict[str, Any] | None) -> HeldCall | None:
-        """The call a retry's ``request_state`` names, its answers delivered; None when
-        the state is unknown, used, expired or another client's."""
+    def resume(
+        self, client: str, tool: str, token: str, responses: dict[str, Any] | None
+    ) -> HeldCall:
+        """The call a retry's ``request_state`` names, its answers delivered.
+
+        Raises :class:`StateRefused` when the state is unknown, used, expired or another
+        client's, or when the retry calls another tool than the held call (the state
+        stays valid for the right retry then)."""
         held = self._held.get(token)
         if held is None or held.client != client:
-            return None
+            raise StateRefused(
+                "refused: stale requestState",
+                "requestState is unknown, already used or expired: call the tool again",
+            )
+        if held.tool != tool:
+            raise StateRefused(
+                "refused: requestState of another tool",
+                f"requestState belongs to a call of {held.tool!r}, not {tool!r}: "
+                f"retry {held.tool!r} with it, or call {tool!r} without one",
+            )
         del self._held[token]
         if held.expiry is not None:
             held.expiry.cancel()

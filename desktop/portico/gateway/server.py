@@ -43,7 +43,7 @@ from portico.gateway.access import client_of
 from portico.gateway.activity import ClientActivity, ClientExchange
 from portico.gateway.clients import Client
 from portico.gateway.forwarding import Forwarder, Leg, deprecated_ok
-from portico.gateway.input_rounds import HeldCall
+from portico.gateway.input_rounds import HeldCall, StateRefused
 from portico.gateway.uri_template import matches
 from portico.policy.guard import ChatContext, Refusal
 from portico.prompts import Caller
@@ -199,18 +199,13 @@ class Gateway:
         """One ``tools/call`` of ``client`` (both the SDK's handler and the fast path's)."""
         rounds = self.forwarder.rounds
         if params.request_state is not None:  # a 2026-07-28 retry: the held call goes on
-            held = rounds.resume(client.name, params.request_state, params.input_responses)
-            if held is None:
-                self._record(
-                    client,
-                    "tools/call",
-                    params.name,
-                    "refused: stale requestState",
-                    time.monotonic(),
+            try:
+                held = rounds.resume(
+                    client.name, params.name, params.request_state, params.input_responses
                 )
-                raise MCPError(
-                    -32602, "requestState is unknown, already used or expired: call the tool again"
-                )
+            except StateRefused as refused:
+                self._record(client, "tools/call", params.name, refused.outcome, time.monotonic())
+                raise MCPError(-32602, str(refused)) from None
             for entry in self.forwarder.entries_of(held):
                 entry.leg = leg  # log lines and progress go on the newest leg
             return await rounds.next(held)
@@ -228,7 +223,7 @@ class Gateway:
         if server is not None and not leg.can_send_request and leg.can_be_asked():
             # no back-channel (2026-07-28): what the backend asks goes in input-required
             # results, the call held across the client's retries
-            held = HeldCall(client.name)
+            held = HeldCall(client.name, params.name)
             run = self._guarded(leg, client, state, params, server, started, held)
             return await rounds.next(rounds.start(client.name, run, held))
         return await self._guarded(leg, client, state, params, server, started, None)
@@ -244,10 +239,11 @@ class Gateway:
         held: HeldCall | None,
     ) -> types.CallToolResult:
         before = len(state.active)
-        progress = _progress_to(leg.ctx) if leg.ctx is not None else None
-        context = CallContext(Caller("client", client.name), progress=progress)
         try:
-            with self.forwarder.calling(server, leg, client, held):
+            with self.forwarder.calling(server, leg, client, held) as entry:
+                # a held call's retries are new legs (calling() keeps the newest in entry)
+                progress = _progress_to(lambda: entry.leg if entry is not None else leg, held)
+                context = CallContext(Caller("client", client.name), progress=progress)
                 result = await self.guard.call(
                     state.chat, params.name, params.arguments, context=context, active=state.active
                 )
@@ -487,17 +483,29 @@ class Gateway:
         return types.GetPromptResult.model_validate(result.model_dump(by_alias=True))
 
 
-def _progress_to(ctx: Ctx) -> Callable[[float, float | None, str | None], Any] | None:
-    """Forward the backend's progress to the client, if it asked for progress."""
-    meta: Any = ctx.meta or {}
-    token = meta.get("progress_token", meta.get("progressToken")) if hasattr(meta, "get") else None
-    if token is None:
+def _progress_to(
+    live: Callable[[], Leg], held: HeldCall | None
+) -> Callable[[float, float | None, str | None], Any] | None:
+    """Forward the backend's progress to the call's live leg, if that leg asked for
+    progress. A held call's retries are new requests, each with its own token (or none),
+    so the backend reports whenever the call is held and each report finds its leg."""
+    if held is None and _token(live().ctx) is None:
         return None
 
     async def report(progress: float, total: float | None, message: str | None) -> None:
+        ctx = live().ctx
+        token = _token(ctx)
+        if ctx is None or token is None:
+            return
         with contextlib.suppress(Exception):
             await ctx.session.send_progress_notification(
                 token, progress, total, message, related_request_id=str(ctx.request_id)
             )
 
     return report
+
+
+def _token(ctx: Ctx | None) -> Any:
+    """The progress token a request asked for progress with; None: it did not."""
+    meta: Any = (ctx.meta if ctx is not None else None) or {}
+    return meta.get("progress_token", meta.get("progressToken")) if hasattr(meta, "get") else None
