@@ -157,8 +157,8 @@ async def _bench(models: Any, alone: float) -> None:
         f"{with_chat:.0f} MiB (+{with_chat - base:.0f}); scrolled to its first message "
         f"({len(cards)} cards shown on the way) {scrolled:.0f} MiB (+{scrolled - base:.0f}); "
         f"back on the empty chat {closed:.0f} MiB (+{closed - base:.0f})\n"
-        f"the app in its own process: {alone:.0f} MiB settled; with the long chat open "
-        f"{alone + with_chat - base:.0f} MiB, scrolled through {alone + scrolled - base:.0f} "
+        f"the app in its own process: {alone:.1f} MiB settled; with the long chat open "
+        f"{alone + with_chat - base:.1f} MiB, scrolled through {alone + scrolled - base:.1f} "
         "MiB (goal <= 200)"
     )
     assert len(cards) == CARDS
