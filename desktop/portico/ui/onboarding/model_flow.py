@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -28,6 +28,10 @@ from PySide6.QtWidgets import (
 
 from portico.ui.dialogs.base import action_button
 from portico.ui.palette import set_tone
+
+if TYPE_CHECKING:
+    from portico.chat.detect import DetectedServer
+    from portico.chat.model_info import ModelInfo
 
 ANTHROPIC_MODEL = "claude-sonnet-4-5"
 
@@ -124,8 +128,8 @@ class ModelFlow(QDialog):
 
     # --- local servers -----------------------------------------------------------------
 
-    def set_detected(self, servers: Sequence[Any]) -> None:
-        """``servers``: chat.detect.DetectedServer rows (label, name, base_url, models)."""
+    def set_detected(self, servers: Sequence[DetectedServer]) -> None:
+        """The model servers found on this computer, each with its models."""
         if not servers:
             self.local_note.setText(
                 "No model server found on this computer (looked for Ollama, LM Studio and "
@@ -139,7 +143,7 @@ class ModelFlow(QDialog):
             line.addWidget(label, 1)
             models = QComboBox()
             models.setAccessibleName(f"{server.label} model")
-            details = {d.id: d for d in getattr(server, "details", ())}
+            details = {d.id: d for d in server.details}
             for index, model in enumerate(server.models):
                 models.addItem(model)
                 if model in details and details[model].said:
@@ -225,9 +229,9 @@ class ModelFlow(QDialog):
         self.status.show()
 
 
-def _show_details(label: QLabel, info: Any) -> None:
-    """What the server said of the chosen model (chat.model_info.ModelInfo); a model that
-    takes no tool calls is said so before it is chosen."""
+def _show_details(label: QLabel, info: ModelInfo | None) -> None:
+    """What the server said of the chosen model; a model that takes no tool calls is
+    said so before it is chosen."""
     if info is None or not info.said:
         label.hide()
         return
