@@ -1,4 +1,4 @@
-"""Images in the transcript are decoded off the GUI thread: a 6000x6000 PNG (~0.4 s to
+"""Images in the transcript are decoded off the GUI thread: an 8400x4200 PNG (0.2-0.8 s to
 decode) attached to a message and returned by a tool does not stall the GUI loop while
 its thumbnail is made (tests/helpers/heartbeat.py measures the loop's longest gap)."""
 
@@ -17,7 +17,7 @@ from portico.ui.chat.tool_card import CardState, ToolCard
 from tests.helpers.heartbeat import Heartbeat, as_the_app_runs
 from tests.ui.qt_helpers import until
 
-SIDE = 6000
+SIDE = 8400
 
 
 def _big_png(path: Path) -> bytes:
