@@ -1,4 +1,4 @@
-"""Images in the transcript are decoded off the GUI thread: an 8400x4200 PNG (0.2-0.8 s to
+"""Images in the transcript are decoded off the GUI thread: an 8400x4200 PNG (~0.2 s idle to
 decode) attached to a message and returned by a tool does not stall the GUI loop while
 its thumbnail is made (tests/helpers/heartbeat.py measures the loop's longest gap)."""
 
