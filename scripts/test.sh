@@ -28,6 +28,8 @@ unset PYTHONDONTWRITEBYTECODE
 .venv/bin/ruff check desktop tests
 .venv/bin/lint-imports
 .venv/bin/mypy
-# Two workers (pytest-xdist): most tests wait on real servers and processes, so the
-# whole run takes about half the time it takes in one process.
-.venv/bin/python -m pytest -n "${PORTICO_TEST_WORKERS:-2}" --dist worksteal "$@"
+# Three workers (pytest-xdist) on two cores: most tests wait on real servers and
+# processes, so a third worker fills the time the other two spend waiting (2 cores:
+# 407 s on two workers, 330 s on three; 268 s with the fork server of
+# tests/helpers/warm.py, which runs the test servers and `portico` commands warm).
+.venv/bin/python -m pytest -n "${PORTICO_TEST_WORKERS:-3}" --dist worksteal "$@"

@@ -3,6 +3,7 @@ if Portico logged a warning or an error that the test did not declare (``allow_l
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -14,6 +15,7 @@ import pytest
 from hypothesis import settings
 
 from tests.helpers.logs import AllowLogs
+from tests.helpers.warm import session_fork_server
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -34,6 +36,25 @@ if os.environ.get("CI"):
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS = REPO / "tests" / "peers" / "node_modules"
+
+
+_WARM = pytest.StashKey[contextlib.ExitStack]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's fork server (tests/helpers/warm.py), started by the controlling process
+    only: an xdist worker finds it named in the environment it inherited."""
+    if hasattr(config, "workerinput"):
+        return
+    stack = contextlib.ExitStack()
+    stack.enter_context(session_fork_server())
+    config.stash[_WARM] = stack
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stack = config.stash.get(_WARM, None)
+    if stack is not None:
+        stack.close()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from portico.paths import paths
 from tests.helpers.servers import EVERYTHING, NODE
+from tests.helpers.warm import python_command
 from tests.servers.model_server import ModelServer, text, tool_call
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,7 +26,7 @@ pytestmark = [
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "portico.cli.main", *args],
+        python_command("-m", "portico.cli.main", *args),
         capture_output=True,
         text=True,
         timeout=120,

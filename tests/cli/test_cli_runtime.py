@@ -14,6 +14,7 @@ import pytest
 
 from portico.paths import paths
 from tests.helpers.servers import start_toolbox, stop_server
+from tests.helpers.warm import python_command
 
 pytestmark = pytest.mark.slow  # talks to real servers or processes
 
@@ -24,7 +25,7 @@ TOOLBOX = REPO / "tests" / "servers" / "toolbox.py"
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "portico.cli.main", *args],
+        python_command("-m", "portico.cli.main", *args),
         capture_output=True,
         text=True,
         timeout=120,

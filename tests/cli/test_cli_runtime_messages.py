@@ -14,6 +14,7 @@ import pytest
 
 from portico.cli.main import main
 from portico.paths import paths
+from tests.helpers.warm import python_command
 
 pytestmark = pytest.mark.slow  # real servers, processes or the app
 
@@ -47,7 +48,7 @@ def test_mcp_tools_prints_each_warning_once(portico_home: Path, tmp_path: Path) 
         '"stdio"]\ntools = { include = ["echo", "ecko"] }\n'
     )
     done = subprocess.run(
-        [sys.executable, "-m", "portico.cli.main", "mcp", "tools", "box"],
+        python_command("-m", "portico.cli.main", "mcp", "tools", "box"),
         capture_output=True,
         text=True,
         timeout=120,

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.helpers.servers import free_port, wait_port
+from tests.helpers.warm import python_command
 
 REPO = Path(__file__).resolve().parents[2]
 RECORDER = REPO / "tests" / "servers" / "recorder.py"
@@ -86,7 +87,7 @@ def portico(
     **env: str,
 ) -> Run:
     done = subprocess.run(
-        [sys.executable, "-m", "portico.cli.main", *args],
+        python_command("-m", "portico.cli.main", *args),
         input=stdin,
         capture_output=True,
         text=True,

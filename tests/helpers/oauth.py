@@ -42,6 +42,7 @@ from portico.prompts import (
     DeviceCodeRequest,
     Notice,
 )
+from tests.helpers.warm import python_command
 
 REPO = Path(__file__).resolve().parents[2]
 NODE = REPO / "tests" / "peers" / "node_modules" / ".bin" / "node"
@@ -413,10 +414,7 @@ async def run_portico(
     if keyring_backend:
         env["PYTHON_KEYRING_BACKEND"] = keyring_backend
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "portico.cli.main",
-        *args,
+        *python_command("-m", "portico.cli.main", *args),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -444,15 +442,16 @@ async def cli_login(
     """``portico mcp login NAME --no-browser`` in its own process; the scripted browser
     follows the URL it prints to the loopback listener it names."""
     process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "portico.cli.main",
-        "mcp",
-        "login",
-        name,
-        "--no-browser",
-        "--project",
-        str(project),
+        *python_command(
+            "-m",
+            "portico.cli.main",
+            "mcp",
+            "login",
+            name,
+            "--no-browser",
+            "--project",
+            str(project),
+        ),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -41,6 +41,9 @@ Tools (text results, structured_output=False):
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import argparse
 import asyncio
 import json

@@ -15,6 +15,9 @@ Resources:
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import sys
 from typing import Any
 

@@ -9,6 +9,9 @@ Prompts: ``greet()``. Resources: ``fresh://note`` ("a note").
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import argparse
 
 from mcp.server import MCPServer

@@ -12,6 +12,9 @@ pictures://data.bin (8 bytes of binary), template pictures://items/{item_id}.
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import base64
 import sys
 from pathlib import Path

@@ -9,6 +9,9 @@ request only with a JWT access token whose audience is this resource, signed by 
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import json
 from dataclasses import dataclass, field
 from typing import Any

@@ -10,6 +10,9 @@ Run: ``python tests/servers/prying.py``. Tools (text results, never an error):
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import socket
 import urllib.error
 import urllib.request

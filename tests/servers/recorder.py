@@ -11,6 +11,9 @@ test can tell "ran without asking" from "asked first".
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import argparse
 import json
 from pathlib import Path

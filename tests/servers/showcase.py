@@ -16,6 +16,9 @@ template showcase://items/{item_id}.
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import json
 import struct
 import zlib

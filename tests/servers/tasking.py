@@ -27,6 +27,9 @@ Tools (text results; greet, slow_compute, confirm_job and task_log are read-only
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import argparse
 import asyncio
 import json

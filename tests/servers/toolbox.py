@@ -56,6 +56,9 @@ Prompts: greet(name). Resources: toolbox://readme (text).
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import argparse
 import asyncio
 import base64

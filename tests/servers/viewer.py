@@ -32,6 +32,9 @@ Resources:
 
 from __future__ import annotations
 
+import warm_start  # noqa: F401  (first: tests/servers/warm_start.py)
+
+# isort: split
 import argparse
 import json
 from pathlib import Path
